@@ -1,0 +1,224 @@
+#include "cli/commands.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "bench/environment.h"
+#include "bench/evaluate.h"
+#include "bench/runner.h"
+#include "bench/sweep.h"
+#include "results/report.h"
+#include "results/run_file.h"
+
+namespace stepscope::cli {
+
+namespace {
+
+// Progress on stderr, one line per step, so stdout stays clean for results.
+class StderrProgress final : public RunObserver, public SweepObserver {
+public:
+    void onStep(const StepRecord& step) override {
+        std::fprintf(stderr, "  step %d %s: %.2f ms\n", step.index + 1,
+                     step.warmup ? "(warm-up)" : "(measured)", step.totalMs);
+    }
+    void onProgress(const RunProgress& progress) override {
+        if (progress.phase == "setup") {
+            std::fprintf(stderr, "  building the model and data (%d steps to run)\n",
+                         progress.totalSteps);
+        }
+    }
+    void onPointStarted(int index, int total, const RunConfig& config) override {
+        std::fprintf(stderr, "[%d/%d] %s\n", index + 1, total,
+                     sweepPointFileName(config).c_str());
+    }
+    void onPointFinished(int, int, const RunResult& result, const std::string& file) override {
+        std::fprintf(stderr, "  -> %s, %s\n", toString(result.status).c_str(), file.c_str());
+    }
+};
+
+int exitCodeFor(const RunResult& result) {
+    return result.status == RunStatus::Ok ? kExitOk : kExitRunFailed;
+}
+
+template <typename Body>
+int guarded(Body body) {
+    try {
+        return body();
+    } catch (const InvalidConfigError& error) {
+        std::cerr << "stepscope-cli: invalid configuration:\n" << error.what();
+        return kExitBadInput;
+    } catch (const RunFileError& error) {
+        std::cerr << "stepscope-cli: " << error.what() << "\n";
+        return kExitBadInput;
+    } catch (const std::exception& error) {
+        std::cerr << "stepscope-cli: " << error.what() << "\n";
+        return kExitRunFailed;
+    }
+}
+
+}  // namespace
+
+std::atomic<bool>& cancelRequested() {
+    static std::atomic<bool> flag{false};
+    return flag;
+}
+
+int commandInfo(bool json) {
+    const DeviceInventory inventory = probeDevices();
+    if (json) {
+        nlohmann::json out = {{"stepscope_version", STEPSCOPE_VERSION},
+                              {"libtorch_version", inventory.libtorchVersion},
+                              {"libtorch_cuda_version", inventory.libtorchCudaVersion},
+                              {"cuda_available", inventory.cudaAvailable},
+                              {"cuda_devices", inventory.cudaDevices},
+                              {"cuda_kernels_built", inventory.cudaKernelsBuilt},
+                              {"cupti_available", inventory.cuptiAvailable},
+                              {"cupti", inventory.cuptiLibrary},
+                              {"cpu_model", inventory.cpuModel},
+                              {"cpu_threads", inventory.cpuThreads}};
+        std::cout << out.dump(2) << "\n";
+        return kExitOk;
+    }
+    std::cout << "StepScope " << STEPSCOPE_VERSION << "\n"
+              << "LibTorch     " << inventory.libtorchVersion
+              << (inventory.libtorchCudaVersion.empty()
+                      ? " (CPU build)"
+                      : " (CUDA " + inventory.libtorchCudaVersion + " build)")
+              << "\n"
+              << "CPU          " << inventory.cpuModel << ", " << inventory.cpuThreads
+              << " intra-op threads\n"
+              << "CUDA         "
+              << (inventory.cudaAvailable ? std::to_string(inventory.cudaDevices.size()) +
+                                                " device(s)"
+                                          : std::string("no device available"))
+              << "\n";
+    for (size_t i = 0; i < inventory.cudaDevices.size(); ++i) {
+        std::cout << "  cuda:" << i << "     " << inventory.cudaDevices[i] << "\n";
+    }
+    std::cout << "CUDA kernels " << (inventory.cudaKernelsBuilt ? "built" : "not built (no nvcc)")
+              << "\n"
+              << "CUPTI        "
+              << (inventory.cuptiAvailable ? "loads (" + inventory.cuptiLibrary + ")"
+                                           : "not available: " + inventory.cuptiLibrary)
+              << "\n"
+              << "attention    ";
+    for (const auto& name : validationContext().attentionBackends) {
+        std::cout << name << " ";
+    }
+    std::cout << "\n";
+    return kExitOk;
+}
+
+int commandParams(const ConfigFlags& flags, bool all, bool json) {
+    return guarded([&] {
+        std::vector<ModelDims> models;
+        if (all) {
+            models = modelPresets();
+        } else {
+            models = flags.toSweepSpec("").models;
+        }
+        nlohmann::json out = nlohmann::json::object();
+        for (auto dims : models) {
+            dims.vocabSize = flags.vocab;
+            out[dims.name] = parameterCount(dims);
+            if (!json) {
+                std::printf("%-8s %14lld parameters (d_model %lld, d_ff %lld, %lld layers, %lld "
+                            "heads, vocab %lld)\n",
+                            dims.name.c_str(), static_cast<long long>(parameterCount(dims)),
+                            static_cast<long long>(dims.dModel), static_cast<long long>(dims.dFf),
+                            static_cast<long long>(dims.layers),
+                            static_cast<long long>(dims.heads),
+                            static_cast<long long>(dims.vocabSize));
+            }
+        }
+        if (json) {
+            std::cout << out.dump(2) << "\n";
+        }
+        return kExitOk;
+    });
+}
+
+int commandRun(const ConfigFlags& flags, const std::string& outFile, bool json) {
+    return guarded([&] {
+        const RunConfig config = flags.toRunConfig();
+        StderrProgress progress;
+        RunControl control;
+        control.observer = &progress;
+        control.cancel = &cancelRequested();
+        std::fprintf(stderr, "stepscope: %s, batch %lld × ctx %lld, %s, %s on %s\n",
+                     config.model.name.c_str(), static_cast<long long>(config.batchSize),
+                     static_cast<long long>(config.contextLength), toString(config.mode).c_str(),
+                     toString(config.precision).c_str(), toString(config.device).c_str());
+        const RunResult result = runBenchmark(config, control);
+        if (!outFile.empty()) {
+            writeRunFile(result, outFile);
+            std::fprintf(stderr, "stepscope: run file written to %s\n", outFile.c_str());
+        }
+        std::cout << (json ? runResultToJson(result) : formatRunReport(result));
+        if (result.status != RunStatus::Ok) {
+            std::cerr << "stepscope-cli: run " << toString(result.status) << ": "
+                      << result.message << "\n";
+        }
+        return exitCodeFor(result);
+    });
+}
+
+int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resume) {
+    return guarded([&] {
+        SweepSpec spec = flags.toSweepSpec(outDir);
+        spec.resume = resume;
+        StderrProgress progress;
+        SweepControl control;
+        control.observer = &progress;
+        control.runObserver = &progress;
+        control.cancel = &cancelRequested();
+        const std::vector<RunResult> results = runSweep(spec, control);
+        std::cout << formatSweepMarkdown(results);
+        std::fprintf(stderr, "stepscope: %zu of %zu points, tables in %s/sweep.csv and sweep.md\n",
+                     results.size(), expandSweep(spec).size(), outDir.c_str());
+        const bool complete = results.size() == expandSweep(spec).size();
+        return complete ? kExitOk : kExitRunFailed;
+    });
+}
+
+int commandEval(const ConfigFlags& flags, const std::string& weights, const std::string& tokens,
+                bool json) {
+    return guarded([&] {
+        const RunConfig config = flags.toRunConfig();
+        auto errors = validate(config, validationContext());
+        // The context and batch flags do not apply: the token file gives them.
+        std::erase_if(errors, [](const ConfigError& e) { return e.field == "ctx"; });
+        if (!errors.empty()) {
+            throw InvalidConfigError(errors);
+        }
+        EvalResult result;
+        try {
+            result = evaluateCheckpoint(config, weights, tokens);
+        } catch (const std::runtime_error& error) {
+            std::cerr << "stepscope-cli: " << error.what() << "\n";
+            return kExitBadInput;
+        }
+        if (json) {
+            std::cout << nlohmann::json{{"loss", result.loss},
+                                        {"predictions", result.predictions}}
+                             .dump()
+                      << "\n";
+        } else {
+            std::printf("loss %.6f nats over %lld predictions\n", result.loss,
+                        static_cast<long long>(result.predictions));
+        }
+        return kExitOk;
+    });
+}
+
+int commandShow(const std::string& file, bool json) {
+    return guarded([&] {
+        const RunResult result = readRunFile(file);
+        std::cout << (json ? runResultToJson(result) : formatRunReport(result));
+        return kExitOk;
+    });
+}
+
+}  // namespace stepscope::cli

@@ -1,0 +1,130 @@
+#include "cli/config_flags.h"
+
+#include "bench/runner.h"
+
+namespace stepscope::cli {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) {
+        out += (out.empty() ? "" : ", ") + item;
+    }
+    return out;
+}
+
+template <typename Enum>
+Enum parseOrThrow(const std::string& field, const std::string& text,
+                  std::optional<Enum> (*parse)(const std::string&),
+                  const std::vector<std::string>& allowed) {
+    const auto value = parse(text);
+    if (!value) {
+        throw InvalidConfigError(std::vector<ConfigError>{
+            {field, "'" + text + "' is not allowed; allowed: " + joined(allowed)}});
+    }
+    return *value;
+}
+
+}  // namespace
+
+void ConfigFlags::addTo(CLI::App& command, bool lists) {
+    auto multi = [lists](CLI::Option* option) {
+        if (lists) {
+            option->delimiter(',');
+        } else {
+            option->expected(1);
+        }
+        return option;
+    };
+    multi(command.add_option("--model", models,
+                             "preset: " + joined(presetNames()) + " (or give the dims)"));
+    command.add_option("--d-model", dModel, "custom model width (with --d-ff --layers --heads)");
+    command.add_option("--d-ff", dFf, "custom MLP width");
+    command.add_option("--layers", layers, "custom number of blocks");
+    command.add_option("--heads", heads, "custom number of attention heads");
+    command.add_option("--vocab", vocab, "vocabulary size")->capture_default_str();
+    command.add_option("--max-ctx", maxContext, "the model's maximum context length")
+        ->capture_default_str();
+    multi(command.add_option("--ctx", contexts, "context length"))->capture_default_str();
+    command.add_option("--batch", batch, "batch size")->capture_default_str();
+    multi(command.add_option("--mode", modes, "mode: " + joined(runModeNames())))
+        ->capture_default_str();
+    multi(command.add_option("--precision", precisions,
+                             "precision: " + joined(precisionNames()) + " (autocast)"))
+        ->capture_default_str();
+    command.add_flag("--tf32", tf32, "allow TF32 tensor cores for fp32 matmuls (CUDA)");
+    command.add_option("--attention", attention, "attention backend")->capture_default_str();
+    command.add_option("--warmup", warmup, "warm-up steps (recorded, not summarised)")
+        ->capture_default_str();
+    command.add_option("--steps", steps, "measured steps")->capture_default_str();
+    command.add_option("--device", device, "device: " + joined(deviceNames()))
+        ->capture_default_str();
+    command.add_option("--seed", seed, "random seed")->capture_default_str();
+    command.add_option("--threads", threads, "CPU threads (0: LibTorch's default)")
+        ->capture_default_str();
+    command.add_flag("--force", force, "run even when the CPU pre-flight says it will not fit");
+}
+
+RunConfig ConfigFlags::toRunConfig() const {
+    SweepSpec spec = toSweepSpec("");
+    return expandSweep(spec).front();
+}
+
+SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
+    std::vector<ConfigError> errors;
+    SweepSpec spec;
+    spec.outDir = outDir;
+    const bool customDims = dModel || dFf || layers || heads;
+    if (customDims) {
+        ModelDims dims;
+        dims.dModel = dModel;
+        dims.dFf = dFf;
+        dims.layers = layers;
+        dims.heads = heads;
+        dims.name = "custom-d" + std::to_string(dModel) + "-ff" + std::to_string(dFf) + "-l" +
+                    std::to_string(layers) + "-h" + std::to_string(heads);
+        spec.models.push_back(dims);
+    } else {
+        for (const auto& name : models) {
+            if (const auto preset = findPreset(name)) {
+                spec.models.push_back(*preset);
+            } else {
+                errors.push_back({"model", "unknown preset '" + name +
+                                               "'; allowed: " + joined(presetNames()) +
+                                               ", or --d-model/--d-ff/--layers/--heads"});
+            }
+        }
+    }
+    if (!errors.empty()) {
+        throw InvalidConfigError(errors);
+    }
+    spec.contexts = contexts;
+    for (const auto& mode : modes) {
+        spec.modes.push_back(parseOrThrow<RunMode>("mode", mode, parseRunMode, runModeNames()));
+    }
+    for (const auto& precision : precisions) {
+        spec.precisions.push_back(
+            parseOrThrow<Precision>("precision", precision, parsePrecision, precisionNames()));
+    }
+    RunConfig& base = spec.base;
+    base.model.vocabSize = vocab;
+    base.model.maxContext = maxContext;
+    base.batchSize = batch;
+    base.tf32 = tf32;
+    base.attention = attention;
+    base.warmupSteps = warmup;
+    base.measuredSteps = steps;
+    base.device = parseOrThrow<DeviceKind>("device", device, parseDeviceKind, deviceNames());
+    base.seed = seed;
+    base.threads = threads;
+    base.force = force;
+    if (spec.models.empty() || spec.contexts.empty() || spec.modes.empty() ||
+        spec.precisions.empty()) {
+        throw InvalidConfigError(std::vector<ConfigError>{
+            {"sweep", "every list (--model, --ctx, --mode, --precision) needs at least one value"}});
+    }
+    return spec;
+}
+
+}  // namespace stepscope::cli

@@ -1,0 +1,83 @@
+// stepscope-cli: the headless face of the StepScope engine. Results go to
+// stdout, progress to stderr. Exit codes: 0 ok, 2 bad input, 3 run failed.
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+
+#include "cli/commands.h"
+
+using namespace stepscope::cli;
+
+int main(int argc, char** argv) {
+    CLI::App app{"StepScope: what a Transformer training step costs, measured on LibTorch",
+                 "stepscope-cli"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string(STEPSCOPE_VERSION));
+
+    bool json = false;
+    auto* info = app.add_subcommand("info", "versions, devices and what is available");
+    info->add_flag("--json", json, "print JSON");
+
+    ConfigFlags paramsFlags;
+    bool all = false;
+    auto* params = app.add_subcommand("params", "parameter counts of presets or custom dims");
+    paramsFlags.addTo(*params, /*lists=*/true);
+    params->add_flag("--all", all, "every preset");
+    params->add_flag("--json", json, "print {preset: count}");
+
+    ConfigFlags runFlags;
+    std::string outFile;
+    auto* run = app.add_subcommand("run", "one run: warm-up and measured steps");
+    runFlags.addTo(*run, /*lists=*/false);
+    run->add_option("--out", outFile, "write the run file here");
+    run->add_flag("--json", json, "print the run file's JSON instead of the report");
+
+    ConfigFlags sweepFlags;
+    std::string outDir;
+    bool resume = false;
+    auto* sweep = app.add_subcommand(
+        "sweep", "models × contexts × modes × precisions, each a run (comma lists)");
+    sweepFlags.addTo(*sweep, /*lists=*/true);
+    sweep->add_option("--out", outDir, "directory for the run files and sweep tables")
+        ->required();
+    sweep->add_flag("--resume", resume, "keep points whose run file already says ok");
+
+    ConfigFlags evalFlags;
+    std::string weights, tokens;
+    auto* eval = app.add_subcommand("eval", "loss of a checkpoint on a torch.save'd token tensor");
+    evalFlags.addTo(*eval, /*lists=*/false);
+    eval->add_option("--weights", weights, "torch.save'd state dict or checkpoint")->required();
+    eval->add_option("--tokens", tokens, "torch.save'd int64 tensor (batch × seq)")->required();
+    eval->add_flag("--json", json, "print {\"loss\": …}");
+
+    std::string showFile;
+    auto* show = app.add_subcommand("show", "the report of a saved run file");
+    show->add_option("file", showFile, "run file")->required();
+    show->add_flag("--json", json, "print the run file's JSON");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        const int code = app.exit(error);
+        return code == 0 ? kExitOk : kExitBadInput;
+    }
+
+    std::signal(SIGINT, [](int) { cancelRequested().store(true); });
+
+    if (info->parsed()) {
+        return commandInfo(json);
+    }
+    if (params->parsed()) {
+        return commandParams(paramsFlags, all || params->count("--model") == 0, json);
+    }
+    if (run->parsed()) {
+        return commandRun(runFlags, outFile, json);
+    }
+    if (sweep->parsed()) {
+        return commandSweep(sweepFlags, outDir, resume);
+    }
+    if (eval->parsed()) {
+        return commandEval(evalFlags, weights, tokens, json);
+    }
+    return commandShow(showFile, json);
+}

@@ -1,0 +1,51 @@
+# Finds LibTorch inside the PyPI torch wheel of the project's virtual
+# environment (scripts/bootstrap.sh makes it), through
+# torch.utils.cmake_prefix_path. STEPSCOPE_PYTHON picks another interpreter,
+# for example the GPU machine's own PyTorch.
+if(DEFINED ENV{STEPSCOPE_CACHE})
+    set(_stepscope_cache "$ENV{STEPSCOPE_CACHE}")
+else()
+    set(_stepscope_cache "$ENV{HOME}/.cache/stepscope")
+endif()
+if(EXISTS "${_stepscope_cache}/venv/bin/python")
+    set(_default_python "${_stepscope_cache}/venv/bin/python")
+else()
+    set(_default_python "python3")
+endif()
+set(STEPSCOPE_PYTHON "${_default_python}" CACHE FILEPATH "Python interpreter whose torch package provides LibTorch")
+
+execute_process(
+    COMMAND "${STEPSCOPE_PYTHON}" -c "import torch.utils; print(torch.utils.cmake_prefix_path, end='')"
+    OUTPUT_VARIABLE _torch_prefix
+    RESULT_VARIABLE _torch_result
+    ERROR_VARIABLE _torch_error)
+if(NOT _torch_result EQUAL 0)
+    message(FATAL_ERROR "StepScope: '${STEPSCOPE_PYTHON}' cannot import torch (${_torch_error}). "
+                        "Run scripts/bootstrap.sh, or pass -DSTEPSCOPE_PYTHON=/path/to/python.")
+endif()
+list(APPEND CMAKE_PREFIX_PATH "${_torch_prefix}")
+
+# LibTorch's config looks for the CUDA toolkit itself; point it at the
+# machine's toolkit when the caller has not.
+if(NOT DEFINED CUDAToolkit_ROOT AND EXISTS "/usr/local/cuda")
+    set(CUDAToolkit_ROOT "/usr/local/cuda")
+endif()
+# Name the architectures so LibTorch's config does not try to detect a GPU
+# by compiling and running a probe (CI has none).
+if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+    set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
+endif()
+find_package(Torch REQUIRED)
+message(STATUS "StepScope: LibTorch ${Torch_VERSION} from ${_torch_prefix}")
+
+# libtorch_cuda is present in the CUDA wheel; the CUDA-only engine parts
+# compile against it whenever it is.
+if(TARGET torch_cuda)
+    set(STEPSCOPE_TORCH_HAS_CUDA ON)
+else()
+    set(STEPSCOPE_TORCH_HAS_CUDA OFF)
+endif()
+
+execute_process(
+    COMMAND "${STEPSCOPE_PYTHON}" -c "import torch; print(torch.version.cuda or '', end='')"
+    OUTPUT_VARIABLE STEPSCOPE_TORCH_CUDA_VERSION)

@@ -1,0 +1,28 @@
+#include "attention/naive_attention.h"
+
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/softmax.h>
+#include <ATen/ops/triu.h>
+
+#include <cmath>
+#include <limits>
+
+namespace stepscope {
+
+at::Tensor NaiveAttention::forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                   bool causal) {
+    const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+    at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale;
+    if (causal) {
+        const int64_t queries = q.size(-2);
+        const int64_t keys = k.size(-2);
+        // Key j is hidden from query i when j > i (aligned at the end when lengths differ).
+        at::Tensor future = at::triu(
+            at::ones({queries, keys}, q.options().dtype(at::kBool)), keys - queries + 1);
+        scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
+    }
+    return at::matmul(at::softmax(scores, -1), v);
+}
+
+}  // namespace stepscope

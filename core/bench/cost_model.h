@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "bench/run_config.h"
+
+namespace stepscope {
+
+// Model FLOPs of one step: 2·tokens·(matmul parameters) for the projections,
+// MLP and LM head, plus 4·B·T²·d per layer for the two attention matmuls
+// (the full T×T product naive attention computes). Backward costs twice the
+// forward; the optimizer's element-wise work is not counted.
+double forwardFlops(const RunConfig& config);
+double modelFlopsPerStep(const RunConfig& config);
+
+// Predicted memory of a run, in bytes. Activations are an estimate from the
+// tensors each block saves for backward (see cost_model.cpp); issue-level
+// memory profiling compares it with measurements.
+struct MemoryEstimate {
+    int64_t parameters = 0;
+    int64_t gradients = 0;
+    int64_t optimizerState = 0;
+    int64_t activations = 0;
+    int64_t total() const { return parameters + gradients + optimizerState + activations; }
+};
+MemoryEstimate estimateMemory(const RunConfig& config);
+
+// Dense tensor-core (or fp32) peak of known GPUs, for MFU; nullopt where the
+// device or precision is not in the table (CPUs among them).
+std::optional<double> devicePeakFlopsPerSecond(const std::string& deviceName, Precision precision,
+                                               bool tf32);
+
+std::string formatBytes(double bytes);  // "1.50 GiB"
+
+}  // namespace stepscope

@@ -1,0 +1,162 @@
+#include "bench/run_config.h"
+
+#include <sstream>
+
+namespace stepscope {
+
+namespace {
+
+template <typename Enum>
+struct EnumName {
+    Enum value;
+    const char* name;
+};
+
+constexpr EnumName<RunMode> kModes[] = {{RunMode::Inference, "inference"},
+                                        {RunMode::Forward, "forward"},
+                                        {RunMode::ForwardBackward, "forward-backward"},
+                                        {RunMode::TrainStep, "train-step"}};
+constexpr EnumName<Precision> kPrecisions[] = {
+    {Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"}};
+constexpr EnumName<DeviceKind> kDevices[] = {{DeviceKind::Cpu, "cpu"}, {DeviceKind::Cuda, "cuda"}};
+
+template <typename Enum, size_t N>
+std::string nameOf(const EnumName<Enum> (&table)[N], Enum value) {
+    for (const auto& entry : table) {
+        if (entry.value == value) {
+            return entry.name;
+        }
+    }
+    return "?";
+}
+
+template <typename Enum, size_t N>
+std::optional<Enum> parseName(const EnumName<Enum> (&table)[N], const std::string& text) {
+    for (const auto& entry : table) {
+        if (text == entry.name) {
+            return entry.value;
+        }
+    }
+    return std::nullopt;
+}
+
+template <typename Enum, size_t N>
+std::vector<std::string> namesOf(const EnumName<Enum> (&table)[N]) {
+    std::vector<std::string> names;
+    for (const auto& entry : table) {
+        names.emplace_back(entry.name);
+    }
+    return names;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) {
+        out += (i ? ", " : "") + items[i];
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string toString(RunMode mode) { return nameOf(kModes, mode); }
+std::string toString(Precision precision) { return nameOf(kPrecisions, precision); }
+std::string toString(DeviceKind device) { return nameOf(kDevices, device); }
+std::optional<RunMode> parseRunMode(const std::string& text) { return parseName(kModes, text); }
+std::optional<Precision> parsePrecision(const std::string& text) {
+    return parseName(kPrecisions, text);
+}
+std::optional<DeviceKind> parseDeviceKind(const std::string& text) {
+    return parseName(kDevices, text);
+}
+const std::vector<std::string>& runModeNames() {
+    static const auto names = namesOf(kModes);
+    return names;
+}
+const std::vector<std::string>& precisionNames() {
+    static const auto names = namesOf(kPrecisions);
+    return names;
+}
+const std::vector<std::string>& deviceNames() {
+    static const auto names = namesOf(kDevices);
+    return names;
+}
+
+bool hasBackward(RunMode mode) {
+    return mode == RunMode::ForwardBackward || mode == RunMode::TrainStep;
+}
+bool hasOptimizer(RunMode mode) { return mode == RunMode::TrainStep; }
+
+std::vector<ConfigError> validate(const RunConfig& config, const ValidationContext& context) {
+    std::vector<ConfigError> errors;
+    auto fail = [&errors](const std::string& field, const std::string& message) {
+        errors.push_back({field, message});
+    };
+    auto requirePositive = [&fail](const std::string& field, int64_t value) {
+        if (value <= 0) {
+            fail(field, "must be a positive integer, got " + std::to_string(value));
+            return false;
+        }
+        return true;
+    };
+
+    const ModelDims& m = config.model;
+    const bool dModelOk = requirePositive("d_model", m.dModel);
+    requirePositive("d_ff", m.dFf);
+    requirePositive("layers", m.layers);
+    const bool headsOk = requirePositive("heads", m.heads);
+    requirePositive("vocab", m.vocabSize);
+    requirePositive("max_context", m.maxContext);
+    if (dModelOk && headsOk) {
+        if (m.dModel % m.heads != 0) {
+            fail("heads", "d_model " + std::to_string(m.dModel) + " is not divisible by heads " +
+                              std::to_string(m.heads) + "; allowed: a divisor of d_model");
+        } else if (m.headDim() % 2 != 0) {
+            fail("heads", "head dimension d_model/heads = " + std::to_string(m.headDim()) +
+                              " is odd; RoPE rotates pairs, so it must be even");
+        }
+    }
+    if (requirePositive("ctx", config.contextLength) && m.maxContext > 0 &&
+        config.contextLength > m.maxContext) {
+        fail("ctx", "context length " + std::to_string(config.contextLength) +
+                        " exceeds the model's maximum context " + std::to_string(m.maxContext) +
+                        "; allowed: 1.." + std::to_string(m.maxContext) +
+                        " (raise it with --max-ctx)");
+    }
+    requirePositive("batch", config.batchSize);
+    if (config.warmupSteps < 0) {
+        fail("warmup", "must be 0 or more, got " + std::to_string(config.warmupSteps));
+    }
+    if (config.measuredSteps < 1) {
+        fail("steps", "must be at least 1, got " + std::to_string(config.measuredSteps));
+    }
+    if (config.threads < 0) {
+        fail("threads", "must be 0 (LibTorch's default) or more, got " +
+                            std::to_string(config.threads));
+    }
+    if (config.device == DeviceKind::Cuda && !context.cudaAvailable) {
+        fail("device", "'cuda' was asked for, but no CUDA device is available here; allowed: cpu");
+    }
+    if (config.tf32 && config.device != DeviceKind::Cuda) {
+        fail("tf32", "TF32 is a CUDA tensor-core mode; allowed only with --device cuda");
+    }
+    bool knownBackend = false;
+    for (const auto& name : context.attentionBackends) {
+        knownBackend = knownBackend || name == config.attention;
+    }
+    if (!knownBackend) {
+        fail("attention", "unknown backend '" + config.attention +
+                              "'; allowed: " + joined(context.attentionBackends));
+    }
+    return errors;
+}
+
+std::string describe(const std::vector<ConfigError>& errors) {
+    std::ostringstream out;
+    for (const auto& error : errors) {
+        out << error.field << ": " << error.message << "\n";
+    }
+    return out.str();
+}
+
+}  // namespace stepscope

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model_dims.h"
+
+namespace stepscope {
+
+enum class RunMode { Inference, Forward, ForwardBackward, TrainStep };
+enum class Precision { Fp32, Bf16, Fp16 };
+enum class DeviceKind { Cpu, Cuda };
+
+std::string toString(RunMode mode);
+std::string toString(Precision precision);
+std::string toString(DeviceKind device);
+std::optional<RunMode> parseRunMode(const std::string& text);
+std::optional<Precision> parsePrecision(const std::string& text);
+std::optional<DeviceKind> parseDeviceKind(const std::string& text);
+const std::vector<std::string>& runModeNames();
+const std::vector<std::string>& precisionNames();
+const std::vector<std::string>& deviceNames();
+
+bool hasBackward(RunMode mode);
+bool hasOptimizer(RunMode mode);
+
+// Everything that defines one run. Plain data: the CLI, the GUI and the run
+// file all speak it.
+struct RunConfig {
+    ModelDims model;
+    int64_t contextLength = 128;
+    int64_t batchSize = 4;
+    RunMode mode = RunMode::TrainStep;
+    Precision precision = Precision::Fp32;
+    bool tf32 = false;  // CUDA only: TF32 tensor cores for fp32 matmuls
+    int warmupSteps = 2;
+    int measuredSteps = 5;
+    DeviceKind device = DeviceKind::Cpu;
+    uint64_t seed = 0;
+    std::string attention = "naive";
+    int threads = 0;     // CPU intra-op threads; 0 keeps LibTorch's default
+    bool force = false;  // run even when the CPU pre-flight says it will not fit
+};
+
+// One problem with a config: the field (as the CLI and run file name it) and
+// a message that says what is allowed.
+struct ConfigError {
+    std::string field;
+    std::string message;
+};
+
+// What validation needs to know about the machine.
+struct ValidationContext {
+    bool cudaAvailable = false;
+    std::vector<std::string> attentionBackends;
+};
+
+std::vector<ConfigError> validate(const RunConfig& config, const ValidationContext& context);
+std::string describe(const std::vector<ConfigError>& errors);  // one line per error
+
+}  // namespace stepscope

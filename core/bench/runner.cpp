@@ -1,0 +1,248 @@
+#include "bench/runner.h"
+
+#include <ATen/DeviceAccelerator.h>
+#include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
+#include <ATen/Context.h>
+#include <ATen/ops/randint.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/util/Exception.h>
+#include <torch/optim/adamw.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+
+#include "bench/cost_model.h"
+#include "bench/environment.h"
+#include "bench/step_timer.h"
+#include "model/transformer.h"
+
+namespace stepscope {
+
+namespace {
+
+// Autocast for the forward pass (and loss), as `with torch.autocast(...)`.
+class AutocastScope {
+public:
+    AutocastScope(const at::Device& device, Precision precision)
+        : deviceType_(device.type()), enabled_(precision != Precision::Fp32) {
+        if (!enabled_) {
+            return;
+        }
+        previousEnabled_ = at::autocast::is_autocast_enabled(deviceType_);
+        previousDtype_ = at::autocast::get_autocast_dtype(deviceType_);
+        at::autocast::set_autocast_dtype(
+            deviceType_, precision == Precision::Bf16 ? at::kBFloat16 : at::kHalf);
+        at::autocast::set_autocast_enabled(deviceType_, true);
+    }
+    ~AutocastScope() {
+        if (!enabled_) {
+            return;
+        }
+        at::autocast::set_autocast_enabled(deviceType_, previousEnabled_);
+        at::autocast::set_autocast_dtype(deviceType_, previousDtype_);
+        at::autocast::clear_cache();
+    }
+    AutocastScope(const AutocastScope&) = delete;
+    AutocastScope& operator=(const AutocastScope&) = delete;
+
+private:
+    at::DeviceType deviceType_;
+    bool enabled_;
+    bool previousEnabled_ = false;
+    at::ScalarType previousDtype_ = at::kFloat;
+};
+
+// Everything a run allocates, so that an OOM can drop it in one place.
+struct RunState {
+    TransformerLM model{nullptr};
+    std::unique_ptr<torch::optim::AdamW> optimizer;
+    at::Tensor inputs;
+    at::Tensor targets;
+};
+
+class Progress {
+public:
+    Progress(RunObserver* observer, int totalSteps)
+        : observer_(observer), totalSteps_(totalSteps), begin_(Clock::now()) {}
+    void report(int step, bool warmup, const char* phase) {
+        if (!observer_) {
+            return;
+        }
+        RunProgress progress;
+        progress.step = step;
+        progress.totalSteps = totalSteps_;
+        progress.warmup = warmup;
+        progress.phase = phase;
+        progress.elapsedMs =
+            std::chrono::duration<double, std::milli>(Clock::now() - begin_).count();
+        observer_->onProgress(progress);
+    }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    RunObserver* observer_;
+    int totalSteps_;
+    Clock::time_point begin_;
+};
+
+StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& device,
+                   StepTimer& timer, Progress& progress, int index) {
+    StepRecord record;
+    record.index = index;
+    record.warmup = index < config.warmupSteps;
+    at::Tensor loss;
+
+    timer.start();
+    progress.report(index, record.warmup, "forward");
+    if (config.mode == RunMode::Inference) {
+        c10::InferenceMode inference;
+        AutocastScope autocast(device, config.precision);
+        loss = crossEntropyLoss(state.model->forward(state.inputs), state.targets);
+    } else {
+        if (hasBackward(config.mode)) {
+            state.model->zero_grad(/*set_to_none=*/true);
+        }
+        AutocastScope autocast(device, config.precision);
+        loss = crossEntropyLoss(state.model->forward(state.inputs), state.targets);
+    }
+    timer.mark();
+    if (hasBackward(config.mode)) {
+        progress.report(index, record.warmup, "backward");
+        loss.backward();
+        timer.mark();
+    }
+    if (hasOptimizer(config.mode)) {
+        progress.report(index, record.warmup, "optimizer");
+        state.optimizer->step();
+        timer.mark();
+    }
+    const std::vector<double> times = timer.finish();  // synchronises the device
+    record.forwardMs = times[0];
+    if (hasBackward(config.mode)) {
+        record.backwardMs = times[1];
+    }
+    if (hasOptimizer(config.mode)) {
+        record.optimizerMs = times[2];
+    }
+    record.totalMs = times.back();
+    record.loss = loss.item<double>();
+    return record;
+}
+
+void releaseMemory(RunState& state, const at::Device& device) {
+    state = RunState{};
+    if (device.is_cuda()) {
+        at::accelerator::emptyCache();
+    }
+}
+
+}  // namespace
+
+InvalidConfigError::InvalidConfigError(std::vector<ConfigError> errors)
+    : std::invalid_argument(describe(errors)), errors_(std::move(errors)) {}
+
+int64_t availableSystemMemory() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    int64_t kibibytes = 0;
+    std::string unit;
+    while (meminfo >> key >> kibibytes >> unit) {
+        if (key == "MemAvailable:") {
+            return kibibytes * 1024;
+        }
+    }
+    return 0;
+}
+
+RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
+    auto errors = validate(config, validationContext());
+    if (!errors.empty()) {
+        throw InvalidConfigError(std::move(errors));
+    }
+    if (config.threads > 0) {
+        at::set_num_threads(config.threads);
+    }
+
+    RunResult result;
+    result.config = config;
+    result.environment = captureEnvironment(config);
+    result.parameterCount = parameterCount(config.model);
+    const auto peak =
+        devicePeakFlopsPerSecond(result.environment.deviceName, config.precision, config.tf32);
+    auto finish = [&](RunStatus status, std::string message) {
+        result.status = status;
+        result.message = std::move(message);
+        result.summary = summarizeSteps(result.steps, config, peak);
+        return result;
+    };
+
+    if (config.device == DeviceKind::Cpu && !config.force) {
+        // Running out of memory on CPU kills the process: refuse up front.
+        const int64_t needed = estimateMemory(config).total();
+        const int64_t available = control.availableMemoryBytes.value_or(availableSystemMemory());
+        if (available > 0 && needed > available) {
+            return finish(RunStatus::Refused,
+                          "the run needs about " + formatBytes(static_cast<double>(needed)) +
+                              " (parameters, gradients, optimizer state, activations) but only " +
+                              formatBytes(static_cast<double>(available)) +
+                              " is available; shrink the run or pass --force");
+        }
+    }
+
+    const at::Device device(config.device == DeviceKind::Cuda ? at::kCUDA : at::kCPU, 0);
+    if (device.is_cuda()) {
+        at::globalContext().setAllowTF32CuBLAS(config.tf32);
+        at::globalContext().setAllowTF32CuDNN(config.tf32);
+    }
+    const int totalSteps = config.warmupSteps + config.measuredSteps;
+    Progress progress(control.observer, totalSteps);
+    RunState state;
+    try {
+        progress.report(0, config.warmupSteps > 0, "setup");
+        at::manual_seed(config.seed);
+        const auto options = at::TensorOptions().device(device).dtype(at::kFloat);
+        state.model = TransformerLM(config.model,
+                                    std::shared_ptr<AttentionBackend>(
+                                        makeAttentionBackend(config.attention)),
+                                    options);
+        if (hasOptimizer(config.mode)) {
+            state.optimizer = std::make_unique<torch::optim::AdamW>(
+                state.model->parameters(), torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
+        }
+        const at::Tensor tokens = at::randint(
+            config.model.vocabSize, {config.batchSize, config.contextLength + 1},
+            at::TensorOptions().device(device).dtype(at::kLong));
+        state.inputs = tokens.narrow(1, 0, config.contextLength);
+        state.targets = tokens.narrow(1, 1, config.contextLength);
+
+        const auto timer = makeStepTimer(device);
+        for (int index = 0; index < totalSteps; ++index) {
+            if (control.cancel && control.cancel->load()) {
+                releaseMemory(state, device);
+                return finish(RunStatus::Cancelled,
+                              "cancelled after " + std::to_string(index) + " of " +
+                                  std::to_string(totalSteps) + " steps");
+            }
+            result.steps.push_back(runStep(state, config, device, *timer, progress, index));
+            if (control.observer) {
+                control.observer->onStep(result.steps.back());
+            }
+        }
+    } catch (const c10::OutOfMemoryError& error) {
+        releaseMemory(state, device);
+        return finish(RunStatus::Oom, error.what_without_backtrace());
+    } catch (const c10::Error& error) {
+        releaseMemory(state, device);
+        return finish(RunStatus::Failed, error.what_without_backtrace());
+    } catch (const std::exception& error) {
+        releaseMemory(state, device);
+        return finish(RunStatus::Failed, error.what());
+    }
+    releaseMemory(state, device);
+    return finish(RunStatus::Ok, "");
+}
+
+}  // namespace stepscope

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/run_config.h"
+#include "bench/runner.h"
+#include "results/run_result.h"
+
+namespace stepscope {
+
+// The cartesian product models × context lengths × modes × precisions; every
+// other field comes from `base`.
+struct SweepSpec {
+    RunConfig base;
+    std::vector<ModelDims> models;
+    std::vector<int64_t> contexts;
+    std::vector<RunMode> modes;
+    std::vector<Precision> precisions;
+    std::string outDir;   // one run file per point, plus sweep.csv and sweep.md
+    bool resume = false;  // keep points whose run file already says ok
+};
+
+class SweepObserver {
+public:
+    virtual ~SweepObserver() = default;
+    virtual void onPointStarted(int index, int total, const RunConfig& config) {
+        (void)index, (void)total, (void)config;
+    }
+    virtual void onPointFinished(int index, int total, const RunResult& result,
+                                 const std::string& runFile) {
+        (void)index, (void)total, (void)result, (void)runFile;
+    }
+};
+
+struct SweepControl {
+    SweepObserver* observer = nullptr;
+    RunObserver* runObserver = nullptr;
+    const std::atomic<bool>* cancel = nullptr;  // stops before the next point (and between steps)
+    // How one point is run; tests substitute it. Defaults to runBenchmark.
+    std::function<RunResult(const RunConfig&, const RunControl&)> runPoint;
+};
+
+std::vector<RunConfig> expandSweep(const SweepSpec& spec);
+std::string sweepPointFileName(const RunConfig& config);  // "small_ctx128_train-step_fp32.json"
+
+// Validates every point first (InvalidConfigError names the point), then runs
+// them in order. After each point its run file and the sweep tables are
+// written, so a sweep that dies keeps every finished point.
+std::vector<RunResult> runSweep(const SweepSpec& spec, const SweepControl& control = {});
+
+}  // namespace stepscope

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <map>
+#include <string>
+
+namespace stepscope {
+
+class TransformerLMImpl;
+
+using StateDict = std::map<std::string, at::Tensor>;
+
+// Reads a file written by Python's torch.save: a state dict, or a dict holding
+// it under "model" (training checkpoints); "_orig_mod." prefixes (from
+// torch.compile) are stripped. Throws std::runtime_error saying what is wrong.
+StateDict readStateDict(const std::string& path);
+
+// Copies every parameter from the state dict. A missing, unexpected or
+// mis-shaped tensor is an error naming it, and leaves the model unchanged.
+void loadStateDict(TransformerLMImpl& model, const StateDict& state);
+
+// Writes the model's parameters as a plain state dict that torch.load reads.
+void saveStateDict(const TransformerLMImpl& model, const std::string& path);
+
+// Reads a torch.save'd tensor (for example token ids).
+at::Tensor readTensor(const std::string& path);
+
+}  // namespace stepscope

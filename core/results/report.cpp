@@ -1,0 +1,161 @@
+#include "results/report.h"
+
+#include <cstdio>
+#include <sstream>
+
+
+namespace stepscope {
+
+namespace {
+
+std::string fixed(double value, int decimals = 2) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", decimals, value);
+    return text;
+}
+
+std::string meanStd(const std::optional<Stats>& stats) {
+    return stats ? fixed(stats->mean) + " ± " + fixed(stats->std) : "–";
+}
+
+std::string scaled(double value, const char* unit) {
+    const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
+    int i = 0;
+    while (value >= 1000.0 && i < 5) {
+        value /= 1000.0;
+        ++i;
+    }
+    return fixed(value) + " " + prefixes[i] + unit;
+}
+
+std::string modelLabel(const RunConfig& config) {
+    const ModelDims& m = config.model;
+    return m.name + " (d_model " + std::to_string(m.dModel) + ", d_ff " + std::to_string(m.dFf) +
+           ", " + std::to_string(m.layers) + " layers, " + std::to_string(m.heads) +
+           " heads, vocab " + std::to_string(m.vocabSize) + ")";
+}
+
+std::string csvField(const std::string& text) {
+    if (text.find_first_of(",\"\n") == std::string::npos) {
+        return text;
+    }
+    std::string quoted = "\"";
+    for (char c : text) {
+        quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    }
+    return quoted + "\"";
+}
+
+std::string csvNumber(const Stats* stats, double Stats::*field) {
+    return stats ? fixed(stats->*field, 4) : "";
+}
+
+const Stats* orNull(const std::optional<Stats>& stats) { return stats ? &*stats : nullptr; }
+
+}  // namespace
+
+std::string formatRunReport(const RunResult& r) {
+    const RunConfig& c = r.config;
+    std::ostringstream out;
+    out << "StepScope run: " << toString(r.status) << "\n";
+    if (!r.message.empty()) {
+        out << "  " << r.message << "\n";
+    }
+    out << "model      " << modelLabel(c) << ", " << r.parameterCount << " parameters\n"
+        << "workload   batch " << c.batchSize << " × ctx " << c.contextLength << ", "
+        << toString(c.mode) << ", " << toString(c.precision) << (c.tf32 ? " + TF32" : "")
+        << ", attention " << c.attention << "\n"
+        << "steps      " << c.warmupSteps << " warm-up + " << c.measuredSteps
+        << " measured, seed " << c.seed << "\n"
+        << "device     " << toString(c.device) << ": " << r.environment.deviceName << " ("
+        << r.environment.cpuThreads << " CPU threads, LibTorch " << r.environment.libtorchVersion
+        << ")\n";
+    if (r.steps.empty()) {
+        return out.str();
+    }
+    out << "\nstep  kind     total ms  forward  backward  optimizer\n";
+    for (const auto& s : r.steps) {
+        char line[160];
+        auto phase = [](const std::optional<double>& ms) { return ms ? *ms : 0.0; };
+        std::snprintf(line, sizeof line, "%4d  %-7s %9.2f %8.2f %9.2f %10.2f\n", s.index,
+                      s.warmup ? "warm-up" : "measure", s.totalMs, phase(s.forwardMs),
+                      phase(s.backwardMs), phase(s.optimizerMs));
+        out << line;
+    }
+    const RunSummary& m = r.summary;
+    if (m.total.count == 0) {
+        return out.str();
+    }
+    out << "\nphase       mean ms    std   median      min      max     cv\n";
+    auto row = [&out](const char* name, const std::optional<Stats>& stats) {
+        if (!stats) {
+            return;
+        }
+        char line[160];
+        std::snprintf(line, sizeof line, "%-9s %9.2f %6.2f %8.2f %8.2f %8.2f %5.1f%%\n", name,
+                      stats->mean, stats->std, stats->median, stats->min, stats->max,
+                      100.0 * stats->cv);
+        out << line;
+    };
+    row("total", m.total);
+    row("forward", m.forward);
+    row("backward", m.backward);
+    row("optimizer", m.optimizer);
+    out << "\nthroughput " << scaled(m.tokensPerSecond, "tokens/s") << ", "
+        << scaled(m.flopsPerStep, "FLOP") << " per step, "
+        << scaled(m.achievedFlopsPerSecond, "FLOP/s");
+    if (m.mfu) {
+        out << ", MFU " << fixed(100.0 * *m.mfu, 1) << "% of "
+            << scaled(*m.devicePeakFlopsPerSecond, "FLOP/s");
+    }
+    out << "\n";
+    return out.str();
+}
+
+std::string formatSweepMarkdown(const std::vector<RunResult>& results) {
+    std::ostringstream out;
+    out << "| model | ctx | mode | precision | status | forward ms | backward ms | optimizer ms "
+           "| total ms | tokens/s |\n"
+        << "|---|---:|---|---|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& r : results) {
+        const RunSummary& s = r.summary;
+        out << "| " << r.config.model.name << " | " << r.config.contextLength << " | "
+            << toString(r.config.mode) << " | " << toString(r.config.precision) << " | "
+            << toString(r.status) << " | " << meanStd(s.forward) << " | " << meanStd(s.backward)
+            << " | " << meanStd(s.optimizer) << " | "
+            << (s.total.count ? meanStd(s.total) : std::string("–")) << " | "
+            << (s.total.count ? fixed(s.tokensPerSecond, 0) : std::string("–")) << " |\n";
+    }
+    return out.str();
+}
+
+std::string formatSweepCsv(const std::vector<RunResult>& results,
+                           const std::vector<std::string>& runFiles) {
+    std::ostringstream out;
+    out << "model,parameters,ctx,batch,mode,precision,device,attention,status,"
+           "total_mean_ms,total_std_ms,forward_mean_ms,forward_std_ms,backward_mean_ms,"
+           "backward_std_ms,optimizer_mean_ms,optimizer_std_ms,tokens_per_second,run_file,"
+           "message\n";
+    for (size_t i = 0; i < results.size(); ++i) {
+        const RunResult& r = results[i];
+        const RunSummary& s = r.summary;
+        const Stats* total = s.total.count ? &s.total : nullptr;
+        out << csvField(r.config.model.name) << ',' << r.parameterCount << ','
+            << r.config.contextLength << ',' << r.config.batchSize << ','
+            << toString(r.config.mode) << ',' << toString(r.config.precision) << ','
+            << toString(r.config.device) << ',' << csvField(r.config.attention) << ','
+            << toString(r.status) << ',' << csvNumber(total, &Stats::mean) << ','
+            << csvNumber(total, &Stats::std) << ',' << csvNumber(orNull(s.forward), &Stats::mean)
+            << ',' << csvNumber(orNull(s.forward), &Stats::std) << ','
+            << csvNumber(orNull(s.backward), &Stats::mean) << ','
+            << csvNumber(orNull(s.backward), &Stats::std) << ','
+            << csvNumber(orNull(s.optimizer), &Stats::mean) << ','
+            << csvNumber(orNull(s.optimizer), &Stats::std)
+            << ',' << (total ? fixed(s.tokensPerSecond, 1) : std::string()) << ','
+            << csvField(i < runFiles.size() ? runFiles[i] : std::string()) << ','
+            << csvField(r.message) << '\n';
+    }
+    return out.str();
+}
+
+}  // namespace stepscope

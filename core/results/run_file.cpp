@@ -1,0 +1,276 @@
+#include "results/run_file.h"
+
+#include <nlohmann/json.hpp>
+
+#include "util/atomic_file.h"
+
+namespace stepscope {
+
+using nlohmann::json;
+
+namespace {
+
+json optionalNumber(const std::optional<double>& value) {
+    return value ? json(*value) : json(nullptr);
+}
+
+json statsJson(const Stats& stats) {
+    return {{"count", stats.count}, {"mean", stats.mean},     {"std", stats.std},
+            {"median", stats.median}, {"min", stats.min},     {"max", stats.max},
+            {"cv", stats.cv}};
+}
+
+json optionalStats(const std::optional<Stats>& stats) {
+    return stats ? statsJson(*stats) : json(nullptr);
+}
+
+// Reads fields of one JSON object and says which one is wrong, by path.
+class FieldReader {
+public:
+    FieldReader(const json& object, std::string path) : object_(object), path_(std::move(path)) {
+        if (!object_.is_object()) {
+            throw RunFileError(where() + ": expected an object");
+        }
+    }
+
+    const json& required(const std::string& key) const {
+        const auto found = object_.find(key);
+        if (found == object_.end()) {
+            throw RunFileError(where(key) + ": missing");
+        }
+        return *found;
+    }
+    FieldReader object(const std::string& key) const {
+        return FieldReader(required(key), where(key));
+    }
+    std::string string(const std::string& key) const {
+        const json& value = required(key);
+        if (!value.is_string()) {
+            throw RunFileError(where(key) + ": expected a string");
+        }
+        return value.get<std::string>();
+    }
+    std::string stringOr(const std::string& key, const std::string& fallback) const {
+        return object_.contains(key) ? string(key) : fallback;
+    }
+    double number(const std::string& key) const {
+        const json& value = required(key);
+        if (!value.is_number()) {
+            throw RunFileError(where(key) + ": expected a number");
+        }
+        return value.get<double>();
+    }
+    int64_t integer(const std::string& key) const {
+        const json& value = required(key);
+        if (!value.is_number_integer()) {
+            throw RunFileError(where(key) + ": expected an integer");
+        }
+        return value.get<int64_t>();
+    }
+    bool boolean(const std::string& key) const {
+        const json& value = required(key);
+        if (!value.is_boolean()) {
+            throw RunFileError(where(key) + ": expected true or false");
+        }
+        return value.get<bool>();
+    }
+    std::optional<double> optionalNumber(const std::string& key) const {
+        const auto found = object_.find(key);
+        if (found == object_.end() || found->is_null()) {
+            return std::nullopt;
+        }
+        return number(key);
+    }
+    template <typename Enum>
+    Enum choice(const std::string& key, std::optional<Enum> (*parse)(const std::string&),
+                const std::string& allowed) const {
+        const std::string text = string(key);
+        const auto value = parse(text);
+        if (!value) {
+            throw RunFileError(where(key) + ": '" + text + "' is not one of " + allowed);
+        }
+        return *value;
+    }
+    std::string where(const std::string& key = {}) const {
+        return key.empty() ? path_ : path_ + "." + key;
+    }
+
+private:
+    const json& object_;
+    std::string path_;
+};
+
+json configJson(const RunConfig& config) {
+    const ModelDims& m = config.model;
+    return {{"model",
+             {{"name", m.name},
+              {"d_model", m.dModel},
+              {"d_ff", m.dFf},
+              {"layers", m.layers},
+              {"heads", m.heads},
+              {"vocab", m.vocabSize},
+              {"max_context", m.maxContext},
+              {"rope_theta", m.ropeTheta}}},
+            {"ctx", config.contextLength},
+            {"batch", config.batchSize},
+            {"mode", toString(config.mode)},
+            {"precision", toString(config.precision)},
+            {"tf32", config.tf32},
+            {"warmup", config.warmupSteps},
+            {"steps", config.measuredSteps},
+            {"device", toString(config.device)},
+            {"seed", config.seed},
+            {"attention", config.attention},
+            {"threads", config.threads},
+            {"force", config.force}};
+}
+
+RunConfig configFromJson(const FieldReader& reader) {
+    RunConfig config;
+    const FieldReader model = reader.object("model");
+    config.model.name = model.string("name");
+    config.model.dModel = model.integer("d_model");
+    config.model.dFf = model.integer("d_ff");
+    config.model.layers = model.integer("layers");
+    config.model.heads = model.integer("heads");
+    config.model.vocabSize = model.integer("vocab");
+    config.model.maxContext = model.integer("max_context");
+    config.model.ropeTheta = model.number("rope_theta");
+    config.contextLength = reader.integer("ctx");
+    config.batchSize = reader.integer("batch");
+    config.mode = reader.choice<RunMode>("mode", parseRunMode, "inference, forward, "
+                                                               "forward-backward, train-step");
+    config.precision = reader.choice<Precision>("precision", parsePrecision, "fp32, bf16, fp16");
+    config.tf32 = reader.boolean("tf32");
+    config.warmupSteps = static_cast<int>(reader.integer("warmup"));
+    config.measuredSteps = static_cast<int>(reader.integer("steps"));
+    config.device = reader.choice<DeviceKind>("device", parseDeviceKind, "cpu, cuda");
+    config.seed = static_cast<uint64_t>(reader.integer("seed"));
+    config.attention = reader.string("attention");
+    config.threads = static_cast<int>(reader.integer("threads"));
+    config.force = reader.boolean("force");
+    return config;
+}
+
+}  // namespace
+
+std::string runResultToJson(const RunResult& result, int indent) {
+    const EnvironmentInfo& env = result.environment;
+    const RunSummary& s = result.summary;
+    json steps = json::array();
+    for (const auto& step : result.steps) {
+        steps.push_back({{"index", step.index},
+                         {"warmup", step.warmup},
+                         {"total_ms", step.totalMs},
+                         {"forward_ms", optionalNumber(step.forwardMs)},
+                         {"backward_ms", optionalNumber(step.backwardMs)},
+                         {"optimizer_ms", optionalNumber(step.optimizerMs)},
+                         {"loss", optionalNumber(step.loss)}});
+    }
+    const json document = {
+        {"format", "stepscope-run"},
+        {"version", kRunFileVersion},
+        {"status", toString(result.status)},
+        {"message", result.message},
+        {"config", configJson(result.config)},
+        {"model", {{"name", result.config.model.name}, {"parameters", result.parameterCount}}},
+        {"environment",
+         {{"stepscope_version", env.stepscopeVersion},
+          {"libtorch_version", env.libtorchVersion},
+          {"cuda_version", env.cudaVersion},
+          {"device_name", env.deviceName},
+          {"cpu_model", env.cpuModel},
+          {"cpu_threads", env.cpuThreads},
+          {"hostname", env.hostname},
+          {"started_at", env.startedAt}}},
+        {"steps", steps},
+        {"summary",
+         {{"total_ms", statsJson(s.total)},
+          {"forward_ms", optionalStats(s.forward)},
+          {"backward_ms", optionalStats(s.backward)},
+          {"optimizer_ms", optionalStats(s.optimizer)},
+          {"tokens_per_second", s.tokensPerSecond},
+          {"flops_per_step", s.flopsPerStep},
+          {"achieved_flops_per_second", s.achievedFlopsPerSecond},
+          {"device_peak_flops_per_second", optionalNumber(s.devicePeakFlopsPerSecond)},
+          {"mfu", optionalNumber(s.mfu)}}},
+    };
+    return document.dump(indent) + "\n";
+}
+
+RunResult runResultFromJson(const std::string& text) {
+    json document;
+    try {
+        document = json::parse(text);
+    } catch (const json::parse_error& error) {
+        throw RunFileError(std::string("not valid JSON: ") + error.what());
+    }
+    const FieldReader root(document, "run");
+    if (root.stringOr("format", "") != "stepscope-run") {
+        throw RunFileError("run.format: not a StepScope run file (expected \"stepscope-run\")");
+    }
+    const int64_t version = root.integer("version");
+    if (version != kRunFileVersion) {
+        throw RunFileError("run.version: version " + std::to_string(version) +
+                           " is not supported; this StepScope reads version " +
+                           std::to_string(kRunFileVersion));
+    }
+    RunResult result;
+    result.status = root.choice<RunStatus>("status", parseRunStatus,
+                                           "ok, oom, failed, cancelled, refused");
+    result.message = root.stringOr("message", "");
+    result.config = configFromJson(root.object("config"));
+    result.parameterCount = root.object("model").integer("parameters");
+
+    const FieldReader env = root.object("environment");
+    result.environment.stepscopeVersion = env.stringOr("stepscope_version", "");
+    result.environment.libtorchVersion = env.stringOr("libtorch_version", "");
+    result.environment.cudaVersion = env.stringOr("cuda_version", "");
+    result.environment.deviceName = env.stringOr("device_name", "");
+    result.environment.cpuModel = env.stringOr("cpu_model", "");
+    result.environment.cpuThreads = static_cast<int>(env.integer("cpu_threads"));
+    result.environment.hostname = env.stringOr("hostname", "");
+    result.environment.startedAt = env.stringOr("started_at", "");
+
+    const json& steps = root.required("steps");
+    if (!steps.is_array()) {
+        throw RunFileError("run.steps: expected an array");
+    }
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const FieldReader step(steps[i], "run.steps[" + std::to_string(i) + "]");
+        StepRecord record;
+        record.index = static_cast<int>(step.integer("index"));
+        record.warmup = step.boolean("warmup");
+        record.totalMs = step.number("total_ms");
+        record.forwardMs = step.optionalNumber("forward_ms");
+        record.backwardMs = step.optionalNumber("backward_ms");
+        record.optimizerMs = step.optionalNumber("optimizer_ms");
+        record.loss = step.optionalNumber("loss");
+        result.steps.push_back(record);
+    }
+    // The summary is derived data: recompute it so that it always agrees with the steps.
+    const FieldReader summary = root.object("summary");
+    result.summary = summarizeSteps(result.steps, result.config,
+                                    summary.optionalNumber("device_peak_flops_per_second"));
+    return result;
+}
+
+void writeRunFile(const RunResult& result, const std::string& path) {
+    writeFileAtomically(path, runResultToJson(result));
+}
+
+RunResult readRunFile(const std::string& path) {
+    std::string text;
+    try {
+        text = readFile(path);
+    } catch (const std::exception& error) {
+        throw RunFileError(error.what());
+    }
+    try {
+        return runResultFromJson(text);
+    } catch (const RunFileError& error) {
+        throw RunFileError("'" + path + "': " + error.what());
+    }
+}
+
+}  // namespace stepscope

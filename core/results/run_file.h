@@ -1,0 +1,25 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "results/run_result.h"
+
+namespace stepscope {
+
+// The run file: versioned JSON that the CLI and the desktop app both read and
+// write. Format "stepscope-run", version kRunFileVersion.
+constexpr int kRunFileVersion = 1;
+
+class RunFileError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+std::string runResultToJson(const RunResult& result, int indent = 2);
+RunResult runResultFromJson(const std::string& json);  // throws RunFileError naming the field
+
+void writeRunFile(const RunResult& result, const std::string& path);  // atomic
+RunResult readRunFile(const std::string& path);                        // throws RunFileError
+
+}  // namespace stepscope

@@ -1,0 +1,74 @@
+#include "results/run_result.h"
+
+#include "bench/cost_model.h"
+
+namespace stepscope {
+
+namespace {
+constexpr std::pair<RunStatus, const char*> kStatuses[] = {{RunStatus::Ok, "ok"},
+                                                           {RunStatus::Oom, "oom"},
+                                                           {RunStatus::Failed, "failed"},
+                                                           {RunStatus::Cancelled, "cancelled"},
+                                                           {RunStatus::Refused, "refused"}};
+
+std::optional<Stats> phaseStats(const std::vector<StepRecord>& steps,
+                                std::optional<double> StepRecord::*phase) {
+    std::vector<double> values;
+    for (const auto& step : steps) {
+        if (!step.warmup && (step.*phase).has_value()) {
+            values.push_back(*(step.*phase));
+        }
+    }
+    if (values.empty()) {
+        return std::nullopt;
+    }
+    return summarize(values);
+}
+}  // namespace
+
+std::string toString(RunStatus status) {
+    for (const auto& [value, name] : kStatuses) {
+        if (value == status) {
+            return name;
+        }
+    }
+    return "?";
+}
+
+std::optional<RunStatus> parseRunStatus(const std::string& text) {
+    for (const auto& [value, name] : kStatuses) {
+        if (text == name) {
+            return value;
+        }
+    }
+    return std::nullopt;
+}
+
+RunSummary summarizeSteps(const std::vector<StepRecord>& steps, const RunConfig& config,
+                          std::optional<double> devicePeakFlopsPerSecond) {
+    RunSummary summary;
+    std::vector<double> totals;
+    for (const auto& step : steps) {
+        if (!step.warmup) {
+            totals.push_back(step.totalMs);
+        }
+    }
+    summary.total = summarize(totals);
+    summary.forward = phaseStats(steps, &StepRecord::forwardMs);
+    summary.backward = phaseStats(steps, &StepRecord::backwardMs);
+    summary.optimizer = phaseStats(steps, &StepRecord::optimizerMs);
+    summary.flopsPerStep = modelFlopsPerStep(config);
+    summary.devicePeakFlopsPerSecond = devicePeakFlopsPerSecond;
+    if (summary.total.mean > 0) {
+        const double seconds = summary.total.mean / 1000.0;
+        summary.tokensPerSecond =
+            static_cast<double>(config.batchSize * config.contextLength) / seconds;
+        summary.achievedFlopsPerSecond = summary.flopsPerStep / seconds;
+        if (devicePeakFlopsPerSecond && *devicePeakFlopsPerSecond > 0) {
+            summary.mfu = summary.achievedFlopsPerSecond / *devicePeakFlopsPerSecond;
+        }
+    }
+    return summary;
+}
+
+}  // namespace stepscope

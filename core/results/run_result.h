@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/run_config.h"
+#include "bench/statistics.h"
+
+namespace stepscope {
+
+enum class RunStatus { Ok, Oom, Failed, Cancelled, Refused };
+std::string toString(RunStatus status);
+std::optional<RunStatus> parseRunStatus(const std::string& text);
+
+// One step as measured. Phases a mode does not run are absent.
+struct StepRecord {
+    int index = 0;  // 0-based over all steps, warm-up first
+    bool warmup = false;
+    double totalMs = 0;
+    std::optional<double> forwardMs;
+    std::optional<double> backwardMs;
+    std::optional<double> optimizerMs;
+    std::optional<double> loss;
+};
+
+// Statistics over the measured (non-warm-up) steps.
+struct RunSummary {
+    Stats total;
+    std::optional<Stats> forward;
+    std::optional<Stats> backward;
+    std::optional<Stats> optimizer;
+    double tokensPerSecond = 0;
+    double flopsPerStep = 0;             // model FLOPs of one step
+    double achievedFlopsPerSecond = 0;   // flopsPerStep / mean step time
+    std::optional<double> devicePeakFlopsPerSecond;
+    std::optional<double> mfu;  // achieved / peak, where the device peak is known
+};
+
+// Where the run happened, so a file opened later says what produced it.
+struct EnvironmentInfo {
+    std::string stepscopeVersion;
+    std::string libtorchVersion;
+    std::string cudaVersion;  // LibTorch's CUDA build; empty for a CPU build
+    std::string deviceName;
+    std::string cpuModel;
+    int cpuThreads = 0;  // intra-op threads the run used
+    std::string hostname;
+    std::string startedAt;  // ISO 8601, UTC
+};
+
+struct RunResult {
+    RunConfig config;
+    EnvironmentInfo environment;
+    RunStatus status = RunStatus::Ok;
+    std::string message;  // why a run is not ok; empty otherwise
+    int64_t parameterCount = 0;
+    std::vector<StepRecord> steps;
+    RunSummary summary;
+};
+
+// Recomputes the summary from the step records and the config.
+RunSummary summarizeSteps(const std::vector<StepRecord>& steps, const RunConfig& config,
+                          std::optional<double> devicePeakFlopsPerSecond);
+
+}  // namespace stepscope
