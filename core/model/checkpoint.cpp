@@ -1,30 +1,17 @@
 #include "model/checkpoint.h"
 
-#include <ATen/core/Dict.h>
-#include <ATen/core/ivalue.h>
 #include <c10/core/GradMode.h>
-#include <torch/serialize.h>
 
 #include <sstream>
 #include <stdexcept>
 
+#include "model/torch_save_reader.h"
+#include "model/torch_save_writer.h"
 #include "model/transformer.h"
-#include "util/atomic_file.h"
 
 namespace stepscope {
 
 namespace {
-
-c10::IValue unpickle(const std::string& path) {
-    const std::string contents = readFile(path);
-    const std::vector<char> bytes(contents.begin(), contents.end());
-    try {
-        return torch::pickle_load(bytes);
-    } catch (const std::exception& error) {
-        throw std::runtime_error("'" + path + "' is not a file written by torch.save: " +
-                                 std::string(error.what()).substr(0, 300));
-    }
-}
 
 std::string stripCompilePrefix(std::string name) {
     const std::string prefix = "_orig_mod.";
@@ -43,30 +30,33 @@ std::string shapeText(at::IntArrayRef sizes) {
 }  // namespace
 
 StateDict readStateDict(const std::string& path) {
-    c10::IValue root = unpickle(path);
-    if (!root.isGenericDict()) {
-        throw std::runtime_error("'" + path + "' holds a " + root.tagKind() +
+    const PyValue root = readTorchSave(path);
+    const PyDict* dict = root.asDict();
+    if (!dict) {
+        throw std::runtime_error("'" + path + "' holds a " + root.typeName() +
                                  ", not a state dict (a dict of tensors)");
     }
-    c10::impl::GenericDict dict = root.toGenericDict();
-    for (const auto& entry : dict) {
-        if (entry.key().isString() && entry.key().toStringRef() == "model" &&
-            entry.value().isGenericDict()) {
-            dict = entry.value().toGenericDict();  // a training checkpoint
+    for (const auto& [key, value] : dict->items) {
+        const std::string* name = key.asString();
+        if (name && *name == "model" && value.asDict()) {
+            dict = value.asDict();  // a training checkpoint
             break;
         }
     }
     StateDict state;
-    for (const auto& entry : dict) {
-        if (!entry.key().isString()) {
-            throw std::runtime_error("'" + path + "': a state dict key is not a string");
+    for (const auto& [key, value] : dict->items) {
+        const std::string* rawName = key.asString();
+        if (!rawName) {
+            throw std::runtime_error("'" + path + "': a state dict key is a " + key.typeName() +
+                                     ", not a string");
         }
-        const std::string name = stripCompilePrefix(entry.key().toStringRef());
-        if (!entry.value().isTensor()) {
+        const std::string name = stripCompilePrefix(*rawName);
+        const at::Tensor* tensor = value.asTensor();
+        if (!tensor) {
             throw std::runtime_error("'" + path + "': entry '" + name + "' is a " +
-                                     entry.value().tagKind() + ", not a tensor");
+                                     value.typeName() + ", not a tensor");
         }
-        state[name] = entry.value().toTensor();
+        state[name] = *tensor;
     }
     return state;
 }
@@ -96,8 +86,12 @@ void loadStateDict(TransformerLMImpl& model, const StateDict& state) {
     }
     if (!problems.empty()) {
         std::string message = "the checkpoint does not match the model:";
-        for (const auto& problem : problems) {
-            message += "\n  " + problem;
+        constexpr size_t kShown = 12;
+        for (size_t i = 0; i < problems.size() && i < kShown; ++i) {
+            message += "\n  " + problems[i];
+        }
+        if (problems.size() > kShown) {
+            message += "\n  … and " + std::to_string(problems.size() - kShown) + " more";
         }
         throw std::runtime_error(message);
     }
@@ -108,20 +102,20 @@ void loadStateDict(TransformerLMImpl& model, const StateDict& state) {
 }
 
 void saveStateDict(const TransformerLMImpl& model, const std::string& path) {
-    c10::impl::GenericDict dict(c10::StringType::get(), c10::TensorType::get());
+    std::vector<std::pair<std::string, at::Tensor>> tensors;
     for (const auto& item : model.named_parameters(/*recurse=*/true)) {
-        dict.insert(item.key(), item.value().detach().cpu());
+        tensors.emplace_back(item.key(), item.value());
     }
-    const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
-    writeFileAtomically(path, std::string(bytes.begin(), bytes.end()));
+    writeTorchSaveStateDict(path, tensors);
 }
 
 at::Tensor readTensor(const std::string& path) {
-    c10::IValue value = unpickle(path);
-    if (!value.isTensor()) {
-        throw std::runtime_error("'" + path + "' holds a " + value.tagKind() + ", not a tensor");
+    const PyValue value = readTorchSave(path);
+    const at::Tensor* tensor = value.asTensor();
+    if (!tensor) {
+        throw std::runtime_error("'" + path + "' holds a " + value.typeName() + ", not a tensor");
     }
-    return value.toTensor();
+    return *tensor;
 }
 
 }  // namespace stepscope

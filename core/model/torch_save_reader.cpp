@@ -1,0 +1,409 @@
+#include "model/torch_save_reader.h"
+
+#include <ATen/ops/empty.h>
+#include <caffe2/serialize/inline_container.h>
+
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+#include "model/torch_storage_types.h"
+
+namespace stepscope {
+
+namespace {
+
+std::vector<int64_t> intList(const PyValue& value, const char* what) {
+    const auto* sequence = std::get_if<std::shared_ptr<PySequence>>(&value.value);
+    if (!sequence) {
+        throw std::runtime_error(std::string("tensor ") + what + " is not a tuple");
+    }
+    std::vector<int64_t> out;
+    for (const auto& item : (*sequence)->items) {
+        const auto* number = std::get_if<int64_t>(&item.value);
+        if (!number) {
+            throw std::runtime_error(std::string("tensor ") + what + " holds a non-integer");
+        }
+        out.push_back(*number);
+    }
+    return out;
+}
+
+// A stack machine over the pickle opcodes that torch.save emits.
+class Unpickler {
+public:
+    Unpickler(const char* data, size_t size, caffe2::serialize::PyTorchStreamReader& archive)
+        : data_(data), size_(size), archive_(archive) {}
+
+    PyValue run() {
+        while (true) {
+            const auto opcode = static_cast<unsigned char>(readBytes(1)[0]);
+            if (opcode == '.') {  // STOP
+                if (stack_.empty()) {
+                    throw std::runtime_error("pickle ends with an empty stack");
+                }
+                return stack_.back();
+            }
+            step(opcode);
+        }
+    }
+
+private:
+    const char* readBytes(size_t n) {
+        if (position_ + n > size_) {
+            throw std::runtime_error("pickle is truncated");
+        }
+        const char* at = data_ + position_;
+        position_ += n;
+        return at;
+    }
+    template <typename T>
+    T readLittleEndian() {
+        T value{};
+        std::memcpy(&value, readBytes(sizeof(T)), sizeof(T));
+        return value;
+    }
+    std::string readLine() {
+        std::string line;
+        while (true) {
+            const char c = readBytes(1)[0];
+            if (c == '\n') {
+                return line;
+            }
+            line += c;
+        }
+    }
+    PyValue pop() {
+        if (stack_.empty()) {
+            throw std::runtime_error("pickle pops an empty stack");
+        }
+        PyValue value = std::move(stack_.back());
+        stack_.pop_back();
+        return value;
+    }
+    std::vector<PyValue> popToMark() {
+        if (marks_.empty()) {
+            throw std::runtime_error("pickle has no MARK to pop to");
+        }
+        const size_t mark = marks_.back();
+        marks_.pop_back();
+        std::vector<PyValue> items(std::make_move_iterator(stack_.begin() + mark),
+                                   std::make_move_iterator(stack_.end()));
+        stack_.resize(mark);
+        return items;
+    }
+    void pushTuple(std::vector<PyValue> items) {
+        auto tuple = std::make_shared<PySequence>();
+        tuple->isTuple = true;
+        tuple->items = std::move(items);
+        stack_.push_back({tuple});
+    }
+    void setItems(std::vector<PyValue> flat) {
+        if (stack_.empty()) {
+            throw std::runtime_error("SETITEMS without a dict");
+        }
+        auto* dict = std::get_if<std::shared_ptr<PyDict>>(&stack_.back().value);
+        if (!dict) {
+            return;  // items of an object we keep opaque
+        }
+        for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+            (*dict)->items.emplace_back(std::move(flat[i]), std::move(flat[i + 1]));
+        }
+    }
+    void append(std::vector<PyValue> items) {
+        if (stack_.empty()) {
+            throw std::runtime_error("APPEND without a list");
+        }
+        if (auto* list = std::get_if<std::shared_ptr<PySequence>>(&stack_.back().value)) {
+            for (auto& item : items) {
+                (*list)->items.push_back(std::move(item));
+            }
+        }
+    }
+    void memoize(size_t index) {
+        if (stack_.empty()) {
+            throw std::runtime_error("PUT with an empty stack");
+        }
+        memo_[index] = stack_.back();
+    }
+    void recall(size_t index) {
+        const auto found = memo_.find(index);
+        if (found == memo_.end()) {
+            throw std::runtime_error("pickle refers to memo entry " + std::to_string(index) +
+                                     " that was never stored");
+        }
+        stack_.push_back(found->second);
+    }
+
+    at::Tensor loadStorage(const PyValue& persistentId) {
+        const auto* tuple = std::get_if<std::shared_ptr<PySequence>>(&persistentId.value);
+        if (!tuple || (*tuple)->items.size() < 5 || !(*tuple)->items[2].asString()) {
+            throw std::runtime_error("unexpected persistent id (not a torch storage)");
+        }
+        const auto& items = (*tuple)->items;
+        const auto* type = std::get_if<PyGlobal>(&items[1].value);
+        if (!type) {
+            throw std::runtime_error("storage without a type");
+        }
+        const std::string key = *items[2].asString();
+        if (const auto cached = storages_.find(key); cached != storages_.end()) {
+            return cached->second;
+        }
+        const at::ScalarType dtype = storageDtype(type->name);
+        auto [bytes, size] = archive_.getRecord("data/" + key);
+        const int64_t elements = static_cast<int64_t>(size / c10::elementSize(dtype));
+        at::Tensor storage = at::empty({elements}, at::TensorOptions().dtype(dtype));
+        if (size > 0) {
+            std::memcpy(storage.data_ptr(), bytes.get(), elements * c10::elementSize(dtype));
+        }
+        storages_[key] = storage;
+        return storage;
+    }
+
+    PyValue call(const PyGlobal& callable, const PyValue& argsValue) {
+        const auto* args = std::get_if<std::shared_ptr<PySequence>>(&argsValue.value);
+        const std::string name = callable.module + "." + callable.name;
+        if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_tensor") {
+            if (!args || (*args)->items.size() < 4) {
+                throw std::runtime_error(name + " called with too few arguments");
+            }
+            const auto& a = (*args)->items;
+            const auto* storage = a[0].asTensor();
+            const auto* offset = std::get_if<int64_t>(&a[1].value);
+            if (!storage || !offset) {
+                throw std::runtime_error(name + " without a storage and offset");
+            }
+            return {storage->as_strided(intList(a[2], "size"), intList(a[3], "stride"), *offset)};
+        }
+        if (name == "torch._utils._rebuild_parameter" ||
+            name == "torch._utils._rebuild_parameter_with_state") {
+            if (!args || (*args)->items.empty() || !(*args)->items[0].asTensor()) {
+                throw std::runtime_error(name + " without a tensor");
+            }
+            return (*args)->items[0];
+        }
+        if (name == "torch.jit._pickle.restore_type_tag") {  // LibTorch's pickle_save
+            if (!args || (*args)->items.empty()) {
+                throw std::runtime_error(name + " without a value");
+            }
+            return (*args)->items[0];
+        }
+        if (name == "collections.OrderedDict" || name == "builtins.dict") {
+            return {std::make_shared<PyDict>()};
+        }
+        return {PyOpaque{name}};
+    }
+
+    void step(unsigned char opcode) {
+        switch (opcode) {
+            case 0x80: readBytes(1); break;  // PROTO
+            case 0x95: readBytes(8); break;  // FRAME
+            case '(': marks_.push_back(stack_.size()); break;
+            case '0': pop(); break;
+            case '1': popToMark(); break;
+            case '2': {
+                PyValue top = stack_.at(stack_.size() - 1);
+                stack_.push_back(std::move(top));
+                break;
+            }
+            case 'N': stack_.push_back({}); break;
+            case 0x88: stack_.push_back({true}); break;
+            case 0x89: stack_.push_back({false}); break;
+            case 'J': stack_.push_back({static_cast<int64_t>(readLittleEndian<int32_t>())}); break;
+            case 'K': stack_.push_back({static_cast<int64_t>(readLittleEndian<uint8_t>())}); break;
+            case 'M': stack_.push_back({static_cast<int64_t>(readLittleEndian<uint16_t>())}); break;
+            case 0x8a: {  // LONG1: little-endian two's complement of n bytes
+                const uint8_t n = readLittleEndian<uint8_t>();
+                const char* bytes = readBytes(n);
+                if (n > 8) {
+                    throw std::runtime_error("integer too large");
+                }
+                uint64_t value = 0;
+                for (int i = n - 1; i >= 0; --i) {
+                    value = (value << 8) | static_cast<uint8_t>(bytes[i]);
+                }
+                if (n > 0 && n < 8 && (static_cast<uint8_t>(bytes[n - 1]) & 0x80)) {
+                    value |= ~uint64_t{0} << (8 * n);  // sign-extend
+                }
+                stack_.push_back({static_cast<int64_t>(value)});
+                break;
+            }
+            case 'G': {  // BINFLOAT, big-endian
+                const char* bytes = readBytes(8);
+                char swapped[8];
+                for (int i = 0; i < 8; ++i) {
+                    swapped[i] = bytes[7 - i];
+                }
+                double value;
+                std::memcpy(&value, swapped, 8);
+                stack_.push_back({value});
+                break;
+            }
+            case 'X': {
+                const uint32_t n = readLittleEndian<uint32_t>();
+                stack_.push_back({std::string(readBytes(n), n)});
+                break;
+            }
+            case 0x8c: {  // SHORT_BINUNICODE
+                const uint8_t n = readLittleEndian<uint8_t>();
+                stack_.push_back({std::string(readBytes(n), n)});
+                break;
+            }
+            case 'U': {  // SHORT_BINSTRING
+                const uint8_t n = readLittleEndian<uint8_t>();
+                stack_.push_back({std::string(readBytes(n), n)});
+                break;
+            }
+            case 'c': {  // GLOBAL "module\nname\n"
+                PyGlobal global;
+                global.module = readLine();
+                global.name = readLine();
+                stack_.push_back({global});
+                break;
+            }
+            case 0x93: {  // STACK_GLOBAL
+                PyValue name = pop();
+                PyValue module = pop();
+                if (!name.asString() || !module.asString()) {
+                    throw std::runtime_error("STACK_GLOBAL without names");
+                }
+                stack_.push_back({PyGlobal{*module.asString(), *name.asString()}});
+                break;
+            }
+            case 'q': memoize(readLittleEndian<uint8_t>()); break;
+            case 'r': memoize(readLittleEndian<uint32_t>()); break;
+            case 0x94: memoize(memo_.size()); break;  // MEMOIZE
+            case 'h': recall(readLittleEndian<uint8_t>()); break;
+            case 'j': recall(readLittleEndian<uint32_t>()); break;
+            case ')': pushTuple({}); break;
+            case 't': pushTuple(popToMark()); break;
+            case 0x85: {
+                PyValue a = pop();
+                pushTuple({std::move(a)});
+                break;
+            }
+            case 0x86: {
+                PyValue b = pop();
+                PyValue a = pop();
+                pushTuple({std::move(a), std::move(b)});
+                break;
+            }
+            case 0x87: {
+                PyValue c = pop();
+                PyValue b = pop();
+                PyValue a = pop();
+                pushTuple({std::move(a), std::move(b), std::move(c)});
+                break;
+            }
+            case ']': stack_.push_back({std::make_shared<PySequence>()}); break;
+            case 'l': {
+                auto list = std::make_shared<PySequence>();
+                list->items = popToMark();
+                stack_.push_back({list});
+                break;
+            }
+            case 'a': {
+                PyValue item = pop();
+                std::vector<PyValue> items;
+                items.push_back(std::move(item));
+                append(std::move(items));
+                break;
+            }
+            case 'e': append(popToMark()); break;
+            case '}': stack_.push_back({std::make_shared<PyDict>()}); break;
+            case 'd': {
+                std::vector<PyValue> flat = popToMark();
+                stack_.push_back({std::make_shared<PyDict>()});
+                setItems(std::move(flat));
+                break;
+            }
+            case 's': {
+                PyValue value = pop();
+                PyValue key = pop();
+                std::vector<PyValue> flat;
+                flat.push_back(std::move(key));
+                flat.push_back(std::move(value));
+                setItems(std::move(flat));
+                break;
+            }
+            case 'u': setItems(popToMark()); break;
+            case 'Q': {  // BINPERSID: a storage in the archive
+                PyValue id = pop();
+                stack_.push_back({loadStorage(id)});
+                break;
+            }
+            case 'R': {  // REDUCE
+                PyValue args = pop();
+                PyValue callable = pop();
+                const auto* global = std::get_if<PyGlobal>(&callable.value);
+                stack_.push_back(global ? call(*global, args) : PyValue{PyOpaque{"object"}});
+                break;
+            }
+            case 0x81: {  // NEWOBJ
+                pop();
+                PyValue cls = pop();
+                const auto* global = std::get_if<PyGlobal>(&cls.value);
+                stack_.push_back({PyOpaque{global ? global->module + "." + global->name : "?"}});
+                break;
+            }
+            case 'b': pop(); break;  // BUILD: object state (OrderedDict._metadata, ...)
+            default: {
+                char hex[8];
+                std::snprintf(hex, sizeof hex, "0x%02x", opcode);
+                throw std::runtime_error("unsupported pickle opcode " + std::string(hex) +
+                                         " at byte " + std::to_string(position_ - 1));
+            }
+        }
+    }
+
+    const char* data_;
+    size_t size_;
+    size_t position_ = 0;
+    caffe2::serialize::PyTorchStreamReader& archive_;
+    std::vector<PyValue> stack_;
+    std::vector<size_t> marks_;
+    std::map<size_t, PyValue> memo_;
+    std::map<std::string, at::Tensor> storages_;
+};
+
+}  // namespace
+
+std::string PyValue::typeName() const {
+    switch (value.index()) {
+        case 0: return "None";
+        case 1: return "bool";
+        case 2: return "int";
+        case 3: return "float";
+        case 4: return "str";
+        case 5: return "tensor";
+        case 6: return std::get<std::shared_ptr<PySequence>>(value)->isTuple ? "tuple" : "list";
+        case 7: return "dict";
+        case 8: return "global " + std::get<PyGlobal>(value).name;
+        default: return std::get<PyOpaque>(value).type + " object";
+    }
+}
+
+PyValue readTorchSave(const std::string& path) {
+    try {
+        caffe2::serialize::PyTorchStreamReader archive(path);
+        if (archive.hasRecord("byteorder")) {
+            auto [bytes, size] = archive.getRecord("byteorder");
+            const std::string order(static_cast<const char*>(bytes.get()), size);
+            if (order != "little") {
+                throw std::runtime_error("written on a " + order + "-endian machine");
+            }
+        }
+        auto [pickle, size] = archive.getRecord("data.pkl");
+        Unpickler unpickler(static_cast<const char*>(pickle.get()), size, archive);
+        return unpickler.run();
+    } catch (const c10::Error& error) {
+        throw std::runtime_error("'" + path +
+                                 "' is not a torch.save file in the zip format (PyTorch 1.6 "
+                                 "and later): " +
+                                 error.what_without_backtrace());
+    } catch (const std::runtime_error& error) {
+        throw std::runtime_error("'" + path + "': " + error.what());
+    }
+}
+
+}  // namespace stepscope

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+#include "bench/run_config.h"
+
+namespace stepscope::test {
+
+// The venv's Python (the one whose torch LibTorch came from) and the repository.
+QString pythonExecutable();
+QString sourcePath(const QString& relative);
+
+// Runs the Python interpreter with `arguments`; fails the calling test (via
+// the returned message) when it cannot start or exits non-zero.
+// Returns an empty string on success, else what went wrong with its stderr.
+QString runPython(const QStringList& arguments);
+
+// A small, fast config on CPU: nano dims, vocab 97, ctx 16, batch 2.
+RunConfig tinyCpuConfig();
+
+}  // namespace stepscope::test

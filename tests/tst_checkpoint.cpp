@@ -1,0 +1,171 @@
+// Checkpoints written by Python's torch.save (from the independent reference
+// model in tools/reference_model.py) load and give the reference's logits and
+// loss; what the C++ side saves, Python reads back.
+#include <QtTest/QtTest>
+
+#include <ATen/ops/equal.h>
+#include <c10/core/InferenceMode.h>
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+
+#include "bench/evaluate.h"
+#include "model/checkpoint.h"
+#include "model/transformer.h"
+#include "test_support.h"
+
+using namespace stepscope;
+
+class TestCheckpoint : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    double expectedLoss_ = 0;
+
+    QString fixture(const QString& name) const { return dir_.filePath(name); }
+
+    static ModelDims nanoDims() {
+        ModelDims dims = *findPreset("nano");
+        dims.vocabSize = 97;
+        return dims;
+    }
+
+    static TransformerLM freshModel() {
+        return TransformerLM(nanoDims(), makeAttentionBackend("naive"),
+                             at::TensorOptions().dtype(at::kFloat));
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        const QString error = test::runPython(
+            {test::sourcePath("tools/make_test_checkpoint.py"), dir_.path(), "--model", "nano",
+             "--vocab", "97", "--batch", "2", "--seq", "17", "--seed", "3"});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QFile expected(fixture("expected.json"));
+        QVERIFY(expected.open(QIODevice::ReadOnly));
+        expectedLoss_ = QJsonDocument::fromJson(expected.readAll()).object()["loss"].toDouble();
+        QVERIFY(expectedLoss_ > 0);
+    }
+
+    void plainStateDictGivesReferenceLogits() {
+        auto model = freshModel();
+        loadStateDict(*model, readStateDict(fixture("state_dict.pt").toStdString()));
+        c10::InferenceMode guard;
+        const at::Tensor tokens = readTensor(fixture("tokens.pt").toStdString());
+        const at::Tensor reference = readTensor(fixture("logits.pt").toStdString());
+        const at::Tensor logits = model->forward(tokens.narrow(1, 0, tokens.size(1) - 1));
+        const double error = (logits - reference).abs().max().item<double>();
+        QVERIFY2(error < 1e-5, qPrintable(QString("max logit difference %1").arg(error)));
+    }
+
+    void trainingCheckpointWithCompilePrefixLoads() {
+        const StateDict plain = readStateDict(fixture("state_dict.pt").toStdString());
+        const StateDict wrapped = readStateDict(fixture("training_checkpoint.pt").toStdString());
+        QCOMPARE(wrapped.size(), plain.size());
+        for (const auto& [name, tensor] : plain) {
+            QVERIFY2(wrapped.count(name), name.c_str());
+            QVERIFY(at::equal(wrapped.at(name), tensor));
+        }
+    }
+
+    void evalLossMatchesReference() {
+        RunConfig config;
+        config.model = nanoDims();
+        for (const char* file : {"state_dict.pt", "training_checkpoint.pt"}) {
+            const EvalResult result = evaluateCheckpoint(
+                config, fixture(file).toStdString(), fixture("tokens.pt").toStdString());
+            QVERIFY2(std::abs(result.loss - expectedLoss_) < 1e-5,
+                     qPrintable(QString("%1: %2 vs %3").arg(file).arg(result.loss).arg(expectedLoss_)));
+            QCOMPARE(result.predictions, int64_t{2 * 16});
+        }
+    }
+
+    void cppSaveRoundTripsAndPythonReadsIt() {
+        auto original = freshModel();
+        const QString saved = fixture("saved_by_cpp.pt");
+        saveStateDict(*original, saved.toStdString());
+
+        auto reloaded = freshModel();  // different random weights until loaded
+        loadStateDict(*reloaded, readStateDict(saved.toStdString()));
+        c10::InferenceMode guard;
+        const at::Tensor tokens = readTensor(fixture("tokens.pt").toStdString());
+        QVERIFY(at::equal(original->forward(tokens), reloaded->forward(tokens)));
+
+        // Python's reference model loads the C++ file and gets the C++ loss.
+        RunConfig config;
+        config.model = nanoDims();
+        const double cppLoss =
+            evaluateCheckpoint(config, saved.toStdString(), fixture("tokens.pt").toStdString())
+                .loss;
+        const QString script = QString(
+            "import sys, torch; sys.path.insert(0, %1);"
+            "import reference_model as r;"
+            "m = r.from_preset('nano', vocab=97); m.load_state_dict(torch.load(%2));"
+            "t = torch.load(%3);"
+            "open(%4, 'w').write(repr(r.next_token_loss(m, t).item()))")
+                                   .arg("'" + test::sourcePath("tools") + "'",
+                                        "'" + saved + "'", "'" + fixture("tokens.pt") + "'",
+                                        "'" + fixture("python_loss.txt") + "'");
+        const QString error = test::runPython({"-c", script});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QFile lossFile(fixture("python_loss.txt"));
+        QVERIFY(lossFile.open(QIODevice::ReadOnly));
+        const double pythonLoss = lossFile.readAll().toDouble();
+        QVERIFY2(std::abs(pythonLoss - cppLoss) < 1e-5,
+                 qPrintable(QString("%1 vs %2").arg(pythonLoss).arg(cppLoss)));
+    }
+
+    void shapeMismatchNamesTheTensorAndLeavesModelUnchanged() {
+        ModelDims wider = nanoDims();
+        wider.dModel = 128;
+        TransformerLM model(wider, makeAttentionBackend("naive"), at::TensorOptions());
+        const at::Tensor before = model->named_parameters()["lm_head.weight"].clone();
+        try {
+            loadStateDict(*model, readStateDict(fixture("state_dict.pt").toStdString()));
+            QFAIL("a mismatched checkpoint loaded");
+        } catch (const std::runtime_error& error) {
+            const QString message = error.what();
+            QVERIFY2(message.contains("'token_embeddings.weight' has shape [97, 64], the model "
+                                      "expects [97, 128]"),
+                     qPrintable(message));
+        }
+        QVERIFY(at::equal(before, model->named_parameters()["lm_head.weight"]));
+    }
+
+    void missingAndUnexpectedTensorsAreNamed() {
+        StateDict state = readStateDict(fixture("state_dict.pt").toStdString());
+        state.erase("layers.1.ffn.w3.weight");
+        state["layers.9.extra.weight"] = state.at("ln_final.weight");
+        auto model = freshModel();
+        try {
+            loadStateDict(*model, state);
+            QFAIL("an incomplete checkpoint loaded");
+        } catch (const std::runtime_error& error) {
+            const QString message = error.what();
+            QVERIFY2(message.contains("missing tensor 'layers.1.ffn.w3.weight'"), qPrintable(message));
+            QVERIFY2(message.contains("unexpected tensor 'layers.9.extra.weight'"),
+                     qPrintable(message));
+        }
+    }
+
+    void notACheckpointIsAClearError() {
+        try {
+            readStateDict(fixture("expected.json").toStdString());
+            QFAIL("a JSON file read as a checkpoint");
+        } catch (const std::runtime_error& error) {
+            QVERIFY2(QString(error.what()).contains("is not a torch.save file"), error.what());
+        }
+        try {
+            readStateDict(fixture("tokens.pt").toStdString());
+            QFAIL("a tensor read as a state dict");
+        } catch (const std::runtime_error& error) {
+            QVERIFY2(QString(error.what()).contains("holds a tensor, not a state dict"),
+                     error.what());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCheckpoint)
+#include "tst_checkpoint.moc"

@@ -1,0 +1,176 @@
+// stepscope-cli end to end: JSON outputs re-read and checked against
+// independent figures, exit codes, and messages that name the bad field.
+#include <QtTest/QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include "bench/environment.h"
+#include "model/model_dims.h"
+#include "test_support.h"
+
+using namespace stepscope;
+
+namespace {
+
+struct CliResult {
+    int exitCode = -1;
+    QByteArray out;
+    QString err;
+};
+
+CliResult runCli(const QStringList& arguments) {
+    QProcess process;
+    process.start(QStringLiteral(STEPSCOPE_CLI), arguments);
+    CliResult result;
+    if (!process.waitForFinished(300000)) {
+        result.err = "did not finish: " + process.errorString();
+        return result;
+    }
+    result.exitCode = process.exitCode();
+    result.out = process.readAllStandardOutput();
+    result.err = QString::fromUtf8(process.readAllStandardError());
+    return result;
+}
+
+const QStringList kTinyRun = {"--model", "nano", "--vocab", "97", "--ctx", "16", "--batch", "2",
+                              "--warmup", "1", "--steps", "2"};
+
+}  // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void paramsJsonMatchesClosedForm() {
+        const CliResult r = runCli({"params", "--all", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject counts = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(counts.size(), qsizetype(modelPresets().size()));
+        for (const auto& dims : modelPresets()) {
+            QCOMPARE(counts[QString::fromStdString(dims.name)].toInteger(), parameterCount(dims));
+        }
+    }
+
+    void runJsonIsTheRunFile() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("run.json");
+        const CliResult r = runCli(QStringList{"run"} + kTinyRun + QStringList{"--mode",
+                                   "forward-backward", "--out", out, "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("step 3 (measured)"), qPrintable(r.err));  // progress on stderr
+        const QJsonObject printed = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(printed["status"].toString(), QString("ok"));
+        QCOMPARE(printed["steps"].toArray().size(), 3);
+        QVERIFY(printed["steps"].toArray()[0].toObject()["warmup"].toBool());
+        QVERIFY(printed["summary"].toObject()["optimizer_ms"].isNull());
+
+        QFile file(out);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(QJsonDocument::fromJson(file.readAll()).object(), printed);
+
+        const CliResult shown = runCli({"show", out});
+        QCOMPARE(shown.exitCode, 0);
+        QVERIFY(shown.out.contains("StepScope run: ok"));
+        QVERIFY(shown.out.contains("backward"));
+    }
+
+    void badInputExitsTwoNamingTheField_data() {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("preset") << QStringList{"run", "--model", "gigantic"}
+                                << "model: unknown preset 'gigantic'; allowed: nano, tiny, small";
+        QTest::newRow("mode") << QStringList{"run", "--mode", "backward"}
+                              << "mode: 'backward' is not allowed; allowed: inference, forward";
+        QTest::newRow("heads") << QStringList{"run", "--d-model", "100", "--d-ff", "64",
+                                              "--layers", "1", "--heads", "3"}
+                               << "heads: d_model 100 is not divisible by heads 3";
+        QTest::newRow("cuda") << QStringList{"run", "--device", "cuda"}
+                              << "device: 'cuda' was asked for";
+        QTest::newRow("ctx") << QStringList{"run", "--ctx", "5000"}
+                             << "ctx: context length 5000 exceeds the model's maximum context 2048";
+        QTest::newRow("flag") << QStringList{"run", "--bogus"} << "bogus";
+    }
+
+    void badInputExitsTwoNamingTheField() {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, message);
+        if (arguments.contains("cuda") && probeDevices().cudaAvailable) {
+            QSKIP("a CUDA device is present, so --device cuda is valid here");
+        }
+        const CliResult r = runCli(arguments);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY(r.out.isEmpty());
+    }
+
+    void corruptRunFileExitsTwo() {
+        QTemporaryDir dir;
+        QFile file(dir.filePath("broken.json"));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("{\"format\": \"stepscope-run\", \"version\": 1, \"status\": ");
+        file.close();
+        const CliResult r = runCli({"show", file.fileName()});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("not valid JSON"), qPrintable(r.err));
+    }
+
+    void refusedRunExitsThree() {
+        // 2.7B train-step at batch 64 on CPU needs far more than any test machine has.
+        const CliResult r = runCli({"run", "--model", "2.7B", "--ctx", "1024", "--batch", "64"});
+        QCOMPARE(r.exitCode, 3);
+        QVERIFY2(r.err.contains("refused") && r.err.contains("is available"), qPrintable(r.err));
+    }
+
+    void evalPrintsReferenceLoss() {
+        QTemporaryDir dir;
+        const QString error = test::runPython({test::sourcePath("tools/make_test_checkpoint.py"),
+                                               dir.path(), "--vocab", "97"});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QFile expectedFile(dir.filePath("expected.json"));
+        QVERIFY(expectedFile.open(QIODevice::ReadOnly));
+        const double expected =
+            QJsonDocument::fromJson(expectedFile.readAll()).object()["loss"].toDouble();
+        const CliResult r =
+            runCli({"eval", "--model", "nano", "--vocab", "97", "--weights",
+                    dir.filePath("state_dict.pt"), "--tokens", dir.filePath("tokens.pt"), "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const double loss = QJsonDocument::fromJson(r.out).object()["loss"].toDouble();
+        QVERIFY2(std::abs(loss - expected) < 1e-5,
+                 qPrintable(QString("%1 vs %2").arg(loss).arg(expected)));
+
+        const CliResult wrong =
+            runCli({"eval", "--model", "tiny", "--vocab", "97", "--weights",
+                    dir.filePath("state_dict.pt"), "--tokens", dir.filePath("tokens.pt")});
+        QCOMPARE(wrong.exitCode, 2);
+        QVERIFY2(wrong.err.contains("'token_embeddings.weight' has shape [97, 64]"),
+                 qPrintable(wrong.err));
+    }
+
+    void sweepWritesTablesAndRunFiles() {
+        QTemporaryDir dir;
+        const CliResult r = runCli({"sweep", "--model", "nano", "--vocab", "97", "--ctx", "8,16",
+                                    "--mode", "forward", "--batch", "2", "--warmup", "0",
+                                    "--steps", "1", "--out", dir.path()});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(r.out.count("| nano |"), 2);
+        QVERIFY(QFile::exists(dir.filePath("nano_ctx8_forward_fp32.json")));
+        QVERIFY(QFile::exists(dir.filePath("nano_ctx16_forward_fp32.json")));
+        QVERIFY(QFile::exists(dir.filePath("sweep.csv")));
+    }
+
+    void infoReportsVersions() {
+        const CliResult r = runCli({"info", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject info = QJsonDocument::fromJson(r.out).object();
+        QVERIFY(info["libtorch_version"].toString().startsWith("2.11"));
+        QVERIFY(info.contains("cuda_available"));
+        QVERIFY(info.contains("cupti_available"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

@@ -1,0 +1,128 @@
+// Run files: a full round trip through disk, the keys other tools rely on
+// (checked on the raw JSON), and clear errors for corrupt or foreign files.
+#include <QtTest/QtTest>
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+
+#include "bench/runner.h"
+#include "results/run_file.h"
+#include "test_support.h"
+
+using namespace stepscope;
+
+class TestRunFile : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    RunResult result_;
+    QString path_;
+
+    static void writeText(const QString& path, const QByteArray& text) {
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(text);
+    }
+
+    static QString readError(const QString& path) {
+        try {
+            readRunFile(path.toStdString());
+        } catch (const RunFileError& error) {
+            return error.what();
+        }
+        return {};
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        RunConfig config = test::tinyCpuConfig();
+        config.mode = RunMode::ForwardBackward;
+        config.seed = 7;
+        result_ = runBenchmark(config);
+        QCOMPARE(toString(result_.status), std::string("ok"));
+        path_ = dir_.filePath("run.json");
+        writeRunFile(result_, path_.toStdString());
+    }
+
+    void roundTripKeepsEverything() {
+        const RunResult back = readRunFile(path_.toStdString());
+        QCOMPARE(toString(back.status), toString(result_.status));
+        QCOMPARE(back.parameterCount, result_.parameterCount);
+        QCOMPARE(back.config.model.dModel, result_.config.model.dModel);
+        QCOMPARE(back.config.model.vocabSize, int64_t{97});
+        QCOMPARE(toString(back.config.mode), std::string("forward-backward"));
+        QCOMPARE(back.config.seed, uint64_t{7});
+        QCOMPARE(back.environment.libtorchVersion, result_.environment.libtorchVersion);
+        QCOMPARE(back.steps.size(), result_.steps.size());
+        for (size_t i = 0; i < back.steps.size(); ++i) {
+            QCOMPARE(back.steps[i].totalMs, result_.steps[i].totalMs);
+            QCOMPARE(back.steps[i].backwardMs, result_.steps[i].backwardMs);
+            QCOMPARE(back.steps[i].optimizerMs, std::optional<double>());
+            QCOMPARE(back.steps[i].warmup, result_.steps[i].warmup);
+        }
+        QCOMPARE(back.summary.total.mean, result_.summary.total.mean);
+        QCOMPARE(back.summary.backward->median, result_.summary.backward->median);
+    }
+
+    void documentedKeysArePresent() {
+        QFile file(path_);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonObject root = QJsonDocument::fromJson(file.readAll()).object();
+        QCOMPARE(root["status"].toString(), QString("ok"));
+        QCOMPARE(root["model"].toObject()["parameters"].toInteger(), result_.parameterCount);
+        const QJsonArray steps = root["steps"].toArray();
+        QCOMPARE(steps.size(), qsizetype(result_.steps.size()));
+        const QJsonObject step = steps[0].toObject();
+        for (const char* key : {"index", "warmup", "total_ms", "forward_ms", "backward_ms"}) {
+            QVERIFY2(step.contains(key), key);
+        }
+        QVERIFY(step["optimizer_ms"].isNull());
+        const QJsonObject summary = root["summary"].toObject();
+        for (const char* phase : {"total_ms", "forward_ms", "backward_ms"}) {
+            const QJsonObject stats = summary[phase].toObject();
+            for (const char* key : {"mean", "std", "median", "min", "max"}) {
+                QVERIFY2(stats.contains(key), qPrintable(QString(phase) + "." + key));
+            }
+        }
+        QVERIFY(summary["optimizer_ms"].isNull());
+    }
+
+    void atomicWriteLeavesNoTemporaryFiles() {
+        const QStringList entries = QDir(dir_.path()).entryList(QDir::Files);
+        for (const auto& entry : entries) {
+            QVERIFY2(!entry.contains(".tmp."), qPrintable(entry));
+        }
+    }
+
+    void corruptFileIsAClearError() {
+        QFile original(path_);
+        QVERIFY(original.open(QIODevice::ReadOnly));
+        const QByteArray text = original.readAll();
+        const QString truncated = dir_.filePath("truncated.json");
+        writeText(truncated, text.left(text.size() / 2));
+        QVERIFY2(readError(truncated).contains("not valid JSON"), qPrintable(readError(truncated)));
+
+        const QString wrongVersion = dir_.filePath("v99.json");
+        writeText(wrongVersion, QByteArray(text).replace("\"version\": 1", "\"version\": 99"));
+        QVERIFY2(readError(wrongVersion).contains("version 99 is not supported"),
+                 qPrintable(readError(wrongVersion)));
+
+        const QString badField = dir_.filePath("bad-field.json");
+        writeText(badField, QByteArray(text).replace("\"total_ms\": ", "\"total_ms\": \"x\", \"_\": "));
+        QVERIFY2(readError(badField).contains("run.steps[0].total_ms: expected a number"),
+                 qPrintable(readError(badField)));
+
+        const QString foreign = dir_.filePath("foreign.json");
+        writeText(foreign, "{\"hello\": 1}");
+        QVERIFY2(readError(foreign).contains("not a StepScope run file"),
+                 qPrintable(readError(foreign)));
+
+        QVERIFY(readError(dir_.filePath("missing.json")).contains("cannot open"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunFile)
+#include "tst_run_file.moc"
