@@ -22,6 +22,10 @@ mkdir -p "$cache"
 
 # --- Debian packages -------------------------------------------------------
 debs=(ninja-build ccache nlohmann-json3-dev libcli11-dev)
+command -v cmake >/dev/null || debs+=(cmake)
+command -v g++ >/dev/null || debs+=(g++)
+command -v python3 >/dev/null || debs+=(python3)
+python3 -c "import venv, ensurepip" 2>/dev/null || debs+=(python3-venv)
 if [ "$want_gui" = 1 ]; then
   debs+=(qt6-base-dev libqcustomplot-dev libgl-dev xvfb xauth)
 fi

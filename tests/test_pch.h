@@ -2,6 +2,6 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-#include <QtTest/QtTest>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
+#include <QtTest/QtTest>

@@ -4,7 +4,9 @@
 
 namespace stepscope::test {
 
-QString pythonExecutable() { return QStringLiteral(STEPSCOPE_PYTHON); }
+QString pythonExecutable() {
+    return QStringLiteral(STEPSCOPE_PYTHON);
+}
 
 QString sourcePath(const QString& relative) {
     return QStringLiteral(STEPSCOPE_SOURCE_DIR) + "/" + relative;

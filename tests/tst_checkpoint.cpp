@@ -39,9 +39,9 @@ class TestCheckpoint : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         QVERIFY(dir_.isValid());
-        const QString error = test::runPython(
-            {test::sourcePath("tools/make_test_checkpoint.py"), dir_.path(), "--model", "nano",
-             "--vocab", "97", "--batch", "2", "--seq", "17", "--seed", "3"});
+        const QString error = test::runPython({test::sourcePath("tools/make_test_checkpoint.py"),
+                                               dir_.path(), "--model", "nano", "--vocab", "97",
+                                               "--batch", "2", "--seq", "17", "--seed", "3"});
         QVERIFY2(error.isEmpty(), qPrintable(error));
         QFile expected(fixture("expected.json"));
         QVERIFY(expected.open(QIODevice::ReadOnly));
@@ -74,10 +74,11 @@ private Q_SLOTS:
         RunConfig config;
         config.model = nanoDims();
         for (const char* file : {"state_dict.pt", "training_checkpoint.pt"}) {
-            const EvalResult result = evaluateCheckpoint(
-                config, fixture(file).toStdString(), fixture("tokens.pt").toStdString());
-            QVERIFY2(std::abs(result.loss - expectedLoss_) < 1e-5,
-                     qPrintable(QString("%1: %2 vs %3").arg(file).arg(result.loss).arg(expectedLoss_)));
+            const EvalResult result = evaluateCheckpoint(config, fixture(file).toStdString(),
+                                                         fixture("tokens.pt").toStdString());
+            QVERIFY2(
+                std::abs(result.loss - expectedLoss_) < 1e-5,
+                qPrintable(QString("%1: %2 vs %3").arg(file).arg(result.loss).arg(expectedLoss_)));
             QCOMPARE(result.predictions, int64_t{2 * 16});
         }
     }
@@ -99,15 +100,15 @@ private Q_SLOTS:
         const double cppLoss =
             evaluateCheckpoint(config, saved.toStdString(), fixture("tokens.pt").toStdString())
                 .loss;
-        const QString script = QString(
-            "import sys, torch; sys.path.insert(0, %1);"
-            "import reference_model as r;"
-            "m = r.from_preset('nano', vocab=97); m.load_state_dict(torch.load(%2));"
-            "t = torch.load(%3);"
-            "open(%4, 'w').write(repr(r.next_token_loss(m, t).item()))")
-                                   .arg("'" + test::sourcePath("tools") + "'",
-                                        "'" + saved + "'", "'" + fixture("tokens.pt") + "'",
-                                        "'" + fixture("python_loss.txt") + "'");
+        const QString script =
+            QString(
+                "import sys, torch; sys.path.insert(0, %1);"
+                "import reference_model as r;"
+                "m = r.from_preset('nano', vocab=97); m.load_state_dict(torch.load(%2));"
+                "t = torch.load(%3);"
+                "open(%4, 'w').write(repr(r.next_token_loss(m, t).item()))")
+                .arg("'" + test::sourcePath("tools") + "'", "'" + saved + "'",
+                     "'" + fixture("tokens.pt") + "'", "'" + fixture("python_loss.txt") + "'");
         const QString error = test::runPython({"-c", script});
         QVERIFY2(error.isEmpty(), qPrintable(error));
         QFile lossFile(fixture("python_loss.txt"));
@@ -144,7 +145,8 @@ private Q_SLOTS:
             QFAIL("an incomplete checkpoint loaded");
         } catch (const std::runtime_error& error) {
             const QString message = error.what();
-            QVERIFY2(message.contains("missing tensor 'layers.1.ffn.w3.weight'"), qPrintable(message));
+            QVERIFY2(message.contains("missing tensor 'layers.1.ffn.w3.weight'"),
+                     qPrintable(message));
             QVERIFY2(message.contains("unexpected tensor 'layers.9.extra.weight'"),
                      qPrintable(message));
         }

@@ -36,8 +36,8 @@ CliResult runCli(const QStringList& arguments) {
     return result;
 }
 
-const QStringList kTinyRun = {"--model", "nano", "--vocab", "97", "--ctx", "16", "--batch", "2",
-                              "--warmup", "1", "--steps", "2"};
+const QStringList kTinyRun = {"--model", "nano", "--vocab",  "97", "--ctx",   "16",
+                              "--batch", "2",    "--warmup", "1",  "--steps", "2"};
 
 }  // namespace
 
@@ -58,8 +58,9 @@ private Q_SLOTS:
     void runJsonIsTheRunFile() {
         QTemporaryDir dir;
         const QString out = dir.filePath("run.json");
-        const CliResult r = runCli(QStringList{"run"} + kTinyRun + QStringList{"--mode",
-                                   "forward-backward", "--out", out, "--json"});
+        const CliResult r =
+            runCli(QStringList{"run"} + kTinyRun +
+                   QStringList{"--mode", "forward-backward", "--out", out, "--json"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY2(r.err.contains("step 3 (measured)"), qPrintable(r.err));  // progress on stderr
         const QJsonObject printed = QJsonDocument::fromJson(r.out).object();
@@ -85,8 +86,8 @@ private Q_SLOTS:
                                 << "model: unknown preset 'gigantic'; allowed: nano, tiny, small";
         QTest::newRow("mode") << QStringList{"run", "--mode", "backward"}
                               << "mode: 'backward' is not allowed; allowed: inference, forward";
-        QTest::newRow("heads") << QStringList{"run", "--d-model", "100", "--d-ff", "64",
-                                              "--layers", "1", "--heads", "3"}
+        QTest::newRow("heads") << QStringList{"run",      "--d-model", "100",     "--d-ff", "64",
+                                              "--layers", "1",         "--heads", "3"}
                                << "heads: d_model 100 is not divisible by heads 3";
         QTest::newRow("cuda") << QStringList{"run", "--device", "cuda"}
                               << "device: 'cuda' was asked for";
@@ -127,16 +128,16 @@ private Q_SLOTS:
 
     void evalPrintsReferenceLoss() {
         QTemporaryDir dir;
-        const QString error = test::runPython({test::sourcePath("tools/make_test_checkpoint.py"),
-                                               dir.path(), "--vocab", "97"});
+        const QString error = test::runPython(
+            {test::sourcePath("tools/make_test_checkpoint.py"), dir.path(), "--vocab", "97"});
         QVERIFY2(error.isEmpty(), qPrintable(error));
         QFile expectedFile(dir.filePath("expected.json"));
         QVERIFY(expectedFile.open(QIODevice::ReadOnly));
         const double expected =
             QJsonDocument::fromJson(expectedFile.readAll()).object()["loss"].toDouble();
-        const CliResult r =
-            runCli({"eval", "--model", "nano", "--vocab", "97", "--weights",
-                    dir.filePath("state_dict.pt"), "--tokens", dir.filePath("tokens.pt"), "--json"});
+        const CliResult r = runCli({"eval", "--model", "nano", "--vocab", "97", "--weights",
+                                    dir.filePath("state_dict.pt"), "--tokens",
+                                    dir.filePath("tokens.pt"), "--json"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const double loss = QJsonDocument::fromJson(r.out).object()["loss"].toDouble();
         QVERIFY2(std::abs(loss - expected) < 1e-5,
@@ -153,8 +154,8 @@ private Q_SLOTS:
     void sweepWritesTablesAndRunFiles() {
         QTemporaryDir dir;
         const CliResult r = runCli({"sweep", "--model", "nano", "--vocab", "97", "--ctx", "8,16",
-                                    "--mode", "forward", "--batch", "2", "--warmup", "0",
-                                    "--steps", "1", "--out", dir.path()});
+                                    "--mode", "forward", "--batch", "2", "--warmup", "0", "--steps",
+                                    "1", "--out", dir.path()});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QCOMPARE(r.out.count("| nano |"), 2);
         QVERIFY(QFile::exists(dir.filePath("nano_ctx8_forward_fp32.json")));

@@ -54,8 +54,7 @@ private Q_SLOTS:
         QCOMPARE(toString(result.status), std::string("ok"));
         for (const auto& step : result.steps) {
             QVERIFY(*step.forwardMs > 0 && *step.backwardMs > 0 && *step.optimizerMs > 0);
-            QVERIFY(*step.forwardMs + *step.backwardMs + *step.optimizerMs <=
-                    step.totalMs * 1.001);
+            QVERIFY(*step.forwardMs + *step.backwardMs + *step.optimizerMs <= step.totalMs * 1.001);
         }
         QVERIFY(result.environment.deviceName.find("CPU") == std::string::npos);
     }

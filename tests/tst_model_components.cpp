@@ -4,9 +4,9 @@
 
 #include <ATen/TensorIndexing.h>
 #include <ATen/ops/allclose.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/ones.h>
-#include <ATen/ops/arange.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/zeros.h>

@@ -111,7 +111,8 @@ private Q_SLOTS:
                  qPrintable(readError(wrongVersion)));
 
         const QString badField = dir_.filePath("bad-field.json");
-        writeText(badField, QByteArray(text).replace("\"total_ms\": ", "\"total_ms\": \"x\", \"_\": "));
+        writeText(badField,
+                  QByteArray(text).replace("\"total_ms\": ", "\"total_ms\": \"x\", \"_\": "));
         QVERIFY2(readError(badField).contains("run.steps[0].total_ms: expected a number"),
                  qPrintable(readError(badField)));
 

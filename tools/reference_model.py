@@ -76,12 +76,6 @@ class RoPE(nn.Module):
         return out.to(x.dtype)
 
 
-def softmax(x, dim):
-    shifted = x - x.max(dim=dim, keepdim=True).values
-    e = shifted.exp()
-    return e / e.sum(dim=dim, keepdim=True)
-
-
 class Attention(nn.Module):
     def __init__(self, d_model, heads, rope):
         super().__init__()
@@ -101,7 +95,7 @@ class Attention(nn.Module):
         scores = q @ k.transpose(-2, -1) / math.sqrt(d // self.heads)
         future = torch.triu(torch.ones(t, t, dtype=torch.bool, device=x.device), diagonal=1)
         scores = scores.masked_fill(future, float("-inf"))
-        out = softmax(scores, dim=-1) @ v
+        out = torch.softmax(scores, dim=-1) @ v
         return self.output_proj(out.transpose(1, 2).reshape(b, t, d))
 
 
@@ -113,8 +107,7 @@ class SwiGLU(nn.Module):
         self.w3 = Linear(d_model, d_ff)
 
     def forward(self, x):
-        a = self.w1(x)
-        return self.w2(a * torch.sigmoid(a) * self.w3(x))
+        return self.w2(nn.functional.silu(self.w1(x)) * self.w3(x))
 
 
 class Block(nn.Module):

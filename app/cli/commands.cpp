@@ -30,8 +30,7 @@ public:
         }
     }
     void onPointStarted(int index, int total, const RunConfig& config) override {
-        std::fprintf(stderr, "[%d/%d] %s\n", index + 1, total,
-                     sweepPointFileName(config).c_str());
+        std::fprintf(stderr, "[%d/%d] %s\n", index + 1, total, sweepPointFileName(config).c_str());
     }
     void onPointFinished(int, int, const RunResult& result, const std::string& file) override {
         std::fprintf(stderr, "  -> %s, %s\n", toString(result.status).c_str(), file.c_str());
@@ -90,9 +89,9 @@ int commandInfo(bool json) {
               << "CPU          " << inventory.cpuModel << ", " << inventory.cpuThreads
               << " intra-op threads\n"
               << "CUDA         "
-              << (inventory.cudaAvailable ? std::to_string(inventory.cudaDevices.size()) +
-                                                " device(s)"
-                                          : std::string("no device available"))
+              << (inventory.cudaAvailable
+                      ? std::to_string(inventory.cudaDevices.size()) + " device(s)"
+                      : std::string("no device available"))
               << "\n";
     for (size_t i = 0; i < inventory.cudaDevices.size(); ++i) {
         std::cout << "  cuda:" << i << "     " << inventory.cudaDevices[i] << "\n";
@@ -124,13 +123,13 @@ int commandParams(const ConfigFlags& flags, bool all, bool json) {
             dims.vocabSize = flags.vocab;
             out[dims.name] = parameterCount(dims);
             if (!json) {
-                std::printf("%-8s %14lld parameters (d_model %lld, d_ff %lld, %lld layers, %lld "
-                            "heads, vocab %lld)\n",
-                            dims.name.c_str(), static_cast<long long>(parameterCount(dims)),
-                            static_cast<long long>(dims.dModel), static_cast<long long>(dims.dFf),
-                            static_cast<long long>(dims.layers),
-                            static_cast<long long>(dims.heads),
-                            static_cast<long long>(dims.vocabSize));
+                std::printf(
+                    "%-8s %14lld parameters (d_model %lld, d_ff %lld, %lld layers, %lld "
+                    "heads, vocab %lld)\n",
+                    dims.name.c_str(), static_cast<long long>(parameterCount(dims)),
+                    static_cast<long long>(dims.dModel), static_cast<long long>(dims.dFf),
+                    static_cast<long long>(dims.layers), static_cast<long long>(dims.heads),
+                    static_cast<long long>(dims.vocabSize));
             }
         }
         if (json) {
@@ -158,8 +157,8 @@ int commandRun(const ConfigFlags& flags, const std::string& outFile, bool json) 
         }
         std::cout << (json ? runResultToJson(result) : formatRunReport(result));
         if (result.status != RunStatus::Ok) {
-            std::cerr << "stepscope-cli: run " << toString(result.status) << ": "
-                      << result.message << "\n";
+            std::cerr << "stepscope-cli: run " << toString(result.status) << ": " << result.message
+                      << "\n";
         }
         return exitCodeFor(result);
     });
@@ -201,10 +200,9 @@ int commandEval(const ConfigFlags& flags, const std::string& weights, const std:
             return kExitBadInput;
         }
         if (json) {
-            std::cout << nlohmann::json{{"loss", result.loss},
-                                        {"predictions", result.predictions}}
-                             .dump()
-                      << "\n";
+            std::cout
+                << nlohmann::json{{"loss", result.loss}, {"predictions", result.predictions}}.dump()
+                << "\n";
         } else {
             std::printf("loss %.6f nats over %lld predictions\n", result.loss,
                         static_cast<long long>(result.predictions));

@@ -122,7 +122,8 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     if (spec.models.empty() || spec.contexts.empty() || spec.modes.empty() ||
         spec.precisions.empty()) {
         throw InvalidConfigError(std::vector<ConfigError>{
-            {"sweep", "every list (--model, --ctx, --mode, --precision) needs at least one value"}});
+            {"sweep",
+             "every list (--model, --ctx, --mode, --precision) needs at least one value"}});
     }
     return spec;
 }

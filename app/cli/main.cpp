@@ -38,8 +38,7 @@ int main(int argc, char** argv) {
     auto* sweep = app.add_subcommand(
         "sweep", "models × contexts × modes × precisions, each a run (comma lists)");
     sweepFlags.addTo(*sweep, /*lists=*/true);
-    sweep->add_option("--out", outDir, "directory for the run files and sweep tables")
-        ->required();
+    sweep->add_option("--out", outDir, "directory for the run files and sweep tables")->required();
     sweep->add_flag("--resume", resume, "keep points whose run file already says ok");
 
     ConfigFlags evalFlags;

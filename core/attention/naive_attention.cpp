@@ -18,8 +18,8 @@ at::Tensor NaiveAttention::forward(const at::Tensor& q, const at::Tensor& k, con
         const int64_t queries = q.size(-2);
         const int64_t keys = k.size(-2);
         // Key j is hidden from query i when j > i (aligned at the end when lengths differ).
-        at::Tensor future = at::triu(
-            at::ones({queries, keys}, q.options().dtype(at::kBool)), keys - queries + 1);
+        at::Tensor future =
+            at::triu(at::ones({queries, keys}, q.options().dtype(at::kBool)), keys - queries + 1);
         scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
     }
     return at::matmul(at::softmax(scores, -1), v);

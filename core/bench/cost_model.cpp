@@ -43,9 +43,9 @@ MemoryEstimate estimateMemory(const RunConfig& config) {
     // and projection input (≈3·B·T·d), the MLP's w1, w3, silu and product
     // (4·B·T·d_ff), and the scores, masked scores and softmax (3·B·H·T²).
     const int64_t bt = config.batchSize * config.contextLength;
-    const int64_t perLayer =
-        bt * (12 * m.dModel + 4 * m.dFf) +
-        3 * config.batchSize * m.heads * config.contextLength * config.contextLength;
+    const int64_t perLayer = bt * (12 * m.dModel + 4 * m.dFf) + 3 * config.batchSize * m.heads *
+                                                                    config.contextLength *
+                                                                    config.contextLength;
     const int64_t head = bt * 2 * m.dModel + 3 * bt * m.vocabSize;  // final norm, logits, loss
     const bool keepsGraph = config.mode != RunMode::Inference;
     const int64_t elements = keepsGraph ? m.layers * perLayer + head + perLayer  // + working set
@@ -62,14 +62,14 @@ std::optional<double> devicePeakFlopsPerSecond(const std::string& deviceName, Pr
     };
     // Vendor datasheet figures (SXM parts; PCIe parts are lower, so MFU reads high there).
     static const Peak peaks[] = {
-        {"H200", 67, 494, 989}, {"H100", 67, 494, 989}, {"A100", 19.5, 156, 312},
+        {"H200", 67, 494, 989},   {"H100", 67, 494, 989},    {"A100", 19.5, 156, 312},
         {"L40S", 91.6, 183, 362}, {"A10G", 31.2, 62.5, 125}, {"V100", 15.7, 15.7, 125},
     };
     for (const auto& peak : peaks) {
         if (deviceName.find(peak.namePart) != std::string::npos) {
             const double tflops = precision != Precision::Fp32 ? peak.half
-                                  : tf32                     ? peak.tf32
-                                                             : peak.fp32;
+                                  : tf32                       ? peak.tf32
+                                                               : peak.fp32;
             return tflops * 1e12;
         }
     }

@@ -59,10 +59,18 @@ std::string joined(const std::vector<std::string>& items) {
 
 }  // namespace
 
-std::string toString(RunMode mode) { return nameOf(kModes, mode); }
-std::string toString(Precision precision) { return nameOf(kPrecisions, precision); }
-std::string toString(DeviceKind device) { return nameOf(kDevices, device); }
-std::optional<RunMode> parseRunMode(const std::string& text) { return parseName(kModes, text); }
+std::string toString(RunMode mode) {
+    return nameOf(kModes, mode);
+}
+std::string toString(Precision precision) {
+    return nameOf(kPrecisions, precision);
+}
+std::string toString(DeviceKind device) {
+    return nameOf(kDevices, device);
+}
+std::optional<RunMode> parseRunMode(const std::string& text) {
+    return parseName(kModes, text);
+}
 std::optional<Precision> parsePrecision(const std::string& text) {
     return parseName(kPrecisions, text);
 }
@@ -85,7 +93,9 @@ const std::vector<std::string>& deviceNames() {
 bool hasBackward(RunMode mode) {
     return mode == RunMode::ForwardBackward || mode == RunMode::TrainStep;
 }
-bool hasOptimizer(RunMode mode) { return mode == RunMode::TrainStep; }
+bool hasOptimizer(RunMode mode) {
+    return mode == RunMode::TrainStep;
+}
 
 std::vector<ConfigError> validate(const RunConfig& config, const ValidationContext& context) {
     std::vector<ConfigError> errors;
@@ -131,8 +141,8 @@ std::vector<ConfigError> validate(const RunConfig& config, const ValidationConte
         fail("steps", "must be at least 1, got " + std::to_string(config.measuredSteps));
     }
     if (config.threads < 0) {
-        fail("threads", "must be 0 (LibTorch's default) or more, got " +
-                            std::to_string(config.threads));
+        fail("threads",
+             "must be 0 (LibTorch's default) or more, got " + std::to_string(config.threads));
     }
     if (config.device == DeviceKind::Cuda && !context.cudaAvailable) {
         fail("device", "'cuda' was asked for, but no CUDA device is available here; allowed: cpu");

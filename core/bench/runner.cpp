@@ -1,9 +1,9 @@
 #include "bench/runner.h"
 
+#include <ATen/Context.h>
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
-#include <ATen/Context.h>
 #include <ATen/ops/randint.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
@@ -33,8 +33,8 @@ public:
         }
         previousEnabled_ = at::autocast::is_autocast_enabled(deviceType_);
         previousDtype_ = at::autocast::get_autocast_dtype(deviceType_);
-        at::autocast::set_autocast_dtype(
-            deviceType_, precision == Precision::Bf16 ? at::kBFloat16 : at::kHalf);
+        at::autocast::set_autocast_dtype(deviceType_,
+                                         precision == Precision::Bf16 ? at::kBFloat16 : at::kHalf);
         at::autocast::set_autocast_enabled(deviceType_, true);
     }
     ~AutocastScope() {
@@ -204,17 +204,16 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         progress.report(0, config.warmupSteps > 0, "setup");
         at::manual_seed(config.seed);
         const auto options = at::TensorOptions().device(device).dtype(at::kFloat);
-        state.model = TransformerLM(config.model,
-                                    std::shared_ptr<AttentionBackend>(
-                                        makeAttentionBackend(config.attention)),
-                                    options);
+        state.model = TransformerLM(
+            config.model, std::shared_ptr<AttentionBackend>(makeAttentionBackend(config.attention)),
+            options);
         if (hasOptimizer(config.mode)) {
             state.optimizer = std::make_unique<torch::optim::AdamW>(
                 state.model->parameters(), torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
         }
-        const at::Tensor tokens = at::randint(
-            config.model.vocabSize, {config.batchSize, config.contextLength + 1},
-            at::TensorOptions().device(device).dtype(at::kLong));
+        const at::Tensor tokens =
+            at::randint(config.model.vocabSize, {config.batchSize, config.contextLength + 1},
+                        at::TensorOptions().device(device).dtype(at::kLong));
         state.inputs = tokens.narrow(1, 0, config.contextLength);
         state.targets = tokens.narrow(1, 1, config.contextLength);
 
@@ -222,9 +221,9 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         for (int index = 0; index < totalSteps; ++index) {
             if (control.cancel && control.cancel->load()) {
                 releaseMemory(state, device);
-                return finish(RunStatus::Cancelled,
-                              "cancelled after " + std::to_string(index) + " of " +
-                                  std::to_string(totalSteps) + " steps");
+                return finish(RunStatus::Cancelled, "cancelled after " + std::to_string(index) +
+                                                        " of " + std::to_string(totalSteps) +
+                                                        " steps");
             }
             result.steps.push_back(runStep(state, config, device, *timer, progress, index));
             if (control.observer) {

@@ -16,12 +16,9 @@ ModelDims preset(const char* name, int64_t dModel, int64_t dFf, int64_t layers, 
 
 const std::vector<ModelDims>& modelPresets() {
     static const std::vector<ModelDims> presets = {
-        preset("nano", 64, 256, 2, 4),
-        preset("tiny", 128, 512, 4, 4),
-        preset("small", 768, 3072, 12, 12),
-        preset("medium", 1024, 4096, 24, 16),
-        preset("large", 1280, 5120, 36, 20),
-        preset("xl", 1600, 6400, 48, 25),
+        preset("nano", 64, 256, 2, 4),       preset("tiny", 128, 512, 4, 4),
+        preset("small", 768, 3072, 12, 12),  preset("medium", 1024, 4096, 24, 16),
+        preset("large", 1280, 5120, 36, 20), preset("xl", 1600, 6400, 48, 25),
         preset("2.7B", 2560, 10240, 32, 32),
     };
     return presets;

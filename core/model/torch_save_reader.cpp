@@ -196,22 +196,44 @@ private:
 
     void step(unsigned char opcode) {
         switch (opcode) {
-            case 0x80: readBytes(1); break;  // PROTO
-            case 0x95: readBytes(8); break;  // FRAME
-            case '(': marks_.push_back(stack_.size()); break;
-            case '0': pop(); break;
-            case '1': popToMark(); break;
+            case 0x80:
+                readBytes(1);
+                break;  // PROTO
+            case 0x95:
+                readBytes(8);
+                break;  // FRAME
+            case '(':
+                marks_.push_back(stack_.size());
+                break;
+            case '0':
+                pop();
+                break;
+            case '1':
+                popToMark();
+                break;
             case '2': {
                 PyValue top = stack_.at(stack_.size() - 1);
                 stack_.push_back(std::move(top));
                 break;
             }
-            case 'N': stack_.push_back({}); break;
-            case 0x88: stack_.push_back({true}); break;
-            case 0x89: stack_.push_back({false}); break;
-            case 'J': stack_.push_back({static_cast<int64_t>(readLittleEndian<int32_t>())}); break;
-            case 'K': stack_.push_back({static_cast<int64_t>(readLittleEndian<uint8_t>())}); break;
-            case 'M': stack_.push_back({static_cast<int64_t>(readLittleEndian<uint16_t>())}); break;
+            case 'N':
+                stack_.push_back({});
+                break;
+            case 0x88:
+                stack_.push_back({true});
+                break;
+            case 0x89:
+                stack_.push_back({false});
+                break;
+            case 'J':
+                stack_.push_back({static_cast<int64_t>(readLittleEndian<int32_t>())});
+                break;
+            case 'K':
+                stack_.push_back({static_cast<int64_t>(readLittleEndian<uint8_t>())});
+                break;
+            case 'M':
+                stack_.push_back({static_cast<int64_t>(readLittleEndian<uint16_t>())});
+                break;
             case 0x8a: {  // LONG1: little-endian two's complement of n bytes
                 const uint8_t n = readLittleEndian<uint8_t>();
                 const char* bytes = readBytes(n);
@@ -270,13 +292,27 @@ private:
                 stack_.push_back({PyGlobal{*module.asString(), *name.asString()}});
                 break;
             }
-            case 'q': memoize(readLittleEndian<uint8_t>()); break;
-            case 'r': memoize(readLittleEndian<uint32_t>()); break;
-            case 0x94: memoize(memo_.size()); break;  // MEMOIZE
-            case 'h': recall(readLittleEndian<uint8_t>()); break;
-            case 'j': recall(readLittleEndian<uint32_t>()); break;
-            case ')': pushTuple({}); break;
-            case 't': pushTuple(popToMark()); break;
+            case 'q':
+                memoize(readLittleEndian<uint8_t>());
+                break;
+            case 'r':
+                memoize(readLittleEndian<uint32_t>());
+                break;
+            case 0x94:
+                memoize(memo_.size());
+                break;  // MEMOIZE
+            case 'h':
+                recall(readLittleEndian<uint8_t>());
+                break;
+            case 'j':
+                recall(readLittleEndian<uint32_t>());
+                break;
+            case ')':
+                pushTuple({});
+                break;
+            case 't':
+                pushTuple(popToMark());
+                break;
             case 0x85: {
                 PyValue a = pop();
                 pushTuple({std::move(a)});
@@ -295,7 +331,9 @@ private:
                 pushTuple({std::move(a), std::move(b), std::move(c)});
                 break;
             }
-            case ']': stack_.push_back({std::make_shared<PySequence>()}); break;
+            case ']':
+                stack_.push_back({std::make_shared<PySequence>()});
+                break;
             case 'l': {
                 auto list = std::make_shared<PySequence>();
                 list->items = popToMark();
@@ -309,8 +347,12 @@ private:
                 append(std::move(items));
                 break;
             }
-            case 'e': append(popToMark()); break;
-            case '}': stack_.push_back({std::make_shared<PyDict>()}); break;
+            case 'e':
+                append(popToMark());
+                break;
+            case '}':
+                stack_.push_back({std::make_shared<PyDict>()});
+                break;
             case 'd': {
                 std::vector<PyValue> flat = popToMark();
                 stack_.push_back({std::make_shared<PyDict>()});
@@ -326,7 +368,9 @@ private:
                 setItems(std::move(flat));
                 break;
             }
-            case 'u': setItems(popToMark()); break;
+            case 'u':
+                setItems(popToMark());
+                break;
             case 'Q': {  // BINPERSID: a storage in the archive
                 PyValue id = pop();
                 stack_.push_back({loadStorage(id)});
@@ -346,7 +390,9 @@ private:
                 stack_.push_back({PyOpaque{global ? global->module + "." + global->name : "?"}});
                 break;
             }
-            case 'b': pop(); break;  // BUILD: object state (OrderedDict._metadata, ...)
+            case 'b':
+                pop();
+                break;  // BUILD: object state (OrderedDict._metadata, ...)
             default: {
                 char hex[8];
                 std::snprintf(hex, sizeof hex, "0x%02x", opcode);
@@ -370,16 +416,26 @@ private:
 
 std::string PyValue::typeName() const {
     switch (value.index()) {
-        case 0: return "None";
-        case 1: return "bool";
-        case 2: return "int";
-        case 3: return "float";
-        case 4: return "str";
-        case 5: return "tensor";
-        case 6: return std::get<std::shared_ptr<PySequence>>(value)->isTuple ? "tuple" : "list";
-        case 7: return "dict";
-        case 8: return "global " + std::get<PyGlobal>(value).name;
-        default: return std::get<PyOpaque>(value).type + " object";
+        case 0:
+            return "None";
+        case 1:
+            return "bool";
+        case 2:
+            return "int";
+        case 3:
+            return "float";
+        case 4:
+            return "str";
+        case 5:
+            return "tensor";
+        case 6:
+            return std::get<std::shared_ptr<PySequence>>(value)->isTuple ? "tuple" : "list";
+        case 7:
+            return "dict";
+        case 8:
+            return "global " + std::get<PyGlobal>(value).name;
+        default:
+            return std::get<PyOpaque>(value).type + " object";
     }
 }
 

@@ -91,7 +91,7 @@ void writeTorchSaveStateDict(const std::string& path,
         pickle.integer(0);  // storage offset
         pickle.intTuple(tensor.sizes());
         pickle.intTuple(tensor.strides());
-        pickle.op('\x89');  // requires_grad = False
+        pickle.op('\x89');          // requires_grad = False
         pickle.emptyOrderedDict();  // backward hooks
         pickle.op('t');
         pickle.op('R');

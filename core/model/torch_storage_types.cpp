@@ -7,12 +7,18 @@ namespace stepscope {
 
 namespace {
 constexpr std::pair<const char*, at::ScalarType> kStorageTypes[] = {
-    {"FloatStorage", at::kFloat},      {"DoubleStorage", at::kDouble},
-    {"HalfStorage", at::kHalf},        {"BFloat16Storage", at::kBFloat16},
-    {"LongStorage", at::kLong},        {"IntStorage", at::kInt},
-    {"ShortStorage", at::kShort},      {"CharStorage", at::kChar},
-    {"ByteStorage", at::kByte},        {"BoolStorage", at::kBool},
-    {"ComplexFloatStorage", at::kComplexFloat}, {"ComplexDoubleStorage", at::kComplexDouble},
+    {"FloatStorage", at::kFloat},
+    {"DoubleStorage", at::kDouble},
+    {"HalfStorage", at::kHalf},
+    {"BFloat16Storage", at::kBFloat16},
+    {"LongStorage", at::kLong},
+    {"IntStorage", at::kInt},
+    {"ShortStorage", at::kShort},
+    {"CharStorage", at::kChar},
+    {"ByteStorage", at::kByte},
+    {"BoolStorage", at::kBool},
+    {"ComplexFloatStorage", at::kComplexFloat},
+    {"ComplexDoubleStorage", at::kComplexDouble},
 };
 }  // namespace
 

@@ -44,14 +44,18 @@ LinearImpl::LinearImpl(int64_t dIn, int64_t dOut, const at::TensorOptions& optio
     truncatedNormal(weight, std::sqrt(2.0 / static_cast<double>(dIn + dOut)));
 }
 
-at::Tensor LinearImpl::forward(const at::Tensor& x) { return at::linear(x, weight); }
+at::Tensor LinearImpl::forward(const at::Tensor& x) {
+    return at::linear(x, weight);
+}
 
 EmbeddingImpl::EmbeddingImpl(int64_t vocabSize, int64_t dModel, const at::TensorOptions& options) {
     weight = register_parameter("weight", at::empty({vocabSize, dModel}, options));
     truncatedNormal(weight, 1.0);
 }
 
-at::Tensor EmbeddingImpl::forward(const at::Tensor& tokens) { return at::embedding(weight, tokens); }
+at::Tensor EmbeddingImpl::forward(const at::Tensor& tokens) {
+    return at::embedding(weight, tokens);
+}
 
 RMSNormImpl::RMSNormImpl(int64_t dModel, const at::TensorOptions& options, double eps) : eps(eps) {
     weight = register_parameter("weight", at::ones({dModel}, options));
@@ -124,8 +128,8 @@ TransformerBlockImpl::TransformerBlockImpl(const ModelDims& dims,
                                            std::shared_ptr<AttentionBackend> backend,
                                            const at::TensorOptions& options) {
     ln1 = register_module("ln1", RMSNorm(dims.dModel, options));
-    attn = register_module(
-        "attn", CausalSelfAttention(dims, std::move(rope), std::move(backend), options));
+    attn = register_module("attn",
+                           CausalSelfAttention(dims, std::move(rope), std::move(backend), options));
     ln2 = register_module("ln2", RMSNorm(dims.dModel, options));
     ffn = register_module("ffn", SwiGLU(dims.dModel, dims.dFf, options));
 }

@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <sstream>
 
-
 namespace stepscope {
 
 namespace {
@@ -50,7 +49,9 @@ std::string csvNumber(const Stats* stats, double Stats::*field) {
     return stats ? fixed(stats->*field, 4) : "";
 }
 
-const Stats* orNull(const std::optional<Stats>& stats) { return stats ? &*stats : nullptr; }
+const Stats* orNull(const std::optional<Stats>& stats) {
+    return stats ? &*stats : nullptr;
+}
 
 }  // namespace
 
@@ -65,8 +66,8 @@ std::string formatRunReport(const RunResult& r) {
         << "workload   batch " << c.batchSize << " × ctx " << c.contextLength << ", "
         << toString(c.mode) << ", " << toString(c.precision) << (c.tf32 ? " + TF32" : "")
         << ", attention " << c.attention << "\n"
-        << "steps      " << c.warmupSteps << " warm-up + " << c.measuredSteps
-        << " measured, seed " << c.seed << "\n"
+        << "steps      " << c.warmupSteps << " warm-up + " << c.measuredSteps << " measured, seed "
+        << c.seed << "\n"
         << "device     " << toString(c.device) << ": " << r.environment.deviceName << " ("
         << r.environment.cpuThreads << " CPU threads, LibTorch " << r.environment.libtorchVersion
         << ")\n";
@@ -141,17 +142,17 @@ std::string formatSweepCsv(const std::vector<RunResult>& results,
         const RunSummary& s = r.summary;
         const Stats* total = s.total.count ? &s.total : nullptr;
         out << csvField(r.config.model.name) << ',' << r.parameterCount << ','
-            << r.config.contextLength << ',' << r.config.batchSize << ','
-            << toString(r.config.mode) << ',' << toString(r.config.precision) << ','
-            << toString(r.config.device) << ',' << csvField(r.config.attention) << ','
-            << toString(r.status) << ',' << csvNumber(total, &Stats::mean) << ','
-            << csvNumber(total, &Stats::std) << ',' << csvNumber(orNull(s.forward), &Stats::mean)
-            << ',' << csvNumber(orNull(s.forward), &Stats::std) << ','
+            << r.config.contextLength << ',' << r.config.batchSize << ',' << toString(r.config.mode)
+            << ',' << toString(r.config.precision) << ',' << toString(r.config.device) << ','
+            << csvField(r.config.attention) << ',' << toString(r.status) << ','
+            << csvNumber(total, &Stats::mean) << ',' << csvNumber(total, &Stats::std) << ','
+            << csvNumber(orNull(s.forward), &Stats::mean) << ','
+            << csvNumber(orNull(s.forward), &Stats::std) << ','
             << csvNumber(orNull(s.backward), &Stats::mean) << ','
             << csvNumber(orNull(s.backward), &Stats::std) << ','
             << csvNumber(orNull(s.optimizer), &Stats::mean) << ','
-            << csvNumber(orNull(s.optimizer), &Stats::std)
-            << ',' << (total ? fixed(s.tokensPerSecond, 1) : std::string()) << ','
+            << csvNumber(orNull(s.optimizer), &Stats::std) << ','
+            << (total ? fixed(s.tokensPerSecond, 1) : std::string()) << ','
             << csvField(i < runFiles.size() ? runFiles[i] : std::string()) << ','
             << csvField(r.message) << '\n';
     }

@@ -15,8 +15,8 @@ json optionalNumber(const std::optional<double>& value) {
 }
 
 json statsJson(const Stats& stats) {
-    return {{"count", stats.count}, {"mean", stats.mean},     {"std", stats.std},
-            {"median", stats.median}, {"min", stats.min},     {"max", stats.max},
+    return {{"count", stats.count},   {"mean", stats.mean}, {"std", stats.std},
+            {"median", stats.median}, {"min", stats.min},   {"max", stats.max},
             {"cv", stats.cv}};
 }
 
@@ -138,8 +138,9 @@ RunConfig configFromJson(const FieldReader& reader) {
     config.model.ropeTheta = model.number("rope_theta");
     config.contextLength = reader.integer("ctx");
     config.batchSize = reader.integer("batch");
-    config.mode = reader.choice<RunMode>("mode", parseRunMode, "inference, forward, "
-                                                               "forward-backward, train-step");
+    config.mode = reader.choice<RunMode>("mode", parseRunMode,
+                                         "inference, forward, "
+                                         "forward-backward, train-step");
     config.precision = reader.choice<Precision>("precision", parsePrecision, "fp32, bf16, fp16");
     config.tf32 = reader.boolean("tf32");
     config.warmupSteps = static_cast<int>(reader.integer("warmup"));
@@ -216,8 +217,8 @@ RunResult runResultFromJson(const std::string& text) {
                            std::to_string(kRunFileVersion));
     }
     RunResult result;
-    result.status = root.choice<RunStatus>("status", parseRunStatus,
-                                           "ok, oom, failed, cancelled, refused");
+    result.status =
+        root.choice<RunStatus>("status", parseRunStatus, "ok, oom, failed, cancelled, refused");
     result.message = root.stringOr("message", "");
     result.config = configFromJson(root.object("config"));
     result.parameterCount = root.object("model").integer("parameters");

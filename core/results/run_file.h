@@ -20,6 +20,6 @@ std::string runResultToJson(const RunResult& result, int indent = 2);
 RunResult runResultFromJson(const std::string& json);  // throws RunFileError naming the field
 
 void writeRunFile(const RunResult& result, const std::string& path);  // atomic
-RunResult readRunFile(const std::string& path);                        // throws RunFileError
+RunResult readRunFile(const std::string& path);                       // throws RunFileError
 
 }  // namespace stepscope

@@ -32,8 +32,8 @@ struct RunSummary {
     std::optional<Stats> backward;
     std::optional<Stats> optimizer;
     double tokensPerSecond = 0;
-    double flopsPerStep = 0;             // model FLOPs of one step
-    double achievedFlopsPerSecond = 0;   // flopsPerStep / mean step time
+    double flopsPerStep = 0;            // model FLOPs of one step
+    double achievedFlopsPerSecond = 0;  // flopsPerStep / mean step time
     std::optional<double> devicePeakFlopsPerSecond;
     std::optional<double> mfu;  // achieved / peak, where the device peak is known
 };

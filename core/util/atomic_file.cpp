@@ -24,9 +24,9 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
         if (!file) {
             throw std::runtime_error("cannot write '" + temporary + "': " + std::strerror(errno));
         }
-        const bool written = std::fwrite(contents.data(), 1, contents.size(), file) ==
-                                 contents.size() &&
-                             std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
+        const bool written =
+            std::fwrite(contents.data(), 1, contents.size(), file) == contents.size() &&
+            std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
         const int savedErrno = errno;
         std::fclose(file);
         if (!written) {

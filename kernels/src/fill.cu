@@ -7,8 +7,8 @@ namespace stepscope::kernels {
 namespace {
 __global__ void fillWordsKernel(std::uint32_t* words, std::size_t count, std::uint32_t pattern) {
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-         i < count; i += stride) {
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+         i += stride) {
         words[i] = pattern;
     }
 }
