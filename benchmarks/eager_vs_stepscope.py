@@ -80,9 +80,9 @@ def main():
     parser.add_argument("--vocab", type=int, default=10000)
     parser.add_argument("--precision", default="fp32")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="0: torch's default")
     args = parser.parse_args()
     if args.threads:

@@ -72,42 +72,16 @@ RunConfig ConfigFlags::toRunConfig() const {
 }
 
 SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
-    std::vector<ConfigError> errors;
-    SweepSpec spec;
-    spec.outDir = outDir;
+    RunConfig base;
     const bool customDims = dModel || dFf || layers || heads;
     if (customDims) {
-        ModelDims dims;
-        dims.dModel = dModel;
-        dims.dFf = dFf;
-        dims.layers = layers;
-        dims.heads = heads;
-        dims.name = "custom-d" + std::to_string(dModel) + "-ff" + std::to_string(dFf) + "-l" +
-                    std::to_string(layers) + "-h" + std::to_string(heads);
-        spec.models.push_back(dims);
-    } else {
-        for (const auto& name : models) {
-            if (const auto preset = findPreset(name)) {
-                spec.models.push_back(*preset);
-            } else {
-                errors.push_back({"model", "unknown preset '" + name +
-                                               "'; allowed: " + joined(presetNames()) +
-                                               ", or --d-model/--d-ff/--layers/--heads"});
-            }
-        }
+        base.model.dModel = dModel;
+        base.model.dFf = dFf;
+        base.model.layers = layers;
+        base.model.heads = heads;
+        base.model.name = "custom-d" + std::to_string(dModel) + "-ff" + std::to_string(dFf) + "-l" +
+                          std::to_string(layers) + "-h" + std::to_string(heads);
     }
-    if (!errors.empty()) {
-        throw InvalidConfigError(errors);
-    }
-    spec.contexts = contexts;
-    for (const auto& mode : modes) {
-        spec.modes.push_back(parseOrThrow<RunMode>("mode", mode, parseRunMode, runModeNames()));
-    }
-    for (const auto& precision : precisions) {
-        spec.precisions.push_back(
-            parseOrThrow<Precision>("precision", precision, parsePrecision, precisionNames()));
-    }
-    RunConfig& base = spec.base;
     base.model.vocabSize = vocab;
     base.model.maxContext = maxContext;
     base.batchSize = batch;
@@ -119,13 +93,8 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     base.seed = seed;
     base.threads = threads;
     base.force = force;
-    if (spec.models.empty() || spec.contexts.empty() || spec.modes.empty() ||
-        spec.precisions.empty()) {
-        throw InvalidConfigError(std::vector<ConfigError>{
-            {"sweep",
-             "every list (--model, --ctx, --mode, --precision) needs at least one value"}});
-    }
-    return spec;
+    return makeSweepSpec(base, customDims ? std::vector<std::string>{} : models, contexts, modes,
+                         precisions, outDir);
 }
 
 }  // namespace stepscope::cli

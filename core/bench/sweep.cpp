@@ -9,6 +9,69 @@
 
 namespace stepscope {
 
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) {
+        out += (out.empty() ? "" : ", ") + item;
+    }
+    return out;
+}
+
+template <typename Enum>
+std::vector<Enum> parseAll(const std::string& field, const std::vector<std::string>& texts,
+                           std::optional<Enum> (*parse)(const std::string&),
+                           const std::vector<std::string>& allowed,
+                           std::vector<ConfigError>& errors) {
+    std::vector<Enum> values;
+    for (const auto& text : texts) {
+        if (const auto value = parse(text)) {
+            values.push_back(*value);
+        } else {
+            errors.push_back({field, "'" + text + "' is not allowed; allowed: " + joined(allowed)});
+        }
+    }
+    return values;
+}
+
+}  // namespace
+
+SweepSpec makeSweepSpec(const RunConfig& base, const std::vector<std::string>& models,
+                        const std::vector<int64_t>& contexts, const std::vector<std::string>& modes,
+                        const std::vector<std::string>& precisions, const std::string& outDir) {
+    std::vector<ConfigError> errors;
+    SweepSpec spec;
+    spec.base = base;
+    spec.outDir = outDir;
+    spec.contexts = contexts;
+    if (models.empty()) {
+        spec.models.push_back(base.model);
+    }
+    for (const auto& name : models) {
+        if (const auto preset = findPreset(name)) {
+            spec.models.push_back(*preset);
+        } else {
+            errors.push_back({"model", "unknown preset '" + name +
+                                           "'; allowed: " + joined(presetNames()) +
+                                           ", or --d-model/--d-ff/--layers/--heads"});
+        }
+    }
+    spec.modes = parseAll<RunMode>("mode", modes, parseRunMode, runModeNames(), errors);
+    spec.precisions =
+        parseAll<Precision>("precision", precisions, parsePrecision, precisionNames(), errors);
+    if (errors.empty() && (spec.models.empty() || spec.contexts.empty() || spec.modes.empty() ||
+                           spec.precisions.empty())) {
+        errors.push_back({"sweep",
+                          "every list (models, context lengths, modes, precisions) "
+                          "needs at least one value"});
+    }
+    if (!errors.empty()) {
+        throw InvalidConfigError(errors);
+    }
+    return spec;
+}
+
 std::vector<RunConfig> expandSweep(const SweepSpec& spec) {
     std::vector<RunConfig> points;
     for (const auto& model : spec.models) {

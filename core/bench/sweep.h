@@ -43,6 +43,13 @@ struct SweepControl {
     std::function<RunResult(const RunConfig&, const RunControl&)> runPoint;
 };
 
+// Builds a spec from the names a user typed (presets, modes, precisions);
+// `base.model` is used where `models` is empty (custom dims). Throws
+// InvalidConfigError naming the field and the allowed values.
+SweepSpec makeSweepSpec(const RunConfig& base, const std::vector<std::string>& models,
+                        const std::vector<int64_t>& contexts, const std::vector<std::string>& modes,
+                        const std::vector<std::string>& precisions, const std::string& outDir);
+
 std::vector<RunConfig> expandSweep(const SweepSpec& spec);
 std::string sweepPointFileName(const RunConfig& config);  // "small_ctx128_train-step_fp32.json"
 

@@ -113,6 +113,68 @@ std::string formatRunReport(const RunResult& r) {
     return out.str();
 }
 
+std::string formatStepsCsv(const RunResult& result) {
+    std::ostringstream out;
+    out << "index,warmup,total_ms,forward_ms,backward_ms,optimizer_ms,loss\n";
+    auto cell = [](const std::optional<double>& value) {
+        return value ? fixed(*value, 6) : std::string();
+    };
+    for (const auto& s : result.steps) {
+        out << s.index << ',' << (s.warmup ? "true" : "false") << ',' << fixed(s.totalMs, 6) << ','
+            << cell(s.forwardMs) << ',' << cell(s.backwardMs) << ',' << cell(s.optimizerMs) << ','
+            << cell(s.loss) << '\n';
+    }
+    return out.str();
+}
+
+std::string formatRunMarkdown(const RunResult& r, const std::vector<std::string>& images) {
+    const RunConfig& c = r.config;
+    std::ostringstream out;
+    out << "# StepScope run: " << c.model.name << ", ctx " << c.contextLength << ", "
+        << toString(c.mode) << ", " << toString(c.precision) << "\n\n"
+        << "Status: **" << toString(r.status) << "**" << (r.message.empty() ? "" : " — ")
+        << r.message << "\n\n"
+        << "## Configuration\n\n| field | value |\n|---|---|\n"
+        << "| model | " << modelLabel(c) << " |\n"
+        << "| parameters | " << r.parameterCount << " |\n"
+        << "| batch × context | " << c.batchSize << " × " << c.contextLength << " |\n"
+        << "| mode | " << toString(c.mode) << " |\n"
+        << "| precision | " << toString(c.precision) << (c.tf32 ? " + TF32" : "") << " |\n"
+        << "| attention | " << c.attention << " |\n"
+        << "| steps | " << c.warmupSteps << " warm-up + " << c.measuredSteps << " measured |\n"
+        << "| device | " << toString(c.device) << ": " << r.environment.deviceName << " |\n"
+        << "| LibTorch | " << r.environment.libtorchVersion << " |\n"
+        << "| started | " << r.environment.startedAt << " |\n\n";
+    const RunSummary& m = r.summary;
+    if (m.total.count > 0) {
+        out << "## Time per step (ms, measured steps)\n\n"
+            << "| phase | mean | std | median | min | max | CV "
+               "|\n|---|---:|---:|---:|---:|---:|---:|\n";
+        auto row = [&out](const char* name, const std::optional<Stats>& stats) {
+            if (stats) {
+                out << "| " << name << " | " << fixed(stats->mean) << " | " << fixed(stats->std)
+                    << " | " << fixed(stats->median) << " | " << fixed(stats->min) << " | "
+                    << fixed(stats->max) << " | " << fixed(100 * stats->cv, 1) << "% |\n";
+            }
+        };
+        row("total", m.total);
+        row("forward", m.forward);
+        row("backward", m.backward);
+        row("optimizer", m.optimizer);
+        out << "\nThroughput: " << scaled(m.tokensPerSecond, "tokens/s") << ", "
+            << scaled(m.achievedFlopsPerSecond, "FLOP/s") << " achieved ("
+            << scaled(m.flopsPerStep, "FLOP") << " per step)";
+        if (m.mfu) {
+            out << ", MFU " << fixed(100 * *m.mfu, 1) << "%";
+        }
+        out << ".\n";
+    }
+    for (const auto& image : images) {
+        out << "\n![" << image << "](" << image << ")\n";
+    }
+    return out.str();
+}
+
 std::string formatSweepMarkdown(const std::vector<RunResult>& results) {
     std::ostringstream out;
     out << "| model | ctx | mode | precision | status | forward ms | backward ms | optimizer ms "

@@ -11,6 +11,14 @@ namespace stepscope {
 // statistics and throughput. Used by `run` and `show`.
 std::string formatRunReport(const RunResult& result);
 
+// One row per step: index, warmup, total_ms, forward_ms, backward_ms,
+// optimizer_ms, loss (empty cells for phases a mode does not run).
+std::string formatStepsCsv(const RunResult& result);
+
+// A Markdown report: configuration, environment and the per-phase summary;
+// `images` (relative paths) are embedded after the tables.
+std::string formatRunMarkdown(const RunResult& result, const std::vector<std::string>& images);
+
 // Sweep tables, one row per run: Markdown for reading, CSV for tools.
 std::string formatSweepMarkdown(const std::vector<RunResult>& results);
 std::string formatSweepCsv(const std::vector<RunResult>& results,

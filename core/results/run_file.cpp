@@ -256,6 +256,20 @@ RunResult runResultFromJson(const std::string& text) {
     return result;
 }
 
+std::string runConfigToJson(const RunConfig& config) {
+    return configJson(config).dump();
+}
+
+RunConfig runConfigFromJson(const std::string& text) {
+    json document;
+    try {
+        document = json::parse(text);
+    } catch (const json::parse_error& error) {
+        throw RunFileError(std::string("not valid JSON: ") + error.what());
+    }
+    return configFromJson(FieldReader(document, "config"));
+}
+
 void writeRunFile(const RunResult& result, const std::string& path) {
     writeFileAtomically(path, runResultToJson(result));
 }

@@ -19,6 +19,10 @@ public:
 std::string runResultToJson(const RunResult& result, int indent = 2);
 RunResult runResultFromJson(const std::string& json);  // throws RunFileError naming the field
 
+// A config alone, as JSON (the desktop app keeps the last one in its settings).
+std::string runConfigToJson(const RunConfig& config);
+RunConfig runConfigFromJson(const std::string& json);  // throws RunFileError
+
 void writeRunFile(const RunResult& result, const std::string& path);  // atomic
 RunResult readRunFile(const std::string& path);                       // throws RunFileError
 

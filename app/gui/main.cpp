@@ -1,0 +1,78 @@
+// stepscope: the desktop app. Run files named on the command line open at
+// start; --run starts a run at once, and --screenshot saves the window when
+// it finishes and quits (scripts/screenshot.sh uses it under Xvfb).
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QTimer>
+
+#include "config_panel.h"
+#include "main_window.h"
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName("StepScope");
+    QApplication::setApplicationName("StepScope");
+    QApplication::setApplicationVersion(STEPSCOPE_VERSION);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription("StepScope: what a Transformer training step costs");
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument("files", "run files to open", "[files...]");
+    const QCommandLineOption run("run", "start a run with the configuration at once");
+    const QCommandLineOption model("model", "preset for --run", "name");
+    const QCommandLineOption context("ctx", "context length for --run", "tokens");
+    const QCommandLineOption mode("mode", "mode for --run", "mode");
+    const QCommandLineOption warmup("warmup", "warm-up steps for --run", "n");
+    const QCommandLineOption steps("steps", "measured steps for --run", "n");
+    const QCommandLineOption screenshot("screenshot", "after --run, save the window here and quit",
+                                        "png");
+    parser.addOptions({run, model, context, mode, warmup, steps, screenshot});
+    parser.process(app);
+
+    stepscope::ui::MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    for (const QString& path : parser.positionalArguments()) {
+        window.openRunFile(path);
+    }
+    if (parser.isSet(run)) {
+        stepscope::RunConfig config = window.configPanel()->config();
+        if (parser.isSet(model)) {
+            if (const auto preset = stepscope::findPreset(parser.value(model).toStdString())) {
+                config.model = *preset;
+                config.model.vocabSize = 10000;
+            }
+        }
+        if (parser.isSet(context)) {
+            config.contextLength = parser.value(context).toLongLong();
+        }
+        if (parser.isSet(mode)) {
+            config.mode =
+                stepscope::parseRunMode(parser.value(mode).toStdString()).value_or(config.mode);
+        }
+        if (parser.isSet(warmup)) {
+            config.warmupSteps = parser.value(warmup).toInt();
+        }
+        if (parser.isSet(steps)) {
+            config.measuredSteps = parser.value(steps).toInt();
+        }
+        window.configPanel()->setConfig(config);
+        if (parser.isSet(screenshot)) {
+            const QString path = parser.value(screenshot);
+            QObject::connect(&window, &stepscope::ui::MainWindow::runFinished, &window, [&] {
+                // Let the last replot land before grabbing.
+                QTimer::singleShot(500, &window, [&window, path] {
+                    window.grab().save(path);
+                    QApplication::exit(0);
+                });
+            });
+        }
+        QTimer::singleShot(0, &window, [&window] {
+            if (!window.startRun()) {
+                QApplication::exit(2);
+            }
+        });
+    }
+    return QApplication::exec();
+}

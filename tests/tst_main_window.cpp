@@ -1,0 +1,284 @@
+// The desktop app, driven as a user would (QT_QPA_PLATFORM=offscreen): run,
+// stop, invalid input, open, compare, export, settings.
+#include <QtTest/QtTest>
+
+#include <QAbstractItemModelTester>
+#include <QImage>
+#include <QLineEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryDir>
+
+#include "bench/runner.h"
+#include "compare_view.h"
+#include "config_panel.h"
+#include "exporter.h"
+#include "format.h"
+#include "main_window.h"
+#include "results/run_file.h"
+#include "step_table_model.h"
+#include "step_timing_view.h"
+#include "sweep_page.h"
+
+using namespace stepscope;
+using namespace stepscope::ui;
+
+namespace {
+
+RunConfig quickConfig(int warmup, int steps, int64_t context = 16) {
+    RunConfig config;
+    config.model = *findPreset("nano");
+    config.model.vocabSize = 97;
+    config.contextLength = context;
+    config.batchSize = 2;
+    config.warmupSteps = warmup;
+    config.measuredSteps = steps;
+    return config;
+}
+
+QString cliRun(const QString& path, const QStringList& extra = {}) {
+    QProcess process;
+    process.start(QStringLiteral(STEPSCOPE_CLI),
+                  QStringList{"run", "--model", "nano", "--vocab", "97", "--ctx", "16", "--batch",
+                              "2", "--warmup", "1", "--steps", "3", "--out", path} +
+                      extra);
+    process.waitForFinished(120000);
+    return process.exitCode() == 0 ? QString() : QString::fromUtf8(process.readAllStandardError());
+}
+
+int csvDataRows(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        return -1;
+    }
+    return int(file.readAll().trimmed().split('\n').size()) - 1;
+}
+
+}  // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+
+private Q_SLOTS:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope,
+                           dir_.filePath("settings"));
+        QCoreApplication::setOrganizationName("StepScopeTest");
+        QCoreApplication::setApplicationName("StepScopeTest");
+        qRegisterMetaType<stepscope::RunResult>("stepscope::RunResult");
+    }
+
+    void runFillsChartAndSummary() {
+        MainWindow window;
+        window.show();
+        window.configPanel()->setConfig(quickConfig(1, 4));
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(120000));
+        const auto result = finished.at(0).at(0).value<RunResult>();
+        QCOMPARE(toString(result.status), std::string("ok"));
+        QCOMPARE(window.stepTimingView()->plottedSteps(), 5);
+        QCOMPARE(window.stepTimingView()->summaryTable()->item(0, 0)->text(),
+                 formatMs(result.summary.total.mean));
+        QCOMPARE(int(window.documents().size()), 1);
+        QCOMPARE(window.currentDocument()->result.steps.size(), size_t(5));
+        QVERIFY(window.progressText().contains("ok"));
+    }
+
+    void stopEndsWithinOneStepKeepingSteps() {
+        MainWindow window;
+        window.show();
+        // tiny at ctx 256: a step takes far longer than the UI's 33 ms batching.
+        RunConfig config = quickConfig(0, 400, 256);
+        config.model = *findPreset("tiny");
+        config.model.vocabSize = 97;
+        config.batchSize = 4;
+        window.configPanel()->setConfig(config);
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        QTRY_VERIFY_WITH_TIMEOUT(window.currentDocument()->result.steps.size() >= 2, 60000);
+        const size_t seenAtStop = window.currentDocument()->result.steps.size();
+        window.stopRun();
+        QVERIFY(finished.wait(60000));
+        const auto result = finished.at(0).at(0).value<RunResult>();
+        QCOMPARE(toString(result.status), std::string("cancelled"));
+        // At most the step buffered for the UI and the one under way finish after Stop.
+        QVERIFY2(
+            result.steps.size() <= seenAtStop + 2,
+            qPrintable(
+                QString("%1 steps, %2 seen at stop").arg(result.steps.size()).arg(seenAtStop)));
+        QVERIFY(result.steps.size() >= seenAtStop);
+        QCOMPARE(window.currentDocument()->result.steps.size(), result.steps.size());
+        QVERIFY(window.bannerText().contains("cancelled"));
+    }
+
+    void invalidInputShowsMessageAndStartsNothing() {
+        MainWindow window;
+        window.show();
+        RunConfig config = quickConfig(0, 1);
+        config.model.name = "custom";
+        config.model.dModel = 96;
+        config.model.heads = 5;
+        window.configPanel()->setConfig(config);
+        QVERIFY(!window.startRun());
+        QVERIFY2(window.configPanel()->errorText("heads").contains("not divisible"),
+                 qPrintable(window.configPanel()->errorText("heads")));
+        QVERIFY(window.documents().empty());
+        QVERIFY(!window.isRunning());
+
+        window.configPanel()->headsBox()->setValue(4);  // 96 / 4: the app stays usable
+        QVERIFY(window.configPanel()->errorText("heads").isEmpty());
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(120000));
+    }
+
+    void opensCliRunFileAndRejectsCorruptOne() {
+        const QString path = dir_.filePath("cli-run.json");
+        const QString error = cliRun(path);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const RunResult stored = readRunFile(path.toStdString());
+
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        QCOMPARE(window.stepTimingView()->plottedSteps(), 4);
+        QCOMPARE(window.stepTimingView()->summaryTable()->item(0, 0)->text(),
+                 formatMs(stored.summary.total.mean));
+
+        const QString corrupt = dir_.filePath("corrupt.json");
+        QFile file(corrupt);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("{\"format\": \"stepscope-run\", \"version\": 1");
+        file.close();
+        const RunDocument* before = window.currentDocument();
+        QVERIFY(!window.openRunFile(corrupt));
+        QVERIFY(window.lastErrorDialog() && window.lastErrorDialog()->isVisible());
+        QVERIFY(window.lastErrorDialog()->text().contains("not valid JSON"));
+        QCOMPARE(int(window.documents().size()), 1);
+        QCOMPARE(window.currentDocument(), before);
+        QCOMPARE(window.stepTimingView()->plottedSteps(), 4);
+    }
+
+    void compareShowsRatioOfStoredMeans() {
+        const QString first = dir_.filePath("first.json");
+        const QString second = dir_.filePath("second.json");
+        QVERIFY(cliRun(first).isEmpty());
+        QVERIFY(cliRun(second, {"--mode", "forward"}).isEmpty());
+        const double mean1 = readRunFile(first.toStdString()).summary.total.mean;
+        const double mean2 = readRunFile(second.toStdString()).summary.total.mean;
+
+        MainWindow window;
+        QVERIFY(window.openRunFile(first));
+        QVERIFY(window.openRunFile(second));
+        window.setCompared({window.documents()[0].id, window.documents()[1].id});
+        QTableWidget* table = window.compareView()->table();
+        QCOMPARE(table->columnCount(), 3);  // two means and one ratio
+        QCOMPARE(table->item(0, 0)->text(), formatMs(mean1));
+        QCOMPARE(table->item(0, 1)->text(), formatMs(mean2));
+        QCOMPARE(table->item(0, 2)->data(Qt::UserRole).toDouble(), mean1 / mean2);
+        QVERIFY(table->item(2, 2)->text() == "–");  // forward mode has no backward
+    }
+
+    void exportsReReadAsExpected() {
+        const QString path = dir_.filePath("export-run.json");
+        QVERIFY(cliRun(path).isEmpty());
+        const RunResult stored = readRunFile(path.toStdString());
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        const auto targets = window.stepTimingView()->exportTargets();
+        QCustomPlot* plot = targets[0].plot;
+        QVERIFY(plot);
+
+        const QString png = dir_.filePath("chart.png");
+        QCOMPARE(exporter::savePlot(plot, png, 800, 500), QString());
+        const QImage image(png);
+        QCOMPARE(image.size(), QSize(800, 500));
+        const QString pdf = dir_.filePath("chart.pdf");
+        QCOMPARE(exporter::savePlot(plot, pdf, 800, 500), QString());
+        QFile pdfFile(pdf);
+        QVERIFY(pdfFile.open(QIODevice::ReadOnly));
+        QVERIFY(pdfFile.read(5) == "%PDF-");
+
+        const QString csv = dir_.filePath("steps.csv");
+        QCOMPARE(exporter::saveTable(targets[2].table, csv), QString());
+        QCOMPARE(csvDataRows(csv), int(stored.steps.size()));
+        const QString summary = dir_.filePath("summary.md");
+        QCOMPARE(exporter::saveTable(targets[1].table, summary), QString());
+        QFile summaryFile(summary);
+        QVERIFY(summaryFile.open(QIODevice::ReadOnly));
+        const QString markdown = QString::fromUtf8(summaryFile.readAll());
+        QVERIFY(markdown.contains("| total | " + formatMs(stored.summary.total.mean) + " |"));
+
+        const QString report = dir_.filePath("report.md");
+        QCOMPARE(exporter::saveReport(*window.currentDocument(), targets, report), QString());
+        QFile reportFile(report);
+        QVERIFY(reportFile.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(reportFile.readAll());
+        QVERIFY(text.contains("## Time per step"));
+        QVERIFY(text.contains("![report-step-timing.png](report-step-timing.png)"));
+        QVERIFY(!QImage(dir_.filePath("report-step-timing.png")).isNull());
+        QCOMPARE(csvDataRows(dir_.filePath("report-steps.csv")), int(stored.steps.size()));
+
+        QCOMPARE(exporter::savePlot(plot, dir_.filePath("chart.gif"), 800, 500).isEmpty(), false);
+    }
+
+    void sweepFillsTable() {
+        MainWindow window;
+        window.configPanel()->setConfig(quickConfig(0, 1));
+        window.sweepPage()->modelsEdit()->setText("nano");
+        window.sweepPage()->contextsEdit()->setText("8,16");
+        QSignalSpy finished(&window, &MainWindow::sweepFinished);
+        Q_EMIT window.sweepPage()->startRequested();
+        QVERIFY(finished.wait(120000));
+        QCOMPARE(window.sweepPage()->table()->rowCount(), 4);  // 2 contexts × 2 modes
+        QCOMPARE(int(window.documents().size()), 4);
+
+        window.sweepPage()->contextsEdit()->setText("8,abc");
+        Q_EMIT window.sweepPage()->startRequested();
+        QVERIFY(!window.isRunning());
+        QVERIFY(window.bannerText().contains("'abc' is not a positive integer"));
+    }
+
+    void lastConfigurationPersists() {
+        {
+            MainWindow window;
+            window.configPanel()->setConfig(quickConfig(3, 7, 48));
+            window.close();
+        }
+        MainWindow again;
+        const RunConfig restored = again.configPanel()->config();
+        QCOMPARE(restored.contextLength, int64_t{48});
+        QCOMPARE(restored.measuredSteps, 7);
+    }
+
+    void stepTableModelIsAWellBehavedModel() {
+        StepTableModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        std::vector<StepRecord> steps(3);
+        for (int i = 0; i < 3; ++i) {
+            steps[i].index = i;
+            steps[i].totalMs = 10 + i;
+        }
+        model.setSteps(steps);
+        QCOMPARE(model.rowCount(), 3);
+        steps.resize(5);
+        steps[3].index = 3;
+        steps[4].index = 4;
+        model.setSteps(steps);  // a live run grows
+        QCOMPARE(model.rowCount(), 5);
+        model.setSteps({});
+        QCOMPARE(model.rowCount(), 0);
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_main_window.moc"

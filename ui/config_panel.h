@@ -1,0 +1,56 @@
+#pragma once
+
+#include <QWidget>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench/run_config.h"
+
+class QCheckBox;
+class QComboBox;
+class QFormLayout;
+class QLabel;
+class QSpinBox;
+
+namespace stepscope::ui {
+
+// The run configuration form. Each field has an error label beside it that
+// shows the engine's own validation message for that field.
+class ConfigPanel final : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ConfigPanel(bool cudaAvailable, QWidget* parent = nullptr);
+
+    RunConfig config() const;
+    void setConfig(const RunConfig& config);
+
+    // Shows each error next to its field (clearing the others); returns
+    // whether any was shown.
+    bool showErrors(const std::vector<ConfigError>& errors);
+    QString errorText(const QString& field) const;  // what a field's label says now
+
+    // Named fields, for tests and the main window.
+    QComboBox* presetBox() const { return preset_; }
+    QSpinBox* headsBox() const { return heads_; }
+    QComboBox* deviceBox() const { return device_; }
+
+Q_SIGNALS:
+    void changed();
+
+private:
+    void presetChanged();
+    QLabel* addField(QFormLayout* form, const QString& label, QWidget* field,
+                     const std::string& name);
+
+    QComboBox* preset_;
+    QSpinBox *dModel_, *dFf_, *layers_, *heads_, *vocab_, *maxContext_, *context_, *batch_;
+    QComboBox *mode_, *precision_, *attention_, *device_;
+    QCheckBox* tf32_;
+    QSpinBox *warmup_, *steps_, *seed_, *threads_;
+    std::map<std::string, QLabel*> errorLabels_;
+};
+
+}  // namespace stepscope::ui

@@ -1,0 +1,34 @@
+#include "format.h"
+
+namespace stepscope::ui {
+
+QString formatMs(double milliseconds) {
+    return QString::number(milliseconds, 'f', 2);
+}
+
+QString formatPercent(double fraction) {
+    return QString::number(100 * fraction, 'f', 1) + "%";
+}
+
+QString formatScaled(double value, const QString& unit) {
+    const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
+    int i = 0;
+    while (value >= 1000 && i < 5) {
+        value /= 1000;
+        ++i;
+    }
+    return QString::number(value, 'f', 2) + " " + prefixes[i] + unit;
+}
+
+QString throughputText(const RunSummary& s) {
+    QString text =
+        QObject::tr("%1 · %2 per step · %3 achieved")
+            .arg(formatScaled(s.tokensPerSecond, "tokens/s"), formatScaled(s.flopsPerStep, "FLOP"),
+                 formatScaled(s.achievedFlopsPerSecond, "FLOP/s"));
+    if (s.mfu) {
+        text += QObject::tr(" · MFU %1").arg(formatPercent(*s.mfu));
+    }
+    return text;
+}
+
+}  // namespace stepscope::ui

@@ -1,0 +1,15 @@
+#pragma once
+
+#include <QString>
+
+#include "results/run_result.h"
+
+namespace stepscope::ui {
+
+// Numbers as every view shows them.
+QString formatMs(double milliseconds);                    // "12.34"
+QString formatPercent(double fraction);                   // "5.1%"
+QString formatScaled(double value, const QString& unit);  // "1.23 GFLOP/s"
+QString throughputText(const RunSummary& summary);        // tokens/s, FLOP/s, MFU
+
+}  // namespace stepscope::ui

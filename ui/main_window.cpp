@@ -1,0 +1,659 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDateTime>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "bench/cost_model.h"
+#include "bench/environment.h"
+#include "bench/runner.h"
+#include "compare_view.h"
+#include "config_panel.h"
+#include "exporter.h"
+#include "results/run_file.h"
+#include "run_job.h"
+#include "step_timing_view.h"
+#include "sweep_page.h"
+
+namespace stepscope::ui {
+
+namespace {
+
+constexpr int kMaxRecentFiles = 8;
+constexpr int kIdRole = Qt::UserRole + 1;
+
+QString bytesText(int64_t bytes) {
+    return QString::fromStdString(formatBytes(double(bytes)));
+}
+
+// Halves batch, then context, until the CPU estimate fits (or nothing is left to halve).
+RunConfig shrinkToFit(RunConfig config, int64_t available) {
+    while (estimateMemory(config).total() > available &&
+           (config.batchSize > 1 || config.contextLength > 1)) {
+        if (config.batchSize > 1) {
+            config.batchSize /= 2;
+        } else {
+            config.contextLength /= 2;
+        }
+    }
+    return config;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setWindowTitle(tr("StepScope"));
+    setAcceptDrops(true);
+    job_ = new RunJob(this);
+
+    const DeviceInventory devices = probeDevices();
+    config_ = new ConfigPanel(devices.cudaAvailable);
+    runButton_ = new QPushButton(tr("Run"));
+    runButton_->setDefault(true);
+    stopButton_ = new QPushButton(tr("Stop"));
+    stopButton_->setEnabled(false);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(runButton_);
+    buttons->addWidget(stopButton_);
+    runList_ = new QListWidget;
+    runList_->setToolTip(tr("Runs of this session. Tick two or more to compare them."));
+
+    auto* left = new QWidget;
+    auto* leftLayout = new QVBoxLayout(left);
+    leftLayout->addWidget(config_);
+    leftLayout->addLayout(buttons);
+    leftLayout->addWidget(new QLabel(tr("Runs")));
+    leftLayout->addWidget(runList_, 1);
+    auto* dock = new QDockWidget(tr("Configuration"), this);
+    dock->setObjectName("configurationDock");
+    dock->setWidget(left);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+    banner_ = new QLabel;
+    banner_->setWordWrap(true);
+    banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    banner_->hide();
+    tabs_ = new QTabWidget;
+    auto* central = new QWidget;
+    auto* centralLayout = new QVBoxLayout(central);
+    centralLayout->addWidget(banner_);
+    centralLayout->addWidget(tabs_, 1);
+    setCentralWidget(central);
+    createViews();
+
+    progressLabel_ = new QLabel(tr("Ready"));
+    progressBar_ = new QProgressBar;
+    progressBar_->setMaximumWidth(220);
+    progressBar_->hide();
+    statusBar()->addWidget(progressLabel_, 1);
+    statusBar()->addPermanentWidget(progressBar_);
+
+    createMenus();
+
+    connect(runButton_, &QPushButton::clicked, this, &MainWindow::startRun);
+    connect(stopButton_, &QPushButton::clicked, this, &MainWindow::stopRun);
+    connect(config_, &ConfigPanel::changed, this,
+            [this] { config_->showErrors(validate(config_->config(), validationContext())); });
+    connect(runList_, &QListWidget::currentItemChanged, this, &MainWindow::showCurrent);
+    connect(runList_, &QListWidget::itemChanged, this, &MainWindow::refreshCompare);
+    connect(job_, &RunJob::busyChanged, this, &MainWindow::onBusyChanged);
+    connect(job_, &RunJob::runFinished, this, &MainWindow::onRunFinished);
+    connect(job_, &RunJob::sweepFinished, this, [this](const QString& error) {
+        sweeping_ = false;
+        sweep_->finish(error);
+        if (!error.isEmpty()) {
+            setBanner(error, true);
+        }
+        Q_EMIT sweepFinished();
+    });
+    connect(job_->bridge(), &RunBridge::stepsArrived, this, &MainWindow::onStepsArrived);
+    connect(job_->bridge(), &RunBridge::progressChanged, this, &MainWindow::onProgress);
+    connect(job_->bridge(), &RunBridge::sweepPointFinished, this,
+            [this](int, int, const RunResult& result, const QString& file) {
+                addDocument(result, file);
+                sweep_->addPoint(result);
+            });
+    connect(sweep_, &SweepPage::startRequested, this, &MainWindow::startSweep);
+    connect(sweep_, &SweepPage::stopRequested, this, &MainWindow::stopRun);
+
+    loadSettings();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createViews() {
+    // One line per view: later views (memory, attention, kernels) join here.
+    timing_ = new StepTimingView;
+    views_ << timing_;
+    for (RunView* view : views_) {
+        tabs_->addTab(view, view->title());
+    }
+    compare_ = new CompareView;
+    tabs_->addTab(compare_, tr("Compare"));
+    sweep_ = new SweepPage;
+    tabs_->addTab(sweep_, tr("Sweep"));
+}
+
+void MainWindow::createMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open run file…"), QKeySequence::Open, this, [this] {
+        const QStringList paths = QFileDialog::getOpenFileNames(
+            this, tr("Open run files"), QString(), tr("StepScope runs (*.json);;All files (*)"));
+        for (const QString& path : paths) {
+            openRunFile(path);
+        }
+    });
+    recentMenu_ = file->addMenu(tr("Open &recent"));
+    file->addAction(tr("&Save run"), QKeySequence::Save, this, [this] { saveCurrent(false); });
+    file->addAction(tr("Save run &as…"), QKeySequence::SaveAs, this, [this] { saveCurrent(true); });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    run->addAction(tr("&Run"), QKeySequence(Qt::CTRL | Qt::Key_R), this, &MainWindow::startRun);
+    run->addAction(tr("&Stop"), QKeySequence(Qt::Key_Escape), this, &MainWindow::stopRun);
+
+    exportMenu_ = menuBar()->addMenu(tr("&Export"));
+    connect(exportMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildExportMenu);
+    rebuildExportMenu();
+}
+
+// ---- settings -------------------------------------------------------------
+
+void MainWindow::loadSettings() {
+    QSettings settings;
+    restoreGeometry(settings.value("window/geometry").toByteArray());
+    restoreState(settings.value("window/state").toByteArray());
+    recentFiles_ = settings.value("files/recent").toStringList();
+    const QString config = settings.value("run/lastConfig").toString();
+    if (!config.isEmpty()) {
+        try {
+            config_->setConfig(runConfigFromJson(config.toStdString()));
+        } catch (const RunFileError&) {
+            // A config from an older version: keep the defaults.
+        }
+    }
+    rebuildRecentMenu();
+}
+
+void MainWindow::saveSettings() {
+    QSettings settings;
+    settings.setValue("window/geometry", saveGeometry());
+    settings.setValue("window/state", saveState());
+    settings.setValue("files/recent", recentFiles_);
+    settings.setValue("run/lastConfig", QString::fromStdString(runConfigToJson(config_->config())));
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    recentFiles_.removeAll(absolute);
+    recentFiles_.prepend(absolute);
+    while (recentFiles_.size() > kMaxRecentFiles) {
+        recentFiles_.removeLast();
+    }
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    recentMenu_->clear();
+    for (const QString& path : recentFiles_) {
+        recentMenu_->addAction(path, this, [this, path] { openRunFile(path); });
+    }
+    recentMenu_->setEnabled(!recentFiles_.isEmpty());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    job_->cancel();
+    saveSettings();
+    event->accept();
+}
+
+// ---- documents ------------------------------------------------------------
+
+RunDocument& MainWindow::addDocument(RunResult result, const QString& path) {
+    RunDocument document;
+    document.id = nextId_++;
+    document.title = QString("#%1 %2").arg(document.id).arg(defaultTitle(result));
+    document.result = std::move(result);
+    document.path = path;
+    document.modified = path.isEmpty();
+    documents_.push_back(std::move(document));
+    auto* item = new QListWidgetItem(documents_.back().title);
+    item->setData(kIdRole, documents_.back().id);
+    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    item->setCheckState(Qt::Unchecked);
+    runList_->addItem(item);
+    refreshRunList();
+    return documents_.back();
+}
+
+RunDocument* MainWindow::documentById(int id) {
+    for (auto& document : documents_) {
+        if (document.id == id) {
+            return &document;
+        }
+    }
+    return nullptr;
+}
+
+const RunDocument* MainWindow::currentDocument() const {
+    const QListWidgetItem* item = runList_->currentItem();
+    if (!item) {
+        return nullptr;
+    }
+    const int id = item->data(kIdRole).toInt();
+    for (const auto& document : documents_) {
+        if (document.id == id) {
+            return &document;
+        }
+    }
+    return nullptr;
+}
+
+void MainWindow::refreshRunList() {
+    const QSignalBlocker blocker(runList_);
+    for (int row = 0; row < runList_->count(); ++row) {
+        QListWidgetItem* item = runList_->item(row);
+        const RunDocument* document = documentById(item->data(kIdRole).toInt());
+        QString text = document->title;
+        if (document->id == liveId_) {
+            text += tr(" (running)");
+        } else if (document->result.status != RunStatus::Ok) {
+            text += " [" + QString::fromStdString(toString(document->result.status)) + "]";
+        }
+        if (document->modified) {
+            text += " *";
+        }
+        item->setText(text);
+        item->setToolTip(document->path.isEmpty() ? tr("not saved") : document->path);
+    }
+}
+
+void MainWindow::selectDocument(int id) {
+    for (int row = 0; row < runList_->count(); ++row) {
+        if (runList_->item(row)->data(kIdRole).toInt() == id) {
+            runList_->setCurrentRow(row);
+            return;
+        }
+    }
+}
+
+void MainWindow::showCurrent() {
+    const RunDocument* document = currentDocument();
+    for (RunView* view : views_) {
+        view->showRun(document);
+    }
+}
+
+void MainWindow::setCompared(const QList<int>& ids) {
+    {
+        const QSignalBlocker blocker(runList_);
+        for (int row = 0; row < runList_->count(); ++row) {
+            QListWidgetItem* item = runList_->item(row);
+            item->setCheckState(ids.contains(item->data(kIdRole).toInt()) ? Qt::Checked
+                                                                          : Qt::Unchecked);
+        }
+    }
+    refreshCompare();
+}
+
+void MainWindow::refreshCompare() {
+    QList<const RunDocument*> runs;
+    for (int row = 0; row < runList_->count(); ++row) {
+        QListWidgetItem* item = runList_->item(row);
+        if (item->checkState() == Qt::Checked) {
+            runs << documentById(item->data(kIdRole).toInt());
+        }
+    }
+    compare_->showRuns(runs);
+}
+
+bool MainWindow::openRunFile(const QString& path) {
+    RunResult result;
+    try {
+        result = readRunFile(path.toStdString());
+    } catch (const RunFileError& error) {
+        showError(tr("Cannot open run file"), QString::fromUtf8(error.what()));
+        return false;
+    }
+    RunDocument& document = addDocument(std::move(result), path);
+    addRecentFile(path);
+    selectDocument(document.id);
+    setBanner(QString(), false);
+    return true;
+}
+
+bool MainWindow::saveDocument(int id, const QString& path) {
+    RunDocument* document = documentById(id);
+    if (!document) {
+        return false;
+    }
+    try {
+        writeRunFile(document->result, path.toStdString());
+    } catch (const std::exception& error) {
+        showError(tr("Cannot save run"), QString::fromUtf8(error.what()));
+        return false;
+    }
+    document->path = path;
+    document->modified = false;
+    addRecentFile(path);
+    refreshRunList();
+    return true;
+}
+
+void MainWindow::saveCurrent(bool askForPath) {
+    const RunDocument* document = currentDocument();
+    if (!document || document->id == liveId_) {
+        return;
+    }
+    QString path = document->path;
+    if (askForPath || path.isEmpty()) {
+        path =
+            QFileDialog::getSaveFileName(this, tr("Save run"), path, tr("StepScope runs (*.json)"));
+    }
+    if (!path.isEmpty()) {
+        saveDocument(document->id, path);
+    }
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) {
+        event->acceptProposedAction();
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    for (const QUrl& url : event->mimeData()->urls()) {
+        if (url.isLocalFile()) {
+            openRunFile(url.toLocalFile());
+        }
+    }
+}
+
+// ---- running --------------------------------------------------------------
+
+bool MainWindow::isRunning() const {
+    return job_->isRunning();
+}
+
+bool MainWindow::startRun() {
+    if (job_->isRunning()) {
+        return false;
+    }
+    RunConfig config = config_->config();
+    if (config_->showErrors(validate(config, validationContext()))) {
+        setBanner(tr("The configuration has errors; they are shown beside their fields."), true);
+        return false;
+    }
+    if (config.device == DeviceKind::Cpu) {
+        const int64_t needed = estimateMemory(config).total();
+        const int64_t available = availableSystemMemory();
+        if (available > 0 && needed > available) {
+            QMessageBox box(QMessageBox::Warning, tr("This run may not fit in memory"),
+                            tr("The run needs about %1 (parameters, gradients, optimizer state, "
+                               "activations) but only %2 is available. Running out of memory on "
+                               "the CPU ends the whole program.")
+                                .arg(bytesText(needed), bytesText(available)),
+                            QMessageBox::Cancel, this);
+            QPushButton* shrink = box.addButton(tr("Shrink to fit"), QMessageBox::AcceptRole);
+            QPushButton* force = box.addButton(tr("Run anyway"), QMessageBox::DestructiveRole);
+            box.exec();
+            if (box.clickedButton() == shrink) {
+                config = shrinkToFit(config, available);
+                config_->setConfig(config);
+            } else if (box.clickedButton() == force) {
+                config.force = true;
+            } else {
+                return false;
+            }
+        }
+    }
+    setBanner(QString(), false);
+    RunResult live;
+    live.config = config;
+    live.parameterCount = parameterCount(config.model);
+    liveId_ = addDocument(live, QString()).id;
+    selectDocument(liveId_);
+    job_->startRun(config);
+    return true;
+}
+
+void MainWindow::stopRun() {
+    if (job_->isRunning()) {
+        job_->cancel();
+        progressLabel_->setText(tr("Stopping after the step under way…"));
+    }
+}
+
+void MainWindow::onBusyChanged(bool busy) {
+    runButton_->setEnabled(!busy);
+    stopButton_->setEnabled(busy);
+    sweep_->setRunning(busy);
+    progressBar_->setVisible(busy);
+    if (!busy) {
+        progressBar_->reset();
+    }
+}
+
+void MainWindow::onStepsArrived(const std::vector<StepRecord>& steps) {
+    RunDocument* document = documentById(liveId_);
+    if (!document) {
+        return;  // a sweep: its points arrive whole
+    }
+    document->result.steps.insert(document->result.steps.end(), steps.begin(), steps.end());
+    document->result.summary =
+        summarizeSteps(document->result.steps, document->result.config, std::nullopt);
+    if (currentDocument() == document) {
+        showCurrent();
+    }
+}
+
+void MainWindow::onProgress(const RunProgress& progress) {
+    const int done = progress.step;
+    QString text = tr("Step %1 of %2").arg(progress.step + 1).arg(progress.totalSteps);
+    if (progress.warmup) {
+        text += tr(" (warm-up)");
+    }
+    text += " · " + QString::fromStdString(progress.phase);
+    text += tr(" · %1 s elapsed").arg(progress.elapsedMs / 1000, 0, 'f', 1);
+    if (done > 0) {
+        const double remaining = progress.elapsedMs / done * (progress.totalSteps - done);
+        text += tr(" · about %1 s left").arg(remaining / 1000, 0, 'f', 1);
+    }
+    progressLabel_->setText(text);
+    progressBar_->setRange(0, progress.totalSteps);
+    progressBar_->setValue(done);
+}
+
+void MainWindow::onRunFinished(const RunResult& result) {
+    RunDocument* document = documentById(liveId_);
+    liveId_ = 0;
+    if (document) {
+        document->result = result;
+        document->modified = true;
+    }
+    refreshRunList();
+    showCurrent();
+    const QString status = QString::fromStdString(toString(result.status));
+    progressLabel_->setText(tr("Run %1").arg(status));
+    if (result.status != RunStatus::Ok) {
+        setBanner(tr("Run %1: %2").arg(status, QString::fromStdString(result.message)),
+                  result.status != RunStatus::Cancelled);
+    }
+    Q_EMIT runFinished(result);
+}
+
+void MainWindow::startSweep() {
+    if (job_->isRunning()) {
+        return;
+    }
+    const QString outDir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
+                           "/sweeps/" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
+    SweepSpec spec;
+    try {
+        spec = sweep_->spec(config_->config(), outDir);
+        std::vector<ConfigError> errors;
+        const ValidationContext context = validationContext();
+        for (const auto& point : expandSweep(spec)) {
+            for (auto& error : validate(point, context)) {
+                error.message += " (" + sweepPointFileName(point) + ")";
+                errors.push_back(error);
+            }
+        }
+        if (!errors.empty()) {
+            throw InvalidConfigError(errors);
+        }
+    } catch (const InvalidConfigError& error) {
+        setBanner(QString::fromUtf8(error.what()).trimmed(), true);
+        return;
+    }
+    setBanner(QString(), false);
+    sweeping_ = true;
+    sweep_->begin(spec);
+    job_->startSweep(spec);
+}
+
+// ---- export ---------------------------------------------------------------
+
+QList<ExportTarget> MainWindow::currentExportTargets() {
+    QWidget* page = tabs_->currentWidget();
+    if (auto* view = qobject_cast<RunView*>(page)) {
+        return view->exportTargets();
+    }
+    if (page == compare_) {
+        return compare_->exportTargets();
+    }
+    if (page == sweep_) {
+        return sweep_->exportTargets();
+    }
+    return {};
+}
+
+void MainWindow::rebuildExportMenu() {
+    exportMenu_->clear();
+    for (const ExportTarget& target : currentExportTargets()) {
+        if (target.plot) {
+            exportMenu_->addAction(tr("Chart “%1” as PNG or PDF…").arg(target.name), this,
+                                   [this, target] { exportChart(target); });
+        } else {
+            exportMenu_->addAction(tr("Table “%1” as CSV or Markdown…").arg(target.name), this,
+                                   [this, target] { exportTable(target); });
+        }
+    }
+    exportMenu_->addSeparator();
+    QAction* report =
+        exportMenu_->addAction(tr("Report of the current run…"), this, &MainWindow::exportReport);
+    report->setEnabled(currentDocument() != nullptr);
+}
+
+void MainWindow::exportChart(const ExportTarget& target) {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export chart"), target.name + ".png", tr("PNG image (*.png);;PDF (*.pdf)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Chart size"));
+    auto* width = new QSpinBox;
+    width->setRange(200, 8000);
+    width->setValue(1600);
+    auto* height = new QSpinBox;
+    height->setRange(150, 8000);
+    height->setValue(900);
+    auto* form = new QFormLayout(&dialog);
+    form->addRow(tr("Width (px)"), width);
+    form->addRow(tr("Height (px)"), height);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    form->addRow(buttons);
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    if (dialog.exec() != QDialog::Accepted) {
+        return;
+    }
+    if (const QString error =
+            exporter::savePlot(target.plot, path, width->value(), height->value());
+        !error.isEmpty()) {
+        showError(tr("Export failed"), error);
+    }
+}
+
+void MainWindow::exportTable(const ExportTarget& target) {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export table"), target.name + ".csv", tr("CSV (*.csv);;Markdown (*.md)"));
+    if (!path.isEmpty()) {
+        if (const QString error = exporter::saveTable(target.table, path); !error.isEmpty()) {
+            showError(tr("Export failed"), error);
+        }
+    }
+}
+
+void MainWindow::exportReport() {
+    const RunDocument* document = currentDocument();
+    if (!document) {
+        return;
+    }
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export report"), "report.md", tr("Markdown (*.md)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    QList<ExportTarget> targets;
+    for (RunView* view : views_) {
+        targets += view->exportTargets();
+    }
+    if (const QString error = exporter::saveReport(*document, targets, path); !error.isEmpty()) {
+        showError(tr("Export failed"), error);
+    }
+}
+
+// ---- messages -------------------------------------------------------------
+
+void MainWindow::showError(const QString& title, const QString& message) {
+    // Window-modal and non-blocking, so that a run in progress keeps streaming.
+    if (errorDialog_) {
+        errorDialog_->close();
+    }
+    errorDialog_ = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
+    errorDialog_->setAttribute(Qt::WA_DeleteOnClose);
+    errorDialog_->open();
+}
+
+void MainWindow::setBanner(const QString& text, bool error) {
+    banner_->setText(text);
+    banner_->setStyleSheet(error ? "background: #fdecea; color: #8a1f11; padding: 6px;"
+                                 : "background: #eef5fb; padding: 6px;");
+    banner_->setVisible(!text.isEmpty());
+}
+
+QString MainWindow::progressText() const {
+    return progressLabel_->text();
+}
+QString MainWindow::bannerText() const {
+    return banner_->isHidden() ? QString() : banner_->text();
+}
+
+}  // namespace stepscope::ui

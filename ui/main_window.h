@@ -1,0 +1,123 @@
+#pragma once
+
+#include <QList>
+#include <QMainWindow>
+#include <QPointer>
+
+#include <deque>
+
+#include "bench/runner.h"
+#include "run_document.h"
+
+class QLabel;
+class QListWidget;
+class QMenu;
+#include <QMessageBox>
+
+class QProgressBar;
+class QPushButton;
+class QTabWidget;
+
+namespace stepscope::ui {
+
+class CompareView;
+class ConfigPanel;
+class RunJob;
+class RunView;
+class StepTimingView;
+class SweepPage;
+struct ExportTarget;
+
+// The desktop app: configuration on the left, runs of the session below it,
+// one tab per view. Heavy work runs in RunJob's worker thread.
+class MainWindow final : public QMainWindow {
+    Q_OBJECT
+
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Validates the panel's config and starts it. Returns false when the
+    // config is invalid (errors shown beside their fields) or the user
+    // declined the CPU pre-flight prompt.
+    bool startRun();
+    void stopRun();
+    bool isRunning() const;
+    // Opens a run file into the session; on error shows a dialog and changes nothing.
+    bool openRunFile(const QString& path);
+    bool saveDocument(int id, const QString& path);
+    // Ticks these runs in the run list, which the Compare view shows.
+    void setCompared(const QList<int>& ids);
+    void selectDocument(int id);
+
+    const std::deque<RunDocument>& documents() const { return documents_; }
+    const RunDocument* currentDocument() const;
+    ConfigPanel* configPanel() const { return config_; }
+    StepTimingView* stepTimingView() const { return timing_; }
+    CompareView* compareView() const { return compare_; }
+    SweepPage* sweepPage() const { return sweep_; }
+    QMessageBox* lastErrorDialog() const { return errorDialog_; }
+    QString progressText() const;
+    QString bannerText() const;
+
+Q_SIGNALS:
+    void runFinished(const stepscope::RunResult& result);
+    void sweepFinished();
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void createViews();
+    void createMenus();
+    void loadSettings();
+    void saveSettings();
+    void addRecentFile(const QString& path);
+    void rebuildRecentMenu();
+    void rebuildExportMenu();
+    QList<ExportTarget> currentExportTargets();
+    void exportChart(const ExportTarget& target);
+    void exportTable(const ExportTarget& target);
+    void exportReport();
+    void saveCurrent(bool askForPath);
+
+    RunDocument& addDocument(RunResult result, const QString& path);
+    RunDocument* documentById(int id);
+    void refreshRunList();
+    void showCurrent();
+    void refreshCompare();
+    void showError(const QString& title, const QString& message);
+    void setBanner(const QString& text, bool error);
+
+    void onStepsArrived(const std::vector<StepRecord>& steps);
+    void onProgress(const RunProgress& progress);
+    void onRunFinished(const RunResult& result);
+    void startSweep();
+    void onBusyChanged(bool busy);
+
+    ConfigPanel* config_;
+    QPushButton *runButton_, *stopButton_;
+    QListWidget* runList_;
+    QTabWidget* tabs_;
+    QList<RunView*> views_;
+    StepTimingView* timing_;
+    CompareView* compare_;
+    SweepPage* sweep_;
+    QLabel* banner_;
+    QLabel* progressLabel_;
+    QProgressBar* progressBar_;
+    QMenu* recentMenu_;
+    QMenu* exportMenu_;
+    RunJob* job_;
+    QPointer<QMessageBox> errorDialog_;
+
+    std::deque<RunDocument> documents_;  // stable addresses as runs are added
+    int nextId_ = 1;
+    int liveId_ = 0;  // the document a run in progress fills, 0 when none
+    bool sweeping_ = false;
+    QStringList recentFiles_;
+};
+
+}  // namespace stepscope::ui

@@ -1,0 +1,58 @@
+#include "run_bridge.h"
+
+namespace stepscope::ui {
+
+RunBridge::RunBridge(QObject* parent) : QObject(parent) {
+    timer_.setInterval(1000 / kDrainHz);
+    connect(&timer_, &QTimer::timeout, this, &RunBridge::drain);
+    timer_.start();
+}
+
+void RunBridge::onStep(const StepRecord& step) {
+    std::lock_guard lock(mutex_);
+    steps_.push_back(step);
+}
+
+void RunBridge::onProgress(const RunProgress& progress) {
+    std::lock_guard lock(mutex_);
+    progress_ = progress;  // only the newest matters
+}
+
+void RunBridge::onPointStarted(int index, int total, const RunConfig& config) {
+    std::lock_guard lock(mutex_);
+    points_.push_back(
+        {index, total, std::nullopt, QString::fromStdString(sweepPointFileName(config))});
+}
+
+void RunBridge::onPointFinished(int index, int total, const RunResult& result,
+                                const std::string& runFile) {
+    std::lock_guard lock(mutex_);
+    points_.push_back({index, total, result, QString::fromStdString(runFile)});
+}
+
+void RunBridge::drain() {
+    std::vector<StepRecord> steps;
+    std::optional<RunProgress> progress;
+    std::vector<SweepPoint> points;
+    {
+        std::lock_guard lock(mutex_);
+        steps.swap(steps_);
+        progress.swap(progress_);
+        points.swap(points_);
+    }
+    for (const auto& point : points) {
+        if (point.result) {
+            Q_EMIT sweepPointFinished(point.index, point.total, *point.result, point.label);
+        } else {
+            Q_EMIT sweepPointStarted(point.index, point.total, point.label);
+        }
+    }
+    if (!steps.empty()) {
+        Q_EMIT stepsArrived(steps);
+    }
+    if (progress) {
+        Q_EMIT progressChanged(*progress);
+    }
+}
+
+}  // namespace stepscope::ui

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <QObject>
+#include <QTimer>
+
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "bench/runner.h"
+#include "bench/sweep.h"
+
+namespace stepscope::ui {
+
+// Carries what the runner emits on its worker thread to the UI thread. The
+// worker only appends to a buffer under a mutex; a timer on the UI thread
+// drains it at most `kDrainHz` times a second and emits one batch, so a fast
+// run never floods the event loop and the UI thread never waits on the worker.
+class RunBridge final : public QObject, public RunObserver, public SweepObserver {
+    Q_OBJECT
+
+public:
+    static constexpr int kDrainHz = 30;
+    explicit RunBridge(QObject* parent = nullptr);
+
+    // Worker thread side.
+    void onStep(const StepRecord& step) override;
+    void onProgress(const RunProgress& progress) override;
+    void onPointStarted(int index, int total, const RunConfig& config) override;
+    void onPointFinished(int index, int total, const RunResult& result,
+                         const std::string& runFile) override;
+
+    // UI thread side: deliver whatever is pending now (also called at the end of a run).
+    void drain();
+
+Q_SIGNALS:
+    void stepsArrived(const std::vector<stepscope::StepRecord>& steps);
+    void progressChanged(const stepscope::RunProgress& progress);
+    void sweepPointStarted(int index, int total, const QString& label);
+    void sweepPointFinished(int index, int total, const stepscope::RunResult& result,
+                            const QString& runFile);
+
+private:
+    struct SweepPoint {
+        int index = 0;
+        int total = 0;
+        std::optional<RunResult> result;  // empty: started
+        QString label;
+    };
+
+    QTimer timer_;
+    std::mutex mutex_;
+    std::vector<StepRecord> steps_;
+    std::optional<RunProgress> progress_;
+    std::vector<SweepPoint> points_;
+};
+
+}  // namespace stepscope::ui

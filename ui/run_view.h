@@ -1,0 +1,35 @@
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QWidget>
+
+class QAbstractItemModel;
+class QCustomPlot;
+
+namespace stepscope::ui {
+
+struct RunDocument;
+
+// Something the Export menu can write: a chart (PNG, PDF) or a table (CSV,
+// Markdown). `name` becomes the default file name.
+struct ExportTarget {
+    QString name;
+    QCustomPlot* plot = nullptr;
+    QAbstractItemModel* table = nullptr;
+};
+
+// A page that shows one run. Adding a view to the app is: subclass this, and
+// add one line to MainWindow::createViews().
+class RunView : public QWidget {
+    Q_OBJECT
+
+public:
+    using QWidget::QWidget;
+    virtual QString title() const = 0;
+    // Shows `document` (nullptr clears). Called again as a live run grows.
+    virtual void showRun(const RunDocument* document) = 0;
+    virtual QList<ExportTarget> exportTargets() = 0;
+};
+
+}  // namespace stepscope::ui

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <QAbstractTableModel>
+
+#include <vector>
+
+#include "results/run_result.h"
+
+namespace stepscope::ui {
+
+// Every step of a run as a table (index, kind, total and phase times, loss).
+// A model, not items, so that a run of 100,000 steps costs nothing to show.
+class StepTableModel final : public QAbstractTableModel {
+    Q_OBJECT
+
+public:
+    using QAbstractTableModel::QAbstractTableModel;
+    void setSteps(const std::vector<StepRecord>& steps);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+private:
+    std::vector<StepRecord> steps_;
+};
+
+}  // namespace stepscope::ui

@@ -1,0 +1,176 @@
+#include "sweep_page.h"
+
+#include <qcustomplot.h>
+
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "bench/runner.h"
+#include "format.h"
+#include "plot_style.h"
+
+namespace stepscope::ui {
+
+namespace {
+
+std::vector<std::string> splitNames(const QString& text) {
+    std::vector<std::string> names;
+    for (const QString& part : text.split(',', Qt::SkipEmptyParts)) {
+        names.push_back(part.trimmed().toStdString());
+    }
+    return names;
+}
+
+QString meanStd(const std::optional<Stats>& stats) {
+    return stats ? QString("%1 ± %2").arg(formatMs(stats->mean), formatMs(stats->std)) : "–";
+}
+
+}  // namespace
+
+SweepPage::SweepPage(QWidget* parent) : QWidget(parent) {
+    models_ = new QLineEdit("nano,tiny");
+    contexts_ = new QLineEdit("32,64,128");
+    modes_ = new QLineEdit("forward,train-step");
+    precisions_ = new QLineEdit("fp32");
+    start_ = new QPushButton(tr("Run sweep"));
+    stop_ = new QPushButton(tr("Stop"));
+    stop_->setEnabled(false);
+    status_ =
+        new QLabel(tr("Other fields (batch, steps, device, …) come from the "
+                      "configuration panel."));
+    status_->setWordWrap(true);
+
+    auto* form = new QFormLayout;
+    form->addRow(tr("Models"), models_);
+    form->addRow(tr("Context lengths"), contexts_);
+    form->addRow(tr("Modes"), modes_);
+    form->addRow(tr("Precisions"), precisions_);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(start_);
+    buttons->addWidget(stop_);
+    buttons->addStretch();
+
+    table_ = new QTableWidget(0, 8);
+    table_->setHorizontalHeaderLabels({tr("model"), tr("ctx"), tr("mode"), tr("precision"),
+                                       tr("status"), tr("forward ms"), tr("backward ms"),
+                                       tr("total ms")});
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    table_->verticalHeader()->hide();
+    plot_ = new QCustomPlot;
+    stylePlot(plot_, tr("context length (tokens)"), tr("mean time per step (ms)"));
+    plot_->xAxis->setScaleType(QCPAxis::stLogarithmic);
+    plot_->xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    plot_->xAxis->ticker().staticCast<QCPAxisTickerLog>()->setLogBase(2);
+
+    auto* splitter = new QSplitter(Qt::Vertical);
+    splitter->addWidget(table_);
+    splitter->addWidget(plot_);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addLayout(buttons);
+    layout->addWidget(status_);
+    layout->addWidget(splitter, 1);
+
+    connect(start_, &QPushButton::clicked, this, &SweepPage::startRequested);
+    connect(stop_, &QPushButton::clicked, this, &SweepPage::stopRequested);
+}
+
+SweepSpec SweepPage::spec(const RunConfig& base, const QString& outDir) const {
+    std::vector<int64_t> contexts;
+    std::vector<ConfigError> errors;
+    for (const auto& text : splitNames(contexts_->text())) {
+        bool ok = false;
+        const qlonglong value = QString::fromStdString(text).toLongLong(&ok);
+        if (!ok || value <= 0) {
+            errors.push_back({"ctx", "'" + text + "' is not a positive integer"});
+        }
+        contexts.push_back(value);
+    }
+    if (!errors.empty()) {
+        throw InvalidConfigError(errors);
+    }
+    return makeSweepSpec(base, splitNames(models_->text()), contexts, splitNames(modes_->text()),
+                         splitNames(precisions_->text()), outDir.toStdString());
+}
+
+void SweepPage::begin(const SweepSpec& spec) {
+    table_->setRowCount(0);
+    series_.clear();
+    expected_ = int(expandSweep(spec).size());
+    status_->setText(
+        tr("Running %1 points into %2").arg(expected_).arg(QString::fromStdString(spec.outDir)));
+    redrawChart();
+}
+
+void SweepPage::addPoint(const RunResult& r) {
+    const int row = table_->rowCount();
+    table_->insertRow(row);
+    const RunConfig& c = r.config;
+    const QString status = QString::fromStdString(toString(r.status));
+    const QStringList cells = {QString::fromStdString(c.model.name),
+                               QString::number(c.contextLength),
+                               QString::fromStdString(toString(c.mode)),
+                               QString::fromStdString(toString(c.precision)),
+                               status,
+                               meanStd(r.summary.forward),
+                               meanStd(r.summary.backward),
+                               r.summary.total.count ? meanStd(r.summary.total) : "–"};
+    for (int column = 0; column < cells.size(); ++column) {
+        auto* item = new QTableWidgetItem(cells[column]);
+        if (r.status != RunStatus::Ok) {
+            item->setBackground(r.status == RunStatus::Oom ? QColor(250, 210, 210)
+                                                           : QColor(240, 230, 200));
+            item->setToolTip(QString::fromStdString(r.message));
+        }
+        table_->setItem(row, column, item);
+    }
+    if (r.status == RunStatus::Ok && r.summary.total.count) {
+        series_[{c.model.name, toString(c.mode), toString(c.precision)}][c.contextLength] =
+            r.summary.total.mean;
+    }
+    status_->setText(tr("%1 of %2 points").arg(row + 1).arg(expected_));
+    redrawChart();
+}
+
+void SweepPage::finish(const QString& message) {
+    status_->setText(message.isEmpty()
+                         ? tr("Sweep done: %1 of %2 points").arg(table_->rowCount()).arg(expected_)
+                         : message);
+}
+
+void SweepPage::setRunning(bool running) {
+    start_->setEnabled(!running);
+    stop_->setEnabled(running);
+}
+
+void SweepPage::redrawChart() {
+    plot_->clearGraphs();
+    int index = 0;
+    for (const auto& [key, points] : series_) {
+        const auto& [model, mode, precision] = key;
+        auto* graph = plot_->addGraph();
+        graph->setName(QString::fromStdString(model + " · " + mode + " · " + precision));
+        graph->setPen(QPen(seriesColor(index++), 2));
+        graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 6));
+        for (const auto& [context, ms] : points) {
+            graph->addData(double(context), ms);
+        }
+    }
+    plot_->rescaleAxes();
+    plot_->yAxis->setRangeLower(0);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QList<ExportTarget> SweepPage::exportTargets() {
+    return {{"sweep", plot_, nullptr}, {"sweep-table", nullptr, table_->model()}};
+}
+
+}  // namespace stepscope::ui
