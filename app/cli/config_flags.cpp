@@ -1,18 +1,11 @@
 #include "cli/config_flags.h"
 
 #include "bench/runner.h"
+#include "util/strings.h"
 
 namespace stepscope::cli {
 
 namespace {
-
-std::string joined(const std::vector<std::string>& items) {
-    std::string out;
-    for (const auto& item : items) {
-        out += (out.empty() ? "" : ", ") + item;
-    }
-    return out;
-}
 
 template <typename Enum>
 Enum parseOrThrow(const std::string& field, const std::string& text,
@@ -21,7 +14,7 @@ Enum parseOrThrow(const std::string& field, const std::string& text,
     const auto value = parse(text);
     if (!value) {
         throw InvalidConfigError(std::vector<ConfigError>{
-            {field, "'" + text + "' is not allowed; allowed: " + joined(allowed)}});
+            {field, "'" + text + "' is not allowed; allowed: " + joinNames(allowed)}});
     }
     return *value;
 }
@@ -38,7 +31,7 @@ void ConfigFlags::addTo(CLI::App& command, bool lists) {
         return option;
     };
     multi(command.add_option("--model", models,
-                             "preset: " + joined(presetNames()) + " (or give the dims)"));
+                             "preset: " + joinNames(presetNames()) + " (or give the dims)"));
     command.add_option("--d-model", dModel, "custom model width (with --d-ff --layers --heads)");
     command.add_option("--d-ff", dFf, "custom MLP width");
     command.add_option("--layers", layers, "custom number of blocks");
@@ -48,17 +41,17 @@ void ConfigFlags::addTo(CLI::App& command, bool lists) {
         ->capture_default_str();
     multi(command.add_option("--ctx", contexts, "context length"))->capture_default_str();
     command.add_option("--batch", batch, "batch size")->capture_default_str();
-    multi(command.add_option("--mode", modes, "mode: " + joined(runModeNames())))
+    multi(command.add_option("--mode", modes, "mode: " + joinNames(runModeNames())))
         ->capture_default_str();
     multi(command.add_option("--precision", precisions,
-                             "precision: " + joined(precisionNames()) + " (autocast)"))
+                             "precision: " + joinNames(precisionNames()) + " (autocast)"))
         ->capture_default_str();
     command.add_flag("--tf32", tf32, "allow TF32 tensor cores for fp32 matmuls (CUDA)");
     command.add_option("--attention", attention, "attention backend")->capture_default_str();
     command.add_option("--warmup", warmup, "warm-up steps (recorded, not summarised)")
         ->capture_default_str();
     command.add_option("--steps", steps, "measured steps")->capture_default_str();
-    command.add_option("--device", device, "device: " + joined(deviceNames()))
+    command.add_option("--device", device, "device: " + joinNames(deviceNames()))
         ->capture_default_str();
     command.add_option("--seed", seed, "random seed")->capture_default_str();
     command.add_option("--threads", threads, "CPU threads (0: LibTorch's default)")

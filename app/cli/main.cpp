@@ -67,7 +67,10 @@ int main(int argc, char** argv) {
         return commandInfo(json);
     }
     if (params->parsed()) {
-        return commandParams(paramsFlags, all || params->count("--model") == 0, json);
+        const bool dims = params->count("--d-model") + params->count("--d-ff") +
+                              params->count("--layers") + params->count("--heads") >
+                          0;
+        return commandParams(paramsFlags, all || (params->count("--model") == 0 && !dims), json);
     }
     if (run->parsed()) {
         return commandRun(runFlags, outFile, json);

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "util/strings.h"
+
 namespace stepscope {
 
 namespace {
@@ -47,14 +49,6 @@ std::vector<std::string> namesOf(const EnumName<Enum> (&table)[N]) {
         names.emplace_back(entry.name);
     }
     return names;
-}
-
-std::string joined(const std::vector<std::string>& items) {
-    std::string out;
-    for (size_t i = 0; i < items.size(); ++i) {
-        out += (i ? ", " : "") + items[i];
-    }
-    return out;
 }
 
 }  // namespace
@@ -156,7 +150,7 @@ std::vector<ConfigError> validate(const RunConfig& config, const ValidationConte
     }
     if (!knownBackend) {
         fail("attention", "unknown backend '" + config.attention +
-                              "'; allowed: " + joined(context.attentionBackends));
+                              "'; allowed: " + joinNames(context.attentionBackends));
     }
     return errors;
 }

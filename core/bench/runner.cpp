@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "bench/cost_model.h"
+#include "bench/cpu_allocator.h"
 #include "bench/environment.h"
 #include "bench/step_timer.h"
 #include "model/transformer.h"
@@ -165,6 +166,7 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
     if (config.threads > 0) {
         at::set_num_threads(config.threads);
     }
+    keepFreedMemoryForSteadySteps();
 
     RunResult result;
     result.config = config;

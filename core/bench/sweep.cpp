@@ -6,18 +6,11 @@
 #include "results/report.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
+#include "util/strings.h"
 
 namespace stepscope {
 
 namespace {
-
-std::string joined(const std::vector<std::string>& items) {
-    std::string out;
-    for (const auto& item : items) {
-        out += (out.empty() ? "" : ", ") + item;
-    }
-    return out;
-}
 
 template <typename Enum>
 std::vector<Enum> parseAll(const std::string& field, const std::vector<std::string>& texts,
@@ -29,7 +22,8 @@ std::vector<Enum> parseAll(const std::string& field, const std::vector<std::stri
         if (const auto value = parse(text)) {
             values.push_back(*value);
         } else {
-            errors.push_back({field, "'" + text + "' is not allowed; allowed: " + joined(allowed)});
+            errors.push_back(
+                {field, "'" + text + "' is not allowed; allowed: " + joinNames(allowed)});
         }
     }
     return values;
@@ -53,7 +47,7 @@ SweepSpec makeSweepSpec(const RunConfig& base, const std::vector<std::string>& m
             spec.models.push_back(*preset);
         } else {
             errors.push_back({"model", "unknown preset '" + name +
-                                           "'; allowed: " + joined(presetNames()) +
+                                           "'; allowed: " + joinNames(presetNames()) +
                                            ", or --d-model/--d-ff/--layers/--heads"});
         }
     }

@@ -53,6 +53,14 @@ const Stats* orNull(const std::optional<Stats>& stats) {
     return stats ? &*stats : nullptr;
 }
 
+// The summary's phases in display order; total always, the others where run.
+std::vector<std::pair<const char*, std::optional<Stats>>> phaseRows(const RunSummary& s) {
+    return {{"total", s.total},
+            {"forward", s.forward},
+            {"backward", s.backward},
+            {"optimizer", s.optimizer}};
+}
+
 }  // namespace
 
 std::string formatRunReport(const RunResult& r) {
@@ -98,10 +106,9 @@ std::string formatRunReport(const RunResult& r) {
                       100.0 * stats->cv);
         out << line;
     };
-    row("total", m.total);
-    row("forward", m.forward);
-    row("backward", m.backward);
-    row("optimizer", m.optimizer);
+    for (const auto& [name, stats] : phaseRows(m)) {
+        row(name, stats);
+    }
     out << "\nthroughput " << scaled(m.tokensPerSecond, "tokens/s") << ", "
         << scaled(m.flopsPerStep, "FLOP") << " per step, "
         << scaled(m.achievedFlopsPerSecond, "FLOP/s");
@@ -157,10 +164,9 @@ std::string formatRunMarkdown(const RunResult& r, const std::vector<std::string>
                     << fixed(stats->max) << " | " << fixed(100 * stats->cv, 1) << "% |\n";
             }
         };
-        row("total", m.total);
-        row("forward", m.forward);
-        row("backward", m.backward);
-        row("optimizer", m.optimizer);
+        for (const auto& [name, stats] : phaseRows(m)) {
+            row(name, stats);
+        }
         out << "\nThroughput: " << scaled(m.tokensPerSecond, "tokens/s") << ", "
             << scaled(m.achievedFlopsPerSecond, "FLOP/s") << " achieved ("
             << scaled(m.flopsPerStep, "FLOP") << " per step)";

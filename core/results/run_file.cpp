@@ -100,6 +100,14 @@ private:
     std::string path_;
 };
 
+json parseJson(const std::string& text) {
+    try {
+        return json::parse(text);
+    } catch (const json::parse_error& error) {
+        throw RunFileError(std::string("not valid JSON: ") + error.what());
+    }
+}
+
 json configJson(const RunConfig& config) {
     const ModelDims& m = config.model;
     return {{"model",
@@ -200,12 +208,7 @@ std::string runResultToJson(const RunResult& result, int indent) {
 }
 
 RunResult runResultFromJson(const std::string& text) {
-    json document;
-    try {
-        document = json::parse(text);
-    } catch (const json::parse_error& error) {
-        throw RunFileError(std::string("not valid JSON: ") + error.what());
-    }
+    const json document = parseJson(text);
     const FieldReader root(document, "run");
     if (root.stringOr("format", "") != "stepscope-run") {
         throw RunFileError("run.format: not a StepScope run file (expected \"stepscope-run\")");
@@ -261,12 +264,7 @@ std::string runConfigToJson(const RunConfig& config) {
 }
 
 RunConfig runConfigFromJson(const std::string& text) {
-    json document;
-    try {
-        document = json::parse(text);
-    } catch (const json::parse_error& error) {
-        throw RunFileError(std::string("not valid JSON: ") + error.what());
-    }
+    const json document = parseJson(text);
     return configFromJson(FieldReader(document, "config"));
 }
 
