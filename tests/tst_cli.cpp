@@ -163,6 +163,26 @@ private Q_SLOTS:
         QVERIFY(QFile::exists(dir.filePath("sweep.csv")));
     }
 
+    void attentionJsonHasDocumentedKeys() {
+        QTemporaryDir dir;
+        const CliResult r = runCli({"attention", "--backends", "naive,cuda-flash", "--d", "16",
+                                    "--seq", "32", "--batch", "2", "--repeats", "1", "--no-causal",
+                                    "--json", "--out", dir.path()});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonArray points = QJsonDocument::fromJson(r.out).array();
+        QCOMPARE(points.size(), 2);
+        for (const char* key : {"backend", "d", "seq", "batch", "heads", "precision", "causal",
+                                "status", "forward_ms", "backward_ms", "mem_before_backward_bytes",
+                                "peak_bytes", "forward_tflops", "backward_tflops"}) {
+            QVERIFY2(points[0].toObject().contains(key), key);
+        }
+        QCOMPARE(points[0].toObject()["status"].toString(), QString("ok"));
+        QCOMPARE(points[0].toObject()["causal"].toBool(), false);
+        QCOMPARE(points[1].toObject()["status"].toString(), QString("unavailable"));
+        QVERIFY(QFile::exists(dir.filePath("attention.json")));
+        QVERIFY(QFile::exists(dir.filePath("attention.csv")));
+    }
+
     void infoReportsVersions() {
         const CliResult r = runCli({"info", "--json"});
         QCOMPARE(r.exitCode, 0);

@@ -5,12 +5,15 @@
 #include <cstdio>
 #include <iostream>
 
+#include "attention/attention_benchmark.h"
 #include "bench/environment.h"
 #include "bench/evaluate.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
+#include "results/attention_file.h"
 #include "results/report.h"
 #include "results/run_file.h"
+#include "util/atomic_file.h"
 
 namespace stepscope::cli {
 
@@ -215,6 +218,62 @@ int commandShow(const std::string& file, bool json) {
     return guarded([&] {
         const RunResult result = readRunFile(file);
         std::cout << (json ? runResultToJson(result) : formatRunReport(result));
+        return kExitOk;
+    });
+}
+
+int commandAttention(const AttentionFlags& flags, bool json) {
+    return guarded([&] {
+        AttentionBenchSpec spec;
+        spec.backends = flags.backends;
+        spec.headDims = flags.headDims;
+        spec.seqLens = flags.seqLens;
+        spec.batch = flags.batch;
+        spec.heads = flags.heads;
+        spec.causal = flags.causal;
+        spec.warmup = flags.warmup;
+        spec.repeats = flags.repeats;
+        std::vector<ConfigError> errors;
+        const auto device = parseDeviceKind(flags.device);
+        if (!device) {
+            errors.push_back(
+                {"device", "'" + flags.device + "' is not allowed; allowed: cpu, cuda"});
+        }
+        spec.device = device.value_or(DeviceKind::Cpu);
+        spec.precisions.clear();
+        for (const auto& name : flags.precisions) {
+            if (const auto precision = parsePrecision(name)) {
+                spec.precisions.push_back(*precision);
+            } else {
+                errors.push_back(
+                    {"precision", "'" + name + "' is not allowed; allowed: fp32, bf16, fp16"});
+            }
+        }
+        if (!errors.empty()) {
+            throw InvalidConfigError(errors);
+        }
+        AttentionBenchControl control;
+        control.cancel = &cancelRequested();
+        control.onPoint = [](const AttentionPoint& p, int index, int total) {
+            std::fprintf(stderr, "[%d/%d] %s d=%lld seq=%lld %s: %s%s\n", index + 1, total,
+                         p.backend.c_str(), static_cast<long long>(p.d),
+                         static_cast<long long>(p.seq), toString(p.precision).c_str(),
+                         p.status.c_str(),
+                         p.message.empty() ? "" : (" (" + p.message + ")").c_str());
+        };
+        const std::vector<AttentionPoint> points = runAttentionBenchmark(spec, control);
+        if (!flags.outDir.empty()) {
+            RunConfig environmentConfig;
+            environmentConfig.device = spec.device;
+            const std::string dir = flags.outDir + "/";
+            writeFileAtomically(
+                dir + "attention.json",
+                attentionResultToJson(points, captureEnvironment(environmentConfig)));
+            writeFileAtomically(dir + "attention.csv", formatAttentionCsv(points));
+            std::fprintf(stderr, "stepscope: attention.json and attention.csv written to %s\n",
+                         flags.outDir.c_str());
+        }
+        std::cout << (json ? attentionPointsToJson(points) : formatAttentionTable(points));
         return kExitOk;
     });
 }

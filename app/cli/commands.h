@@ -23,4 +23,19 @@ int commandEval(const ConfigFlags& flags, const std::string& weights, const std:
                 bool json);
 int commandShow(const std::string& file, bool json);
 
+struct AttentionFlags {
+    std::vector<std::string> backends{"naive", "tiled", "sdpa"};
+    std::vector<int64_t> headDims{16, 32, 64, 128};
+    std::vector<int64_t> seqLens;  // empty: the device's default grid
+    std::vector<std::string> precisions{"fp32"};
+    int64_t batch = 8;
+    int64_t heads = 1;
+    bool causal = true;
+    std::string device = "cpu";
+    int warmup = 1;
+    int repeats = 5;
+    std::string outDir;
+};
+int commandAttention(const AttentionFlags& flags, bool json);
+
 }  // namespace stepscope::cli

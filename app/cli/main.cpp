@@ -49,6 +49,35 @@ int main(int argc, char** argv) {
     eval->add_option("--tokens", tokens, "torch.save'd int64 tensor (batch × seq)")->required();
     eval->add_flag("--json", json, "print {\"loss\": …}");
 
+    AttentionFlags attentionFlags;
+    auto* attention = app.add_subcommand(
+        "attention", "attention backends × head dims × sequence lengths × precisions");
+    attention->add_option("--backends", attentionFlags.backends, "backends (comma list)")
+        ->delimiter(',')
+        ->capture_default_str();
+    attention->add_option("--d", attentionFlags.headDims, "head dims (comma list)")
+        ->delimiter(',')
+        ->capture_default_str();
+    attention
+        ->add_option("--seq", attentionFlags.seqLens,
+                     "sequence lengths (comma list; default 256..16384 on CUDA, "
+                     "256..2048 on CPU)")
+        ->delimiter(',');
+    attention->add_option("--precision", attentionFlags.precisions, "fp32, bf16, fp16 (comma list)")
+        ->delimiter(',')
+        ->capture_default_str();
+    attention->add_option("--batch", attentionFlags.batch, "batch")->capture_default_str();
+    attention->add_option("--heads", attentionFlags.heads, "heads")->capture_default_str();
+    attention->add_flag("--causal,!--no-causal", attentionFlags.causal, "causal (default) or not");
+    attention->add_option("--device", attentionFlags.device, "cpu or cuda")->capture_default_str();
+    attention->add_option("--warmup", attentionFlags.warmup, "warm-up repeats")
+        ->capture_default_str();
+    attention->add_option("--repeats", attentionFlags.repeats, "measured repeats (medians)")
+        ->capture_default_str();
+    attention->add_option("--out", attentionFlags.outDir,
+                          "write attention.json and attention.csv here");
+    attention->add_flag("--json", json, "print the points as JSON");
+
     std::string showFile;
     auto* show = app.add_subcommand("show", "the report of a saved run file");
     show->add_option("file", showFile, "run file")->required();
@@ -80,6 +109,9 @@ int main(int argc, char** argv) {
     }
     if (eval->parsed()) {
         return commandEval(evalFlags, weights, tokens, json);
+    }
+    if (attention->parsed()) {
+        return commandAttention(attentionFlags, json);
     }
     return commandShow(showFile, json);
 }

@@ -7,16 +7,39 @@
 
 #include "attention/attention_registry.h"
 #include "attention/naive_attention.h"
+#include "attention/sdpa_attention.h"
+#include "attention/tiled_attention.h"
 
 namespace stepscope {
 
 namespace {
 using Factory = std::function<std::unique_ptr<AttentionBackend>()>;
 
-// Later backends (tiled, sdpa, cuda-flash) add one line here.
+// Our CUDA FlashAttention-2 kernels belong here; until they exist the
+// backend is listed and says why it cannot run, instead of failing.
+class CudaFlashAttention final : public AttentionBackend {
+public:
+    std::string name() const override { return "cuda-flash"; }
+    std::optional<std::string> unavailableReason(const at::Tensor&) const override {
+        return "our CUDA FlashAttention-2 kernels are not built yet";
+    }
+    at::Tensor forward(const at::Tensor& q, const at::Tensor&, const at::Tensor&, bool) override {
+        throw std::runtime_error("attention: cuda-flash is unavailable: " + *unavailableReason(q));
+    }
+};
+
+// A new backend is one line here.
 const std::vector<std::pair<std::string, Factory>>& factories() {
+    using Choice = SdpaAttention::Choice;
     static const std::vector<std::pair<std::string, Factory>> table = {
         {"naive", [] { return std::make_unique<NaiveAttention>(); }},
+        {"tiled", [] { return std::make_unique<TiledAttention>(); }},
+        {"sdpa", [] { return std::make_unique<SdpaAttention>(Choice::Auto); }},
+        {"sdpa-flash", [] { return std::make_unique<SdpaAttention>(Choice::Flash); }},
+        {"sdpa-efficient", [] { return std::make_unique<SdpaAttention>(Choice::Efficient); }},
+        {"sdpa-math", [] { return std::make_unique<SdpaAttention>(Choice::Math); }},
+        {"sdpa-cudnn", [] { return std::make_unique<SdpaAttention>(Choice::CuDnn); }},
+        {"cuda-flash", [] { return std::make_unique<CudaFlashAttention>(); }},
     };
     return table;
 }

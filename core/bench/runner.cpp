@@ -4,6 +4,7 @@
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/randint.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
@@ -206,9 +207,18 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         progress.report(0, config.warmupSteps > 0, "setup");
         at::manual_seed(config.seed);
         const auto options = at::TensorOptions().device(device).dtype(at::kFloat);
-        state.model = TransformerLM(
-            config.model, std::shared_ptr<AttentionBackend>(makeAttentionBackend(config.attention)),
-            options);
+        std::shared_ptr<AttentionBackend> attention = makeAttentionBackend(config.attention);
+        // A backend that cannot run this shape or dtype says why, before anything is built.
+        const at::ScalarType attentionDtype = config.precision == Precision::Bf16   ? at::kBFloat16
+                                              : config.precision == Precision::Fp16 ? at::kHalf
+                                                                                    : at::kFloat;
+        const at::Tensor probe =
+            at::empty({1, config.model.heads, config.contextLength, config.model.headDim()},
+                      options.dtype(attentionDtype));
+        if (const auto reason = attention->unavailableReason(probe)) {
+            return finish(RunStatus::Unavailable, "attention " + config.attention + ": " + *reason);
+        }
+        state.model = TransformerLM(config.model, attention, options);
         if (hasOptimizer(config.mode)) {
             state.optimizer = std::make_unique<torch::optim::AdamW>(
                 state.model->parameters(), torch::optim::AdamWOptions(1e-3).weight_decay(0.01));

@@ -220,8 +220,8 @@ RunResult runResultFromJson(const std::string& text) {
                            std::to_string(kRunFileVersion));
     }
     RunResult result;
-    result.status =
-        root.choice<RunStatus>("status", parseRunStatus, "ok, oom, failed, cancelled, refused");
+    result.status = root.choice<RunStatus>("status", parseRunStatus,
+                                           "ok, oom, failed, cancelled, refused, unavailable");
     result.message = root.stringOr("message", "");
     result.config = configFromJson(root.object("config"));
     result.parameterCount = root.object("model").integer("parameters");

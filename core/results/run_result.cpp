@@ -5,11 +5,10 @@
 namespace stepscope {
 
 namespace {
-constexpr std::pair<RunStatus, const char*> kStatuses[] = {{RunStatus::Ok, "ok"},
-                                                           {RunStatus::Oom, "oom"},
-                                                           {RunStatus::Failed, "failed"},
-                                                           {RunStatus::Cancelled, "cancelled"},
-                                                           {RunStatus::Refused, "refused"}};
+constexpr std::pair<RunStatus, const char*> kStatuses[] = {
+    {RunStatus::Ok, "ok"},           {RunStatus::Oom, "oom"},
+    {RunStatus::Failed, "failed"},   {RunStatus::Cancelled, "cancelled"},
+    {RunStatus::Refused, "refused"}, {RunStatus::Unavailable, "unavailable"}};
 
 std::optional<Stats> phaseStats(const std::vector<StepRecord>& steps,
                                 std::optional<double> StepRecord::*phase) {

@@ -10,7 +10,7 @@
 
 namespace stepscope {
 
-enum class RunStatus { Ok, Oom, Failed, Cancelled, Refused };
+enum class RunStatus { Ok, Oom, Failed, Cancelled, Refused, Unavailable };
 std::string toString(RunStatus status);
 std::optional<RunStatus> parseRunStatus(const std::string& text);
 

@@ -1,0 +1,231 @@
+#include "attention/attention_benchmark.h"
+
+#include <ATen/DeviceAccelerator.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/randn_like.h>
+#include <c10/util/Exception.h>
+#include <torch/cuda.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "attention/attention_backend.h"
+#include "attention/attention_registry.h"
+#include "attention/sdpa_attention.h"
+#include "bench/cost_model.h"
+#include "bench/environment.h"
+#include "bench/runner.h"
+#include "profile/memory_watermark.h"
+#include "util/strings.h"
+
+namespace stepscope {
+
+namespace {
+
+at::ScalarType dtypeOf(Precision precision) {
+    return precision == Precision::Bf16   ? at::kBFloat16
+           : precision == Precision::Fp16 ? at::kHalf
+                                          : at::kFloat;
+}
+
+void synchronize(const at::Device& device) {
+    if (device.is_cuda()) {
+        torch::cuda::synchronize(device.index());
+    }
+}
+
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+}
+
+// What a point needs at most, for the CPU pre-flight: inputs, output and
+// their gradients in fp32, plus three score matrices for naive-like backends.
+int64_t estimatePointBytes(const AttentionPoint& p) {
+    const int64_t element = 4;
+    const int64_t tensors = 8 * p.batch * p.heads * p.seq * p.d * element;
+    const bool quadratic = p.backend == "naive" || p.backend == "sdpa-math";
+    return tensors + (quadratic ? 3 * p.scoreMatrixBytes : 0);
+}
+
+void validateSpec(const AttentionBenchSpec& spec) {
+    std::vector<ConfigError> errors;
+    const auto known = attentionBackendNames();
+    for (const auto& backend : spec.backends) {
+        if (std::find(known.begin(), known.end(), backend) == known.end()) {
+            errors.push_back(
+                {"backends", "unknown backend '" + backend + "'; allowed: " + joinNames(known)});
+        }
+    }
+    for (int64_t d : spec.headDims) {
+        if (d <= 0) {
+            errors.push_back({"d", "head dims must be positive, got " + std::to_string(d)});
+        }
+    }
+    for (int64_t s : spec.seqLens) {
+        if (s <= 0) {
+            errors.push_back(
+                {"seq", "sequence lengths must be positive, got " + std::to_string(s)});
+        }
+    }
+    if (spec.batch <= 0) {
+        errors.push_back({"batch", "must be positive, got " + std::to_string(spec.batch)});
+    }
+    if (spec.heads <= 0) {
+        errors.push_back({"heads", "must be positive, got " + std::to_string(spec.heads)});
+    }
+    if (spec.repeats < 1) {
+        errors.push_back({"repeats", "must be at least 1, got " + std::to_string(spec.repeats)});
+    }
+    if (spec.warmup < 0) {
+        errors.push_back({"warmup", "must be 0 or more, got " + std::to_string(spec.warmup)});
+    }
+    if (spec.backends.empty() || spec.headDims.empty() || spec.precisions.empty()) {
+        errors.push_back({"attention", "backends, head dims and precisions need a value each"});
+    }
+    if (spec.device == DeviceKind::Cuda && !validationContext().cudaAvailable) {
+        errors.push_back(
+            {"device", "'cuda' was asked for, but no CUDA device is available here; allowed: cpu"});
+    }
+    if (!errors.empty()) {
+        throw InvalidConfigError(errors);
+    }
+}
+
+void measure(AttentionPoint& point, AttentionBackend& backend, const at::Device& device,
+             const AttentionBenchSpec& spec) {
+    const auto options = at::TensorOptions().device(device).dtype(dtypeOf(point.precision));
+    MemoryWatermark watermark(device);
+    auto input = [&] {
+        return at::randn({point.batch, point.heads, point.seq, point.d}, options)
+            .requires_grad_(true);
+    };
+    const at::Tensor q = input(), k = input(), v = input();
+    if (const auto reason = backend.unavailableReason(q)) {
+        point.status = "unavailable";
+        point.message = *reason;
+        return;
+    }
+    const at::Tensor gradOut = at::randn({point.batch, point.heads, point.seq, point.d}, options);
+    std::vector<double> forwardTimes, backwardTimes;
+    for (int i = 0; i < spec.warmup + spec.repeats; ++i) {
+        for (at::Tensor t : {q, k, v}) {
+            t.mutable_grad().reset();  // each repeat starts with no gradient
+        }
+        synchronize(device);
+        auto start = std::chrono::steady_clock::now();
+        const at::Tensor out = backend.forward(q, k, v, point.causal);
+        synchronize(device);
+        const double forwardMs = millisecondsSince(start);
+        if (i == 0) {
+            point.memBeforeBackwardBytes = watermark.currentBytes();
+        }
+        start = std::chrono::steady_clock::now();
+        out.backward(gradOut);
+        synchronize(device);
+        const double backwardMs = millisecondsSince(start);
+        if (i >= spec.warmup) {
+            forwardTimes.push_back(forwardMs);
+            backwardTimes.push_back(backwardMs);
+        }
+    }
+    point.peakBytes = watermark.peakBytes();
+    point.forwardMs = median(forwardTimes);
+    point.backwardMs = median(backwardTimes);
+    const double flops =
+        attentionForwardFlops(point.batch, point.heads, point.seq, point.d, point.causal);
+    point.forwardTflops = flops / (*point.forwardMs / 1000) / 1e12;
+    point.backwardTflops = 2.5 * flops / (*point.backwardMs / 1000) / 1e12;
+    if (auto* sdpa = dynamic_cast<SdpaAttention*>(&backend)) {
+        point.kernel = sdpa->lastChoice();
+    }
+    point.status = "ok";
+}
+
+}  // namespace
+
+std::vector<int64_t> defaultSeqLens(DeviceKind device) {
+    if (device == DeviceKind::Cuda) {
+        return {256, 1024, 4096, 8192, 16384};
+    }
+    return {256, 512, 1024, 2048};
+}
+
+double attentionForwardFlops(int64_t batch, int64_t heads, int64_t seq, int64_t d, bool causal) {
+    const double flops =
+        4.0 * double(batch) * double(heads) * double(seq) * double(seq) * double(d);
+    return causal ? flops / 2 : flops;
+}
+
+std::vector<AttentionPoint> runAttentionBenchmark(const AttentionBenchSpec& spec,
+                                                  const AttentionBenchControl& control) {
+    validateSpec(spec);
+    const std::vector<int64_t> seqLens =
+        spec.seqLens.empty() ? defaultSeqLens(spec.device) : spec.seqLens;
+    const at::Device device(spec.device == DeviceKind::Cuda ? at::kCUDA : at::kCPU, 0);
+    const int64_t available = control.availableMemoryBytes.value_or(availableSystemMemory());
+    const int total =
+        int(spec.backends.size() * spec.headDims.size() * seqLens.size() * spec.precisions.size());
+    std::vector<AttentionPoint> points;
+    for (Precision precision : spec.precisions) {
+        for (int64_t d : spec.headDims) {
+            for (int64_t seq : seqLens) {
+                for (const auto& name : spec.backends) {
+                    if (control.cancel && control.cancel->load()) {
+                        return points;
+                    }
+                    AttentionPoint point;
+                    point.backend = name;
+                    point.kernel = name;
+                    point.d = d;
+                    point.seq = seq;
+                    point.batch = spec.batch;
+                    point.heads = spec.heads;
+                    point.precision = precision;
+                    point.causal = spec.causal;
+                    point.scoreMatrixBytes = spec.batch * spec.heads * seq * seq *
+                                             int64_t(c10::elementSize(dtypeOf(precision)));
+                    at::manual_seed(spec.seed);
+                    const int64_t needed = estimatePointBytes(point);
+                    if (!device.is_cuda() && available > 0 && needed > available) {
+                        point.status = "oom";
+                        point.message = "not run: needs about " + formatBytes(double(needed)) +
+                                        ", only " + formatBytes(double(available)) +
+                                        " is available (running out of memory on CPU ends the "
+                                        "process)";
+                    } else {
+                        try {
+                            auto backend = makeAttentionBackend(name);
+                            measure(point, *backend, device, spec);
+                        } catch (const c10::OutOfMemoryError& error) {
+                            point.status = "oom";
+                            point.message = error.what_without_backtrace();
+                        } catch (const c10::Error& error) {
+                            point.status = "failed";
+                            point.message = error.what_without_backtrace();
+                        } catch (const std::exception& error) {
+                            point.status = "failed";
+                            point.message = error.what();
+                        }
+                        if (device.is_cuda()) {
+                            at::accelerator::emptyCache();
+                        }
+                    }
+                    points.push_back(point);
+                    if (control.onPoint) {
+                        control.onPoint(point, int(points.size()) - 1, total);
+                    }
+                }
+            }
+        }
+    }
+    return points;
+}
+
+}  // namespace stepscope

@@ -1,0 +1,171 @@
+#include "results/attention_file.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+#include "bench/cost_model.h"
+#include "results/run_file.h"
+
+namespace stepscope {
+
+using nlohmann::json;
+
+namespace {
+
+template <typename T>
+json optional(const std::optional<T>& value) {
+    return value ? json(*value) : json(nullptr);
+}
+
+json pointJson(const AttentionPoint& p) {
+    return {{"backend", p.backend},
+            {"kernel", p.kernel},
+            {"d", p.d},
+            {"seq", p.seq},
+            {"batch", p.batch},
+            {"heads", p.heads},
+            {"precision", toString(p.precision)},
+            {"causal", p.causal},
+            {"status", p.status},
+            {"message", p.message},
+            {"forward_ms", optional(p.forwardMs)},
+            {"backward_ms", optional(p.backwardMs)},
+            {"mem_before_backward_bytes", optional(p.memBeforeBackwardBytes)},
+            {"peak_bytes", optional(p.peakBytes)},
+            {"forward_tflops", optional(p.forwardTflops)},
+            {"backward_tflops", optional(p.backwardTflops)},
+            {"score_matrix_bytes", p.scoreMatrixBytes}};
+}
+
+template <typename T>
+std::optional<T> optionalField(const json& object, const char* key) {
+    const auto found = object.find(key);
+    if (found == object.end() || found->is_null()) {
+        return std::nullopt;
+    }
+    return found->get<T>();
+}
+
+std::string cell(const std::optional<double>& value, int decimals) {
+    if (!value) {
+        return "";
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, "%.*f", decimals, *value);
+    return text;
+}
+
+json pointsJson(const std::vector<AttentionPoint>& points) {
+    json list = json::array();
+    for (const auto& point : points) {
+        list.push_back(pointJson(point));
+    }
+    return list;
+}
+
+}  // namespace
+
+std::string attentionPointsToJson(const std::vector<AttentionPoint>& points) {
+    return pointsJson(points).dump(2) + "\n";
+}
+
+std::string attentionResultToJson(const std::vector<AttentionPoint>& points,
+                                  const EnvironmentInfo& env) {
+    const json list = pointsJson(points);
+    const json document = {{"format", "stepscope-attention"},
+                           {"version", 1},
+                           {"environment",
+                            {{"libtorch_version", env.libtorchVersion},
+                             {"cuda_version", env.cudaVersion},
+                             {"device_name", env.deviceName},
+                             {"cpu_threads", env.cpuThreads},
+                             {"started_at", env.startedAt}}},
+                           {"points", list}};
+    return document.dump(2) + "\n";
+}
+
+std::vector<AttentionPoint> attentionResultFromJson(const std::string& text) {
+    std::vector<AttentionPoint> points;
+    try {
+        const json document = json::parse(text);
+        if (document.value("format", "") != "stepscope-attention") {
+            throw RunFileError("not a StepScope attention file (format \"stepscope-attention\")");
+        }
+        if (document.value("version", 0) != 1) {
+            throw RunFileError("attention file version " +
+                               std::to_string(document.value("version", 0)) +
+                               " is not supported; this StepScope reads version 1");
+        }
+        for (const auto& item : document.at("points")) {
+            AttentionPoint p;
+            p.backend = item.at("backend").get<std::string>();
+            p.kernel = item.value("kernel", p.backend);
+            p.d = item.at("d").get<int64_t>();
+            p.seq = item.at("seq").get<int64_t>();
+            p.batch = item.at("batch").get<int64_t>();
+            p.heads = item.at("heads").get<int64_t>();
+            p.precision =
+                parsePrecision(item.at("precision").get<std::string>()).value_or(Precision::Fp32);
+            p.causal = item.at("causal").get<bool>();
+            p.status = item.at("status").get<std::string>();
+            p.message = item.value("message", "");
+            p.forwardMs = optionalField<double>(item, "forward_ms");
+            p.backwardMs = optionalField<double>(item, "backward_ms");
+            p.memBeforeBackwardBytes = optionalField<int64_t>(item, "mem_before_backward_bytes");
+            p.peakBytes = optionalField<int64_t>(item, "peak_bytes");
+            p.forwardTflops = optionalField<double>(item, "forward_tflops");
+            p.backwardTflops = optionalField<double>(item, "backward_tflops");
+            p.scoreMatrixBytes = item.value("score_matrix_bytes", int64_t{0});
+            points.push_back(p);
+        }
+    } catch (const json::exception& error) {
+        throw RunFileError(std::string("attention file: ") + error.what());
+    }
+    return points;
+}
+
+std::string formatAttentionCsv(const std::vector<AttentionPoint>& points) {
+    std::ostringstream out;
+    out << "backend,kernel,d,seq,batch,heads,precision,causal,status,forward_ms,backward_ms,"
+           "mem_before_backward_bytes,peak_bytes,forward_tflops,backward_tflops,"
+           "score_matrix_bytes\n";
+    for (const auto& p : points) {
+        out << p.backend << ',' << p.kernel << ',' << p.d << ',' << p.seq << ',' << p.batch << ','
+            << p.heads << ',' << toString(p.precision) << ',' << (p.causal ? "true" : "false")
+            << ',' << p.status << ',' << cell(p.forwardMs, 4) << ',' << cell(p.backwardMs, 4) << ','
+            << (p.memBeforeBackwardBytes ? std::to_string(*p.memBeforeBackwardBytes) : "") << ','
+            << (p.peakBytes ? std::to_string(*p.peakBytes) : "") << ',' << cell(p.forwardTflops, 4)
+            << ',' << cell(p.backwardTflops, 4) << ',' << p.scoreMatrixBytes << '\n';
+    }
+    return out.str();
+}
+
+std::string formatAttentionTable(const std::vector<AttentionPoint>& points) {
+    std::ostringstream out;
+    out << "| backend | precision | d | seq | status | forward ms | backward ms | mem before "
+           "backward | peak | fwd TFLOP/s | bwd TFLOP/s | one score matrix |\n"
+        << "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    auto bytes = [](const std::optional<int64_t>& value) {
+        return value ? formatBytes(double(*value)) : std::string("–");
+    };
+    auto number = [](const std::optional<double>& value, int decimals) {
+        return value ? cell(value, decimals) : std::string("–");
+    };
+    for (const auto& p : points) {
+        std::string backend = p.backend;
+        if (p.kernel != p.backend) {
+            backend += " (" + p.kernel + ")";
+        }
+        out << "| " << backend << " | " << toString(p.precision) << " | " << p.d << " | " << p.seq
+            << " | " << p.status << " | " << number(p.forwardMs, 3) << " | "
+            << number(p.backwardMs, 3) << " | " << bytes(p.memBeforeBackwardBytes) << " | "
+            << bytes(p.peakBytes) << " | " << number(p.forwardTflops, 4) << " | "
+            << number(p.backwardTflops, 4) << " | " << formatBytes(double(p.scoreMatrixBytes))
+            << " |\n";
+    }
+    return out.str();
+}
+
+}  // namespace stepscope

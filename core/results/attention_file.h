@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attention/attention_benchmark.h"
+#include "results/run_result.h"
+
+namespace stepscope {
+
+// The attention benchmark's file: versioned JSON ("stepscope-attention",
+// version 1) with the environment and every point; plus its tables.
+std::string attentionPointsToJson(const std::vector<AttentionPoint>& points);  // a JSON list
+std::string attentionResultToJson(const std::vector<AttentionPoint>& points,
+                                  const EnvironmentInfo& environment);
+std::vector<AttentionPoint> attentionResultFromJson(const std::string& json);  // RunFileError
+std::string formatAttentionCsv(const std::vector<AttentionPoint>& points);
+std::string formatAttentionTable(const std::vector<AttentionPoint>& points);  // Markdown
+
+}  // namespace stepscope
