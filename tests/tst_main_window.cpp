@@ -12,6 +12,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 
+#include "attention_page.h"
 #include "bench/runner.h"
 #include "compare_view.h"
 #include "config_panel.h"
@@ -245,6 +246,50 @@ private Q_SLOTS:
         Q_EMIT window.sweepPage()->startRequested();
         QVERIFY(!window.isRunning());
         QVERIFY(window.bannerText().contains("'abc' is not a positive integer"));
+    }
+
+    void attentionGridFromTheApp() {
+        MainWindow window;
+        AttentionPage* page = window.attentionPage();
+        page->backendsEdit()->setText("naive,tiled,cuda-flash");
+        page->dimsEdit()->setText("16,32");
+        page->seqEdit()->setText("32,64");
+        QSignalSpy finished(&window, &MainWindow::attentionFinished);
+        Q_EMIT page->startRequested();
+        QVERIFY(finished.wait(120000));
+        QCOMPARE(page->table()->rowCount(), 12);  // 3 backends × 2 dims × 2 lengths
+        int unavailable = 0;
+        for (int row = 0; row < 12; ++row) {
+            unavailable += page->table()->item(row, 5)->text() == "unavailable";
+        }
+        QCOMPARE(unavailable, 4);  // cuda-flash says why instead of failing
+        const auto targets = page->exportTargets();
+        QCOMPARE(targets.size(), 4);  // a time chart per head dim, memory, table
+        QCOMPARE(targets[0].name, QString("attention-time-d16"));
+        const QString csv = dir_.filePath("attention-grid.csv");
+        QCOMPARE(exporter::saveTable(targets[3].table, csv), QString());
+        QCOMPARE(csvDataRows(csv), 12);
+        QCOMPARE(exporter::savePlot(targets[0].plot, dir_.filePath("attention.png"), 640, 400),
+                 QString());
+
+        page->seqEdit()->setText("32,x");
+        Q_EMIT page->startRequested();
+        QVERIFY(!window.isRunning());
+        QVERIFY(window.bannerText().contains("'x' is not a positive integer"));
+    }
+
+    void opensAttentionFileFromCli() {
+        QProcess process;
+        process.start(QStringLiteral(STEPSCOPE_CLI),
+                      {"attention", "--backends", "naive,tiled", "--d", "16", "--seq", "32",
+                       "--batch", "2", "--repeats", "1", "--out", dir_.path()});
+        QVERIFY(process.waitForFinished(120000));
+        QCOMPARE(process.exitCode(), 0);
+        MainWindow window;
+        QVERIFY(window.openRunFile(dir_.filePath("attention.json")));
+        QCOMPARE(int(window.attentionPage()->points().size()), 2);
+        QCOMPARE(window.attentionPage()->table()->rowCount(), 2);
+        QVERIFY(window.documents().empty());  // not a step run
     }
 
     void lastConfigurationPersists() {

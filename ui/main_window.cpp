@@ -27,16 +27,19 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include "attention_page.h"
 #include "bench/cost_model.h"
 #include "bench/environment.h"
 #include "bench/runner.h"
 #include "compare_view.h"
 #include "config_panel.h"
 #include "exporter.h"
+#include "results/attention_file.h"
 #include "results/run_file.h"
 #include "run_job.h"
 #include "step_timing_view.h"
 #include "sweep_page.h"
+#include "util/atomic_file.h"
 
 namespace stepscope::ui {
 
@@ -138,6 +141,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                 sweep_->addPoint(result);
             });
     connect(sweep_, &SweepPage::startRequested, this, &MainWindow::startSweep);
+    connect(attention_, &AttentionPage::startRequested, this, &MainWindow::startAttention);
+    connect(attention_, &AttentionPage::stopRequested, this, &MainWindow::stopRun);
+    connect(job_->bridge(), &RunBridge::attentionPointsArrived, attention_,
+            &AttentionPage::addPoints);
+    connect(job_, &RunJob::attentionFinished, this, [this](const QString& error) {
+        attention_->finish(error);
+        if (!error.isEmpty()) {
+            setBanner(error, true);
+        }
+        Q_EMIT attentionFinished();
+    });
     connect(sweep_, &SweepPage::stopRequested, this, &MainWindow::stopRun);
 
     loadSettings();
@@ -156,6 +170,8 @@ void MainWindow::createViews() {
     tabs_->addTab(compare_, tr("Compare"));
     sweep_ = new SweepPage;
     tabs_->addTab(sweep_, tr("Sweep"));
+    attention_ = new AttentionPage;
+    tabs_->addTab(attention_, tr("Attention"));
 }
 
 void MainWindow::createMenus() {
@@ -335,8 +351,12 @@ void MainWindow::refreshCompare() {
 bool MainWindow::openRunFile(const QString& path) {
     RunResult result;
     try {
+        const std::string text = readFile(path.toStdString());
+        if (text.find("\"stepscope-attention\"") != std::string::npos) {
+            return openAttentionFile(path, text);
+        }
         result = readRunFile(path.toStdString());
-    } catch (const RunFileError& error) {
+    } catch (const std::runtime_error& error) {
         showError(tr("Cannot open run file"), QString::fromUtf8(error.what()));
         return false;
     }
@@ -344,6 +364,19 @@ bool MainWindow::openRunFile(const QString& path) {
     addRecentFile(path);
     selectDocument(document.id);
     setBanner(QString(), false);
+    return true;
+}
+
+bool MainWindow::openAttentionFile(const QString& path, const std::string& text) {
+    try {
+        attention_->setPoints(attentionResultFromJson(text));
+    } catch (const RunFileError& error) {
+        showError(tr("Cannot open attention file"),
+                  QString("'%1': %2").arg(path, QString::fromUtf8(error.what())));
+        return false;
+    }
+    addRecentFile(path);
+    tabs_->setCurrentWidget(attention_);
     return true;
 }
 
@@ -453,6 +486,7 @@ void MainWindow::onBusyChanged(bool busy) {
     runButton_->setEnabled(!busy);
     stopButton_->setEnabled(busy);
     sweep_->setRunning(busy);
+    attention_->setRunning(busy);
     progressBar_->setVisible(busy);
     if (!busy) {
         progressBar_->reset();
@@ -537,6 +571,24 @@ void MainWindow::startSweep() {
     job_->startSweep(spec);
 }
 
+void MainWindow::startAttention() {
+    if (job_->isRunning()) {
+        return;
+    }
+    AttentionBenchSpec spec;
+    try {
+        spec = attention_->spec(config_->config().device);
+        validateAttentionSpec(spec);
+    } catch (const InvalidConfigError& error) {
+        setBanner(QString::fromUtf8(error.what()).trimmed(), true);
+        return;
+    }
+    setBanner(QString(), false);
+    attention_->begin(int(spec.backends.size() * spec.headDims.size() * spec.seqLens.size() *
+                          spec.precisions.size()));
+    job_->startAttention(spec);
+}
+
 // ---- export ---------------------------------------------------------------
 
 QList<ExportTarget> MainWindow::currentExportTargets() {
@@ -549,6 +601,9 @@ QList<ExportTarget> MainWindow::currentExportTargets() {
     }
     if (page == sweep_) {
         return sweep_->exportTargets();
+    }
+    if (page == attention_) {
+        return attention_->exportTargets();
     }
     return {};
 }

@@ -20,6 +20,7 @@ class QTabWidget;
 
 namespace stepscope::ui {
 
+class AttentionPage;
 class CompareView;
 class ConfigPanel;
 class RunJob;
@@ -56,6 +57,7 @@ public:
     StepTimingView* stepTimingView() const { return timing_; }
     CompareView* compareView() const { return compare_; }
     SweepPage* sweepPage() const { return sweep_; }
+    AttentionPage* attentionPage() const { return attention_; }
     QMessageBox* lastErrorDialog() const { return errorDialog_; }
     QString progressText() const;
     QString bannerText() const;
@@ -63,6 +65,7 @@ public:
 Q_SIGNALS:
     void runFinished(const stepscope::RunResult& result);
     void sweepFinished();
+    void attentionFinished();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -95,6 +98,8 @@ private:
     void onProgress(const RunProgress& progress);
     void onRunFinished(const RunResult& result);
     void startSweep();
+    void startAttention();
+    bool openAttentionFile(const QString& path, const std::string& text);
     void onBusyChanged(bool busy);
 
     ConfigPanel* config_;
@@ -105,6 +110,7 @@ private:
     StepTimingView* timing_;
     CompareView* compare_;
     SweepPage* sweep_;
+    AttentionPage* attention_;
     QLabel* banner_;
     QLabel* progressLabel_;
     QProgressBar* progressBar_;

@@ -30,15 +30,25 @@ void RunBridge::onPointFinished(int index, int total, const RunResult& result,
     points_.push_back({index, total, result, QString::fromStdString(runFile)});
 }
 
+void RunBridge::onAttentionPoint(const AttentionPoint& point) {
+    std::lock_guard lock(mutex_);
+    attention_.push_back(point);
+}
+
 void RunBridge::drain() {
     std::vector<StepRecord> steps;
     std::optional<RunProgress> progress;
     std::vector<SweepPoint> points;
+    std::vector<AttentionPoint> attention;
     {
         std::lock_guard lock(mutex_);
         steps.swap(steps_);
         progress.swap(progress_);
         points.swap(points_);
+        attention.swap(attention_);
+    }
+    if (!attention.empty()) {
+        Q_EMIT attentionPointsArrived(attention);
     }
     for (const auto& point : points) {
         if (point.result) {

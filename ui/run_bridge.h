@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "attention/attention_benchmark.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
 
@@ -30,6 +31,8 @@ public:
     void onPointFinished(int index, int total, const RunResult& result,
                          const std::string& runFile) override;
 
+    void onAttentionPoint(const AttentionPoint& point);
+
     // UI thread side: deliver whatever is pending now (also called at the end of a run).
     void drain();
 
@@ -39,6 +42,7 @@ Q_SIGNALS:
     void sweepPointStarted(int index, int total, const QString& label);
     void sweepPointFinished(int index, int total, const stepscope::RunResult& result,
                             const QString& runFile);
+    void attentionPointsArrived(const std::vector<stepscope::AttentionPoint>& points);
 
 private:
     struct SweepPoint {
@@ -53,6 +57,7 @@ private:
     std::vector<StepRecord> steps_;
     std::optional<RunProgress> progress_;
     std::vector<SweepPoint> points_;
+    std::vector<AttentionPoint> attention_;
 };
 
 }  // namespace stepscope::ui

@@ -6,6 +6,8 @@ RunJob::RunJob(QObject* parent) : QObject(parent) {
     qRegisterMetaType<stepscope::RunResult>("stepscope::RunResult");
     qRegisterMetaType<stepscope::RunProgress>("stepscope::RunProgress");
     qRegisterMetaType<std::vector<stepscope::StepRecord>>("std::vector<stepscope::StepRecord>");
+    qRegisterMetaType<std::vector<stepscope::AttentionPoint>>(
+        "std::vector<stepscope::AttentionPoint>");
 }
 
 RunJob::~RunJob() {
@@ -25,6 +27,7 @@ void RunJob::launch(std::function<void()> work) {
     cancel_.store(false);
     runResult_.reset();
     sweepError_.reset();
+    attentionError_.reset();
     thread_ = QThread::create(std::move(work));
     connect(thread_, &QThread::finished, this, &RunJob::finishThread);
     thread_->start();
@@ -42,6 +45,8 @@ void RunJob::finishThread() {
         Q_EMIT runFinished(*std::exchange(runResult_, std::nullopt));
     } else if (sweepError_) {
         Q_EMIT sweepFinished(*std::exchange(sweepError_, std::nullopt));
+    } else if (attentionError_) {
+        Q_EMIT attentionFinished(*std::exchange(attentionError_, std::nullopt));
     }
 }
 
@@ -76,6 +81,23 @@ void RunJob::startSweep(const SweepSpec& spec) {
             error = QString::fromUtf8(failure.what());
         }
         sweepError_ = error;
+    });
+}
+
+void RunJob::startAttention(const AttentionBenchSpec& spec) {
+    launch([this, spec] {
+        AttentionBenchControl control;
+        control.cancel = &cancel_;
+        control.onPoint = [this](const AttentionPoint& point, int, int) {
+            bridge_.onAttentionPoint(point);
+        };
+        QString error;
+        try {
+            runAttentionBenchmark(spec, control);
+        } catch (const std::exception& failure) {
+            error = QString::fromUtf8(failure.what());
+        }
+        attentionError_ = error;
     });
 }
 

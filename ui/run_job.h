@@ -28,6 +28,7 @@ public:
     bool isRunning() const { return thread_ != nullptr; }
     void startRun(const RunConfig& config, std::optional<int64_t> availableMemory = {});
     void startSweep(const SweepSpec& spec);
+    void startAttention(const AttentionBenchSpec& spec);
     void cancel();  // the run stops after the step under way
 
     RunBridge* bridge() { return &bridge_; }
@@ -35,6 +36,7 @@ public:
 Q_SIGNALS:
     void runFinished(const stepscope::RunResult& result);
     void sweepFinished(const QString& error);  // empty when it ran to the end or was stopped
+    void attentionFinished(const QString& error);
     void busyChanged(bool busy);
 
 private:
@@ -47,6 +49,7 @@ private:
     // Written by the worker, read on the UI thread after it has finished.
     std::optional<RunResult> runResult_;
     std::optional<QString> sweepError_;
+    std::optional<QString> attentionError_;
 };
 
 }  // namespace stepscope::ui

@@ -1,6 +1,7 @@
 // stepscope: the desktop app. Run files named on the command line open at
 // start; --run starts a run at once, and --screenshot saves the window when
-// it finishes and quits (scripts/screenshot.sh uses it under Xvfb).
+// the run finishes (or the files are drawn) and quits; scripts/screenshot.sh
+// uses it under Xvfb.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -25,8 +26,8 @@ int main(int argc, char** argv) {
     const QCommandLineOption mode("mode", "mode for --run", "mode");
     const QCommandLineOption warmup("warmup", "warm-up steps for --run", "n");
     const QCommandLineOption steps("steps", "measured steps for --run", "n");
-    const QCommandLineOption screenshot("screenshot", "after --run, save the window here and quit",
-                                        "png");
+    const QCommandLineOption screenshot(
+        "screenshot", "save the window here and quit, after --run or once files are open", "png");
     parser.addOptions({run, model, context, mode, warmup, steps, screenshot});
     parser.process(app);
 
@@ -72,6 +73,14 @@ int main(int argc, char** argv) {
             if (!window.startRun()) {
                 QApplication::exit(2);
             }
+        });
+    }
+    if (!parser.isSet(run) && parser.isSet(screenshot)) {
+        // Opened files only: grab once they are drawn.
+        const QString path = parser.value(screenshot);
+        QTimer::singleShot(1000, &window, [&window, path] {
+            window.grab().save(path);
+            QApplication::exit(0);
         });
     }
     return QApplication::exec();

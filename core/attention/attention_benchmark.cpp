@@ -54,7 +54,9 @@ int64_t estimatePointBytes(const AttentionPoint& p) {
     return tensors + (quadratic ? 3 * p.scoreMatrixBytes : 0);
 }
 
-void validateSpec(const AttentionBenchSpec& spec) {
+}  // namespace
+
+void validateAttentionSpec(const AttentionBenchSpec& spec) {
     std::vector<ConfigError> errors;
     const auto known = attentionBackendNames();
     for (const auto& backend : spec.backends) {
@@ -97,6 +99,8 @@ void validateSpec(const AttentionBenchSpec& spec) {
         throw InvalidConfigError(errors);
     }
 }
+
+namespace {
 
 void measure(AttentionPoint& point, AttentionBackend& backend, const at::Device& device,
              const AttentionBenchSpec& spec) {
@@ -165,7 +169,7 @@ double attentionForwardFlops(int64_t batch, int64_t heads, int64_t seq, int64_t 
 
 std::vector<AttentionPoint> runAttentionBenchmark(const AttentionBenchSpec& spec,
                                                   const AttentionBenchControl& control) {
-    validateSpec(spec);
+    validateAttentionSpec(spec);
     const std::vector<int64_t> seqLens =
         spec.seqLens.empty() ? defaultSeqLens(spec.device) : spec.seqLens;
     const at::Device device(spec.device == DeviceKind::Cuda ? at::kCUDA : at::kCPU, 0);

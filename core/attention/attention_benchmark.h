@@ -58,6 +58,9 @@ struct AttentionBenchControl {
     std::optional<int64_t> availableMemoryBytes;  // CPU pre-flight; nullopt reads MemAvailable
 };
 
+// Throws InvalidConfigError naming each bad field of the spec.
+void validateAttentionSpec(const AttentionBenchSpec& spec);
+
 // Validates the spec (InvalidConfigError naming the field), then measures
 // every point; an out-of-memory or unavailable point is a result and the grid
 // goes on. On CPU, where running out of memory ends the process, a point whose
