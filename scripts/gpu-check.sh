@@ -55,6 +55,11 @@ log "end-to-end step benchmark (bf16 and fp32, small and medium, ctx 128..1024)"
   --precision fp32,bf16 --device cuda --warmup 2 --steps 10 \
   --out "$logs/sweep" 2> "$logs/sweep.log" | tee -a "$out/summary.md"
 
+log "attention grid on the GPU: naive, tiled, sdpa and each of its kernels, bf16 and fp32"
+"$cli" attention --device cuda \
+  --backends naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-math,sdpa-cudnn,cuda-flash \
+  --precision bf16,fp32 --out "$logs" 2> "$logs/attention.log" | tee -a "$out/summary.md"
+
 log "Python eager vs StepScope on the GPU"
 "$python" benchmarks/eager_vs_stepscope.py --cli "$cli" --device cuda \
   --models small,medium --modes forward,train-step --steps 10 --rounds 2 \
