@@ -190,6 +190,31 @@ private Q_SLOTS:
         }
     }
 
+    void everyBackendTrainsTheModelUnderAutocast() {
+        for (const char* backend : {"tiled", "sdpa"}) {
+            RunConfig config = test::tinyCpuConfig();
+            config.attention = backend;
+            config.precision = Precision::Bf16;
+            const RunResult result = runBenchmark(config);
+            QCOMPARE(toString(result.status), std::string("ok"));
+            QVERIFY2(std::isfinite(*result.steps.back().loss), backend);
+            QVERIFY(*result.steps.back().loss < *result.steps.front().loss);
+        }
+    }
+
+    void benchmarkPassesTileSizesToTiled() {
+        AttentionBenchSpec spec;
+        spec.backends = {"tiled"};
+        spec.headDims = {16};
+        spec.seqLens = {40};
+        spec.repeats = 1;
+        spec.options.queryTile = 16;
+        spec.options.keyTile = 16;
+        QCOMPARE(runAttentionBenchmark(spec)[0].status, std::string("ok"));
+        spec.options.keyTile = 8;
+        QVERIFY_THROWS_EXCEPTION(InvalidConfigError, runAttentionBenchmark(spec));
+    }
+
     void unavailableBackendIsAReasonNotACrash() {
         RunConfig config = test::tinyCpuConfig();
         config.attention = "cuda-flash";

@@ -233,6 +233,8 @@ int commandAttention(const AttentionFlags& flags, bool json) {
         spec.causal = flags.causal;
         spec.warmup = flags.warmup;
         spec.repeats = flags.repeats;
+        spec.options.queryTile = flags.queryTile;
+        spec.options.keyTile = flags.keyTile;
         std::vector<ConfigError> errors;
         const auto device = parseDeviceKind(flags.device);
         if (!device) {

@@ -34,6 +34,8 @@ struct AttentionFlags {
     std::string device = "cpu";
     int warmup = 1;
     int repeats = 5;
+    int64_t queryTile = 128;
+    int64_t keyTile = 128;
     std::string outDir;
 };
 int commandAttention(const AttentionFlags& flags, bool json);

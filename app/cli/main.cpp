@@ -74,6 +74,11 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     attention->add_option("--repeats", attentionFlags.repeats, "measured repeats (medians)")
         ->capture_default_str();
+    attention
+        ->add_option("--tile-q", attentionFlags.queryTile, "tiled: query rows per tile (>= 16)")
+        ->capture_default_str();
+    attention->add_option("--tile-k", attentionFlags.keyTile, "tiled: key rows per tile (>= 16)")
+        ->capture_default_str();
     attention->add_option("--out", attentionFlags.outDir,
                           "write attention.json and attention.csv here");
     attention->add_flag("--json", json, "print the points as JSON");

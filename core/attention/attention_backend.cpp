@@ -13,7 +13,7 @@
 namespace stepscope {
 
 namespace {
-using Factory = std::function<std::unique_ptr<AttentionBackend>()>;
+using Factory = std::function<std::unique_ptr<AttentionBackend>(const AttentionOptions&)>;
 
 // Our CUDA FlashAttention-2 kernels belong here; until they exist the
 // backend is listed and says why it cannot run, instead of failing.
@@ -32,14 +32,18 @@ public:
 const std::vector<std::pair<std::string, Factory>>& factories() {
     using Choice = SdpaAttention::Choice;
     static const std::vector<std::pair<std::string, Factory>> table = {
-        {"naive", [] { return std::make_unique<NaiveAttention>(); }},
-        {"tiled", [] { return std::make_unique<TiledAttention>(); }},
-        {"sdpa", [] { return std::make_unique<SdpaAttention>(Choice::Auto); }},
-        {"sdpa-flash", [] { return std::make_unique<SdpaAttention>(Choice::Flash); }},
-        {"sdpa-efficient", [] { return std::make_unique<SdpaAttention>(Choice::Efficient); }},
-        {"sdpa-math", [] { return std::make_unique<SdpaAttention>(Choice::Math); }},
-        {"sdpa-cudnn", [] { return std::make_unique<SdpaAttention>(Choice::CuDnn); }},
-        {"cuda-flash", [] { return std::make_unique<CudaFlashAttention>(); }},
+        {"naive", [](const auto&) { return std::make_unique<NaiveAttention>(); }},
+        {"tiled",
+         [](const AttentionOptions& o) {
+             return std::make_unique<TiledAttention>(o.queryTile, o.keyTile);
+         }},
+        {"sdpa", [](const auto&) { return std::make_unique<SdpaAttention>(Choice::Auto); }},
+        {"sdpa-flash", [](const auto&) { return std::make_unique<SdpaAttention>(Choice::Flash); }},
+        {"sdpa-efficient",
+         [](const auto&) { return std::make_unique<SdpaAttention>(Choice::Efficient); }},
+        {"sdpa-math", [](const auto&) { return std::make_unique<SdpaAttention>(Choice::Math); }},
+        {"sdpa-cudnn", [](const auto&) { return std::make_unique<SdpaAttention>(Choice::CuDnn); }},
+        {"cuda-flash", [](const auto&) { return std::make_unique<CudaFlashAttention>(); }},
     };
     return table;
 }
@@ -53,11 +57,12 @@ std::vector<std::string> attentionBackendNames() {
     return names;
 }
 
-std::unique_ptr<AttentionBackend> makeAttentionBackend(const std::string& name) {
+std::unique_ptr<AttentionBackend> makeAttentionBackend(const std::string& name,
+                                                       const AttentionOptions& options) {
     std::string allowed;
     for (const auto& [candidate, factory] : factories()) {
         if (candidate == name) {
-            return factory();
+            return factory(options);
         }
         allowed += (allowed.empty() ? "" : ", ") + candidate;
     }

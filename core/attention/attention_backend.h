@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "attention/attention_options.h"
+
 namespace stepscope {
 
 // One way to compute softmax(q kᵀ / sqrt(d)) v. Inputs are (batch, heads,
@@ -27,7 +29,9 @@ public:
                                bool causal) = 0;
 };
 
-// Throws std::invalid_argument naming the allowed backends for an unknown name.
-std::unique_ptr<AttentionBackend> makeAttentionBackend(const std::string& name);
+// Throws std::invalid_argument naming the allowed backends for an unknown
+// name, or the option that is out of range.
+std::unique_ptr<AttentionBackend> makeAttentionBackend(const std::string& name,
+                                                       const AttentionOptions& options = {});
 
 }  // namespace stepscope

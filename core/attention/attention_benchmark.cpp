@@ -12,6 +12,7 @@
 #include "attention/attention_backend.h"
 #include "attention/attention_registry.h"
 #include "attention/sdpa_attention.h"
+#include "attention/tiled_attention.h"
 #include "bench/cost_model.h"
 #include "bench/environment.h"
 #include "bench/runner.h"
@@ -87,6 +88,11 @@ void validateAttentionSpec(const AttentionBenchSpec& spec) {
     }
     if (spec.warmup < 0) {
         errors.push_back({"warmup", "must be 0 or more, got " + std::to_string(spec.warmup)});
+    }
+    if (spec.options.queryTile < TiledAttention::kMinTile ||
+        spec.options.keyTile < TiledAttention::kMinTile) {
+        errors.push_back({"tile", "tiled's tiles must be at least " +
+                                      std::to_string(TiledAttention::kMinTile) + " rows"});
     }
     if (spec.backends.empty() || spec.headDims.empty() || spec.precisions.empty()) {
         errors.push_back({"attention", "backends, head dims and precisions need a value each"});
@@ -205,7 +211,7 @@ std::vector<AttentionPoint> runAttentionBenchmark(const AttentionBenchSpec& spec
                                         "process)";
                     } else {
                         try {
-                            auto backend = makeAttentionBackend(name);
+                            auto backend = makeAttentionBackend(name, spec.options);
                             measure(point, *backend, device, spec);
                         } catch (const c10::OutOfMemoryError& error) {
                             point.status = "oom";

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/attention_options.h"
 #include "bench/run_config.h"
 
 namespace stepscope {
@@ -24,6 +25,7 @@ struct AttentionBenchSpec {
     int warmup = 1;
     int repeats = 5;  // times are medians over these
     uint64_t seed = 0;
+    AttentionOptions options;  // tile sizes for tiled
 };
 
 std::vector<int64_t> defaultSeqLens(DeviceKind device);

@@ -9,6 +9,8 @@
 #include <ATen/ops/triu.h>
 #include <ATen/ops/zeros.h>
 
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -55,6 +57,8 @@ at::Tensor futureMask(const Tile& queries, const Tile& keys, int64_t offset,
 at::Tensor TiledAttentionFunction::forward(AutogradContext* ctx, const at::Tensor& q,
                                            const at::Tensor& k, const at::Tensor& v, bool causal,
                                            int64_t queryTile, int64_t keyTile) {
+    // The tiles compute in fp32 on purpose; autocast must not turn them to half.
+    const c10::impl::ExcludeDispatchKeyGuard noAutocast(c10::autocast_dispatch_keyset);
     const int64_t batch = q.size(0), heads = q.size(1), sq = q.size(2), d = q.size(3);
     const int64_t sk = k.size(2);
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));
@@ -105,6 +109,7 @@ at::Tensor TiledAttentionFunction::forward(AutogradContext* ctx, const at::Tenso
 }
 
 variable_list TiledAttentionFunction::backward(AutogradContext* ctx, variable_list gradOutputs) {
+    const c10::impl::ExcludeDispatchKeyGuard noAutocast(c10::autocast_dispatch_keyset);
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor& q3 = saved[0];
     const at::Tensor& k3 = saved[1];
