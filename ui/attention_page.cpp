@@ -21,33 +21,12 @@
 
 #include "bench/cost_model.h"
 #include "bench/runner.h"
+#include "list_input.h"
 #include "plot_style.h"
 
 namespace stepscope::ui {
 
 namespace {
-
-std::vector<std::string> names(const QLineEdit* edit) {
-    std::vector<std::string> out;
-    for (const QString& part : edit->text().split(',', Qt::SkipEmptyParts)) {
-        out.push_back(part.trimmed().toStdString());
-    }
-    return out;
-}
-
-std::vector<int64_t> numbers(const QLineEdit* edit, const std::string& field,
-                             std::vector<ConfigError>& errors) {
-    std::vector<int64_t> out;
-    for (const auto& text : names(edit)) {
-        bool ok = false;
-        const qlonglong value = QString::fromStdString(text).toLongLong(&ok);
-        if (!ok || value <= 0) {
-            errors.push_back({field, "'" + text + "' is not a positive integer"});
-        }
-        out.push_back(value);
-    }
-    return out;
-}
 
 void useLogAxis(QCPAxis* axis, double base) {
     axis->setScaleType(QCPAxis::stLogarithmic);
@@ -149,21 +128,13 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
 AttentionBenchSpec AttentionPage::spec(DeviceKind device) const {
     std::vector<ConfigError> errors;
     AttentionBenchSpec spec;
-    spec.backends = names(backends_);
-    spec.headDims = numbers(dims_, "d", errors);
-    spec.seqLens = numbers(seqs_, "seq", errors);
-    spec.precisions.clear();
-    for (const auto& name : names(precisions_)) {
-        if (const auto precision = parsePrecision(name)) {
-            spec.precisions.push_back(*precision);
-        } else {
-            errors.push_back(
-                {"precision", "'" + name + "' is not allowed; allowed: fp32, bf16, fp16"});
-        }
-    }
+    spec.backends = splitList(backends_->text());
+    spec.headDims = positiveList(dims_->text(), "d", errors);
+    spec.seqLens = positiveList(seqs_->text(), "seq", errors);
     if (!errors.empty()) {
         throw InvalidConfigError(errors);
     }
+    spec.precisions = parsePrecisionNames(splitList(precisions_->text()));
     spec.batch = batch_->value();
     spec.heads = heads_->value();
     spec.repeats = repeats_->value();

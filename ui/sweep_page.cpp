@@ -14,19 +14,12 @@
 
 #include "bench/runner.h"
 #include "format.h"
+#include "list_input.h"
 #include "plot_style.h"
 
 namespace stepscope::ui {
 
 namespace {
-
-std::vector<std::string> splitNames(const QString& text) {
-    std::vector<std::string> names;
-    for (const QString& part : text.split(',', Qt::SkipEmptyParts)) {
-        names.push_back(part.trimmed().toStdString());
-    }
-    return names;
-}
 
 QString meanStd(const std::optional<Stats>& stats) {
     return stats ? QString("%1 ± %2").arg(formatMs(stats->mean), formatMs(stats->std)) : "–";
@@ -84,21 +77,13 @@ SweepPage::SweepPage(QWidget* parent) : QWidget(parent) {
 }
 
 SweepSpec SweepPage::spec(const RunConfig& base, const QString& outDir) const {
-    std::vector<int64_t> contexts;
     std::vector<ConfigError> errors;
-    for (const auto& text : splitNames(contexts_->text())) {
-        bool ok = false;
-        const qlonglong value = QString::fromStdString(text).toLongLong(&ok);
-        if (!ok || value <= 0) {
-            errors.push_back({"ctx", "'" + text + "' is not a positive integer"});
-        }
-        contexts.push_back(value);
-    }
+    const std::vector<int64_t> contexts = positiveList(contexts_->text(), "ctx", errors);
     if (!errors.empty()) {
         throw InvalidConfigError(errors);
     }
-    return makeSweepSpec(base, splitNames(models_->text()), contexts, splitNames(modes_->text()),
-                         splitNames(precisions_->text()), outDir.toStdString());
+    return makeSweepSpec(base, splitList(models_->text()), contexts, splitList(modes_->text()),
+                         splitList(precisions_->text()), outDir.toStdString());
 }
 
 void SweepPage::begin(const SweepSpec& spec) {

@@ -242,18 +242,10 @@ int commandAttention(const AttentionFlags& flags, bool json) {
                 {"device", "'" + flags.device + "' is not allowed; allowed: cpu, cuda"});
         }
         spec.device = device.value_or(DeviceKind::Cpu);
-        spec.precisions.clear();
-        for (const auto& name : flags.precisions) {
-            if (const auto precision = parsePrecision(name)) {
-                spec.precisions.push_back(*precision);
-            } else {
-                errors.push_back(
-                    {"precision", "'" + name + "' is not allowed; allowed: fp32, bf16, fp16"});
-            }
-        }
         if (!errors.empty()) {
             throw InvalidConfigError(errors);
         }
+        spec.precisions = parsePrecisionNames(flags.precisions);
         AttentionBenchControl control;
         control.cancel = &cancelRequested();
         control.onPoint = [](const AttentionPoint& p, int index, int total) {

@@ -57,6 +57,23 @@ int64_t estimatePointBytes(const AttentionPoint& p) {
 
 }  // namespace
 
+std::vector<Precision> parsePrecisionNames(const std::vector<std::string>& names) {
+    std::vector<Precision> precisions;
+    std::vector<ConfigError> errors;
+    for (const auto& name : names) {
+        if (const auto precision = parsePrecision(name)) {
+            precisions.push_back(*precision);
+        } else {
+            errors.push_back({"precision", "'" + name + "' is not allowed; allowed: " +
+                                               joinNames(precisionNames())});
+        }
+    }
+    if (!errors.empty()) {
+        throw InvalidConfigError(errors);
+    }
+    return precisions;
+}
+
 void validateAttentionSpec(const AttentionBenchSpec& spec) {
     std::vector<ConfigError> errors;
     const auto known = attentionBackendNames();

@@ -60,6 +60,9 @@ struct AttentionBenchControl {
     std::optional<int64_t> availableMemoryBytes;  // CPU pre-flight; nullopt reads MemAvailable
 };
 
+// Precisions from their names; throws InvalidConfigError naming "precision".
+std::vector<Precision> parsePrecisionNames(const std::vector<std::string>& names);
+
 // Throws InvalidConfigError naming each bad field of the spec.
 void validateAttentionSpec(const AttentionBenchSpec& spec);
 

@@ -4,7 +4,6 @@
 
 #include <stdexcept>
 
-#include "bench/runner.h"
 #include "model/checkpoint.h"
 #include "model/transformer.h"
 
