@@ -4,6 +4,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QImage>
+#include <QMimeData>
 #include <QLineEdit>
 #include <QProcess>
 #include <QPushButton>
@@ -290,6 +291,45 @@ private Q_SLOTS:
         QCOMPARE(int(window.attentionPage()->points().size()), 2);
         QCOMPARE(window.attentionPage()->table()->rowCount(), 2);
         QVERIFY(window.documents().empty());  // not a step run
+    }
+
+    void droppedFilesOpenAndBecomeRecent() {
+        const QString path = dir_.filePath("dropped.json");
+        QVERIFY(cliRun(path).isEmpty());
+        {
+            MainWindow window;
+            window.show();
+            QMimeData mime;
+            mime.setUrls({QUrl::fromLocalFile(path)});
+            QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton,
+                                  Qt::NoModifier);
+            QApplication::sendEvent(&window, &enter);
+            QVERIFY(enter.isAccepted());
+            QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+            QApplication::sendEvent(&window, &drop);
+            QCOMPARE(int(window.documents().size()), 1);
+            QCOMPARE(window.currentDocument()->path, path);
+            window.close();
+        }
+        const QStringList recent = QSettings().value("files/recent").toStringList();
+        QVERIFY(!recent.isEmpty());
+        QCOMPARE(recent.first(), QFileInfo(path).absoluteFilePath());
+    }
+
+    void savedRunReopensUnchanged() {
+        MainWindow window;
+        window.configPanel()->setConfig(quickConfig(1, 2));
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(120000));
+        const int id = window.currentDocument()->id;
+        QVERIFY(window.currentDocument()->modified);
+        const QString path = dir_.filePath("saved-from-app.json");
+        QVERIFY(window.saveDocument(id, path));
+        QVERIFY(!window.currentDocument()->modified);
+        const RunResult reread = readRunFile(path.toStdString());
+        QCOMPARE(reread.steps.size(), window.currentDocument()->result.steps.size());
+        QCOMPARE(reread.summary.total.mean, window.currentDocument()->result.summary.total.mean);
     }
 
     void lastConfigurationPersists() {
