@@ -183,6 +183,20 @@ private Q_SLOTS:
         QVERIFY(QFile::exists(dir.filePath("attention.csv")));
     }
 
+    void precisionToolsPrintJson() {
+        const CliResult lab = runCli({"accumulate", "--json"});
+        QCOMPARE(lab.exitCode, 0);
+        const QJsonArray rows = QJsonDocument::fromJson(lab.out).array();
+        QCOMPARE(rows.size(), 5);
+        QCOMPARE(rows[0].toObject()["exact"].toDouble(), 10.0);
+        const CliResult flow = runCli({"dtypes", "--model", "nano", "--vocab", "97", "--json"});
+        QVERIFY2(flow.exitCode == 0, qPrintable(flow.err));
+        QVERIFY(QJsonDocument::fromJson(flow.out).array().size() > 10);
+        const CliResult fp32 = runCli({"dtypes", "--precision", "fp32"});
+        QCOMPARE(fp32.exitCode, 2);
+        QVERIFY(fp32.err.contains("allowed: bf16, fp16"));
+    }
+
     void infoReportsVersions() {
         const CliResult r = runCli({"info", "--json"});
         QCOMPARE(r.exitCode, 0);

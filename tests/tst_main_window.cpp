@@ -4,8 +4,8 @@
 
 #include <QAbstractItemModelTester>
 #include <QImage>
-#include <QMimeData>
 #include <QLineEdit>
+#include <QMimeData>
 #include <QProcess>
 #include <QPushButton>
 #include <QSpinBox>

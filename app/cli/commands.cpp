@@ -10,6 +10,8 @@
 #include "bench/evaluate.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
+#include "precision/accumulation_lab.h"
+#include "precision/dtype_flow.h"
 #include "results/attention_file.h"
 #include "results/report.h"
 #include "results/run_file.h"
@@ -268,6 +270,55 @@ int commandAttention(const AttentionFlags& flags, bool json) {
                          flags.outDir.c_str());
         }
         std::cout << (json ? attentionPointsToJson(points) : formatAttentionTable(points));
+        return kExitOk;
+    });
+}
+
+int commandDtypes(const ConfigFlags& flags, bool json) {
+    return guarded([&] {
+        const std::vector<DtypeRow> rows = inspectDtypeFlow(flags.toRunConfig());
+        if (json) {
+            nlohmann::json out = nlohmann::json::array();
+            for (const auto& row : rows) {
+                out.push_back({{"what", row.what}, {"kind", row.kind}, {"dtype", row.dtype}});
+            }
+            std::cout << out.dump(2) << "\n";
+        } else {
+            std::cout << "| tensor | module | dtype |\n|---|---|---|\n";
+            for (const auto& row : rows) {
+                std::cout << "| " << row.what << " | " << row.kind << " | " << row.dtype << " |\n";
+            }
+        }
+        return kExitOk;
+    });
+}
+
+int commandAccumulate(int64_t count, bool json) {
+    return guarded([&] {
+        if (count < 1) {
+            throw InvalidConfigError(std::vector<ConfigError>{
+                {"count", "must be at least 1, got " + std::to_string(count)}});
+        }
+        const std::vector<AccumulationRow> rows = runAccumulationLab(0.01, count);
+        if (json) {
+            nlohmann::json out = nlohmann::json::array();
+            for (const auto& row : rows) {
+                out.push_back({{"accumulator", row.accumulator},
+                               {"addend", row.addend},
+                               {"result", row.result},
+                               {"exact", row.exact},
+                               {"abs_error", row.absoluteError}});
+            }
+            std::cout << out.dump(2) << "\n";
+        } else {
+            std::cout << "Adding 0.01 " << count << " times (exact: " << 0.01 * double(count)
+                      << "):\n\n"
+                      << "| accumulator | addend | result | abs error |\n|---|---|---:|---:|\n";
+            for (const auto& row : rows) {
+                std::printf("| %s | %s | %.6f | %.6f |\n", row.accumulator.c_str(),
+                            row.addend.c_str(), row.result, row.absoluteError);
+            }
+        }
         return kExitOk;
     });
 }

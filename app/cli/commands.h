@@ -39,5 +39,7 @@ struct AttentionFlags {
     std::string outDir;
 };
 int commandAttention(const AttentionFlags& flags, bool json);
+int commandDtypes(const ConfigFlags& flags, bool json);
+int commandAccumulate(int64_t count, bool json);
 
 }  // namespace stepscope::cli

@@ -83,6 +83,21 @@ int main(int argc, char** argv) {
                           "write attention.json and attention.csv here");
     attention->add_flag("--json", json, "print the points as JSON");
 
+    ConfigFlags dtypesFlags;
+    dtypesFlags.precisions = {"bf16"};
+    dtypesFlags.contexts = {16};
+    dtypesFlags.batch = 2;
+    auto* dtypes = app.add_subcommand(
+        "dtypes", "what autocast produces: parameters, each module's output, loss, gradients");
+    dtypesFlags.addTo(*dtypes, /*lists=*/false);
+    dtypes->add_flag("--json", json, "print JSON");
+    auto* accumulate = app.add_subcommand(
+        "accumulate", "summing in fp32, fp16 and bf16: why accumulators are fp32");
+    int64_t accumulateCount = 1000;
+    accumulate->add_option("--count", accumulateCount, "how many times 0.01 is added")
+        ->capture_default_str();
+    accumulate->add_flag("--json", json, "print JSON");
+
     std::string showFile;
     auto* show = app.add_subcommand("show", "the report of a saved run file");
     show->add_option("file", showFile, "run file")->required();
@@ -114,6 +129,12 @@ int main(int argc, char** argv) {
     }
     if (eval->parsed()) {
         return commandEval(evalFlags, weights, tokens, json);
+    }
+    if (dtypes->parsed()) {
+        return commandDtypes(dtypesFlags, json);
+    }
+    if (accumulate->parsed()) {
+        return commandAccumulate(accumulateCount, json);
     }
     if (attention->parsed()) {
         return commandAttention(attentionFlags, json);

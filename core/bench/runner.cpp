@@ -3,7 +3,6 @@
 #include <ATen/Context.h>
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/randint.h>
 #include <c10/core/GradMode.h>
@@ -15,6 +14,7 @@
 #include <fstream>
 #include <memory>
 
+#include "bench/autocast_scope.h"
 #include "bench/cost_model.h"
 #include "bench/cpu_allocator.h"
 #include "bench/environment.h"
@@ -24,38 +24,6 @@
 namespace stepscope {
 
 namespace {
-
-// Autocast for the forward pass (and loss), as `with torch.autocast(...)`.
-class AutocastScope {
-public:
-    AutocastScope(const at::Device& device, Precision precision)
-        : deviceType_(device.type()), enabled_(precision != Precision::Fp32) {
-        if (!enabled_) {
-            return;
-        }
-        previousEnabled_ = at::autocast::is_autocast_enabled(deviceType_);
-        previousDtype_ = at::autocast::get_autocast_dtype(deviceType_);
-        at::autocast::set_autocast_dtype(deviceType_,
-                                         precision == Precision::Bf16 ? at::kBFloat16 : at::kHalf);
-        at::autocast::set_autocast_enabled(deviceType_, true);
-    }
-    ~AutocastScope() {
-        if (!enabled_) {
-            return;
-        }
-        at::autocast::set_autocast_enabled(deviceType_, previousEnabled_);
-        at::autocast::set_autocast_dtype(deviceType_, previousDtype_);
-        at::autocast::clear_cache();
-    }
-    AutocastScope(const AutocastScope&) = delete;
-    AutocastScope& operator=(const AutocastScope&) = delete;
-
-private:
-    at::DeviceType deviceType_;
-    bool enabled_;
-    bool previousEnabled_ = false;
-    at::ScalarType previousDtype_ = at::kFloat;
-};
 
 // Everything a run allocates, so that an OOM can drop it in one place.
 struct RunState {

@@ -22,6 +22,15 @@ namespace stepscope {
 
 namespace {
 
+thread_local ForwardTap* currentTap = nullptr;
+
+at::Tensor tapped(const torch::nn::Module& module, at::Tensor output, const char* role = "") {
+    if (currentTap) {
+        currentTap->onOutput(module, role, output);
+    }
+    return output;
+}
+
 // Truncated normal on [-3σ, 3σ] by inverse CDF, as torch.nn.init.trunc_normal_.
 void truncatedNormal(at::Tensor& tensor, double std) {
     if (tensor.device().is_meta()) {
@@ -44,8 +53,15 @@ LinearImpl::LinearImpl(int64_t dIn, int64_t dOut, const at::TensorOptions& optio
     truncatedNormal(weight, std::sqrt(2.0 / static_cast<double>(dIn + dOut)));
 }
 
+ForwardTapScope::ForwardTapScope(ForwardTap* tap) : previous_(currentTap) {
+    currentTap = tap;
+}
+ForwardTapScope::~ForwardTapScope() {
+    currentTap = previous_;
+}
+
 at::Tensor LinearImpl::forward(const at::Tensor& x) {
-    return at::linear(x, weight);
+    return tapped(*this, at::linear(x, weight));
 }
 
 EmbeddingImpl::EmbeddingImpl(int64_t vocabSize, int64_t dModel, const at::TensorOptions& options) {
@@ -54,7 +70,7 @@ EmbeddingImpl::EmbeddingImpl(int64_t vocabSize, int64_t dModel, const at::Tensor
 }
 
 at::Tensor EmbeddingImpl::forward(const at::Tensor& tokens) {
-    return at::embedding(weight, tokens);
+    return tapped(*this, at::embedding(weight, tokens));
 }
 
 RMSNormImpl::RMSNormImpl(int64_t dModel, const at::TensorOptions& options, double eps) : eps(eps) {
@@ -65,7 +81,7 @@ at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
     const auto inputType = x.scalar_type();
     const at::Tensor x32 = x.to(at::kFloat);
     const at::Tensor inverseRms = at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
-    return (x32 * inverseRms * weight).to(inputType);
+    return tapped(*this, (x32 * inverseRms * weight).to(inputType));
 }
 
 RotaryEmbedding::RotaryEmbedding(int64_t headDim, int64_t maxContext, double theta,
@@ -96,7 +112,7 @@ SwiGLUImpl::SwiGLUImpl(int64_t dModel, int64_t dFf, const at::TensorOptions& opt
 }
 
 at::Tensor SwiGLUImpl::forward(const at::Tensor& x) {
-    return w2(at::silu(w1(x)) * w3(x));
+    return tapped(*this, w2(at::silu(w1(x)) * w3(x)));
 }
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelDims& dims,
@@ -119,8 +135,9 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, const at::Tenso
     const at::Tensor q = rope_->apply(splitHeads(q_proj(x)), positions);
     const at::Tensor k = rope_->apply(splitHeads(k_proj(x)), positions);
     const at::Tensor v = splitHeads(v_proj(x));
-    const at::Tensor attended = backend_->forward(q, k, v, /*causal=*/true);
-    return output_proj(attended.transpose(1, 2).reshape({batch, seq, -1}));
+    const at::Tensor attended =
+        tapped(*this, backend_->forward(q, k, v, /*causal=*/true), "attention core");
+    return tapped(*this, output_proj(attended.transpose(1, 2).reshape({batch, seq, -1})));
 }
 
 TransformerBlockImpl::TransformerBlockImpl(const ModelDims& dims,
@@ -136,7 +153,7 @@ TransformerBlockImpl::TransformerBlockImpl(const ModelDims& dims,
 
 at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const at::Tensor& positions) {
     const at::Tensor h = x + attn(ln1(x), positions);
-    return h + ffn(ln2(h));
+    return tapped(*this, h + ffn(ln2(h)));
 }
 
 TransformerLMImpl::TransformerLMImpl(const ModelDims& dims,
@@ -161,7 +178,7 @@ at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
     for (const auto& layer : *layers) {
         x = layer->as<TransformerBlockImpl>()->forward(x, positions);
     }
-    return lm_head(ln_final(x));
+    return tapped(*this, lm_head(ln_final(x)));
 }
 
 at::Tensor crossEntropyLoss(const at::Tensor& logits, const at::Tensor& targets) {

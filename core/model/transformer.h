@@ -10,6 +10,28 @@
 
 namespace stepscope {
 
+// Sees each module's output as a forward runs on this thread; the dtype-flow
+// inspector uses it. `role` is empty for a module's output, or names an inner
+// tensor ("attention core": what the attention backend returned).
+class ForwardTap {
+public:
+    virtual ~ForwardTap() = default;
+    virtual void onOutput(const torch::nn::Module& module, const char* role,
+                          const at::Tensor& output) = 0;
+};
+
+// Installs a tap for the current thread while alive.
+class ForwardTapScope {
+public:
+    explicit ForwardTapScope(ForwardTap* tap);
+    ~ForwardTapScope();
+    ForwardTapScope(const ForwardTapScope&) = delete;
+    ForwardTapScope& operator=(const ForwardTapScope&) = delete;
+
+private:
+    ForwardTap* previous_;
+};
+
 // The modules of design.md. Parameter names come from register_parameter /
 // register_module and match the reference Python model's state dict.
 
