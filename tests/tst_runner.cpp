@@ -9,6 +9,7 @@
 #include "bench/cost_model.h"
 #include "bench/environment.h"
 #include "bench/runner.h"
+#include "profile/trace_range.h"
 #include "test_support.h"
 
 using namespace stepscope;
@@ -36,6 +37,17 @@ public:
     void onStep(const StepRecord& step) override { steps.push_back(step.index); }
     std::vector<std::string> phases;
     std::vector<int> steps;
+};
+
+// Records trace ranges as "depth:name".
+class RangeRecorder final : public RangeListener {
+public:
+    void onPush(const std::string& name) override {
+        pushes << QString("%1:%2").arg(depth++).arg(QString::fromStdString(name));
+    }
+    void onPop() override { --depth; }
+    QStringList pushes;
+    int depth = 0;
 };
 
 QStringList fields(const std::vector<ConfigError>& errors) {
@@ -126,6 +138,24 @@ private Q_SLOTS:
         QVERIFY(qFuzzyCompare(result.summary.achievedFlopsPerSecond,
                               modelFlopsPerStep(config) / (mean / 1000)));
         QVERIFY(!result.summary.mfu.has_value());  // no known peak for a CPU
+    }
+
+    void stepStructureIsMarkedWithRanges() {
+        RunConfig config = test::tinyCpuConfig();  // nano: 2 layers
+        config.warmupSteps = 0;
+        config.measuredSteps = 1;
+        RangeRecorder recorder;
+        {
+            const RangeListenerScope scope(&recorder);
+            QCOMPARE(toString(runBenchmark(config).status), std::string("ok"));
+        }
+        QCOMPARE(recorder.depth, 0);  // every push popped
+        const QStringList expected = {
+            "0:step 0",         "1:forward",           "2:layer 0",
+            "3:attention q·kᵀ", "3:attention softmax", "3:attention ·v",
+            "2:layer 1",        "3:attention q·kᵀ",    "3:attention softmax",
+            "3:attention ·v",   "1:backward",          "1:optimizer"};
+        QCOMPARE(recorder.pushes, expected);
     }
 
     void statisticsOfKnownSeries() {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "bench/autocast_scope.h"
 #include "bench/cost_model.h"
@@ -20,6 +21,7 @@
 #include "bench/environment.h"
 #include "bench/step_timer.h"
 #include "model/transformer.h"
+#include "profile/trace_range.h"
 
 namespace stepscope {
 
@@ -65,15 +67,17 @@ StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& d
     record.warmup = index < config.warmupSteps;
     at::Tensor loss;
 
+    const TraceRange stepRange("step " + std::to_string(index));
     timer.start();
     progress.report(index, record.warmup, "forward");
-    if (config.mode == RunMode::Inference) {
-        c10::InferenceMode inference;
-        AutocastScope autocast(device, config.precision);
-        loss = crossEntropyLoss(state.model->forward(state.inputs), state.targets);
-    } else {
-        if (hasBackward(config.mode)) {
-            state.model->zero_grad(/*set_to_none=*/true);
+    if (hasBackward(config.mode)) {
+        state.model->zero_grad(/*set_to_none=*/true);
+    }
+    {
+        const TraceRange range("forward");
+        std::optional<c10::InferenceMode> inference;
+        if (config.mode == RunMode::Inference) {
+            inference.emplace();
         }
         AutocastScope autocast(device, config.precision);
         loss = crossEntropyLoss(state.model->forward(state.inputs), state.targets);
@@ -81,11 +85,13 @@ StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& d
     timer.mark();
     if (hasBackward(config.mode)) {
         progress.report(index, record.warmup, "backward");
+        const TraceRange range("backward");
         loss.backward();
         timer.mark();
     }
     if (hasOptimizer(config.mode)) {
         progress.report(index, record.warmup, "optimizer");
+        const TraceRange range("optimizer");
         state.optimizer->step();
         timer.mark();
     }

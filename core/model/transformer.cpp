@@ -18,6 +18,8 @@
 
 #include <cmath>
 
+#include "profile/trace_range.h"
+
 namespace stepscope {
 
 namespace {
@@ -140,10 +142,11 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, const at::Tenso
     return tapped(*this, output_proj(attended.transpose(1, 2).reshape({batch, seq, -1})));
 }
 
-TransformerBlockImpl::TransformerBlockImpl(const ModelDims& dims,
+TransformerBlockImpl::TransformerBlockImpl(int64_t index, const ModelDims& dims,
                                            std::shared_ptr<const RotaryEmbedding> rope,
                                            std::shared_ptr<AttentionBackend> backend,
-                                           const at::TensorOptions& options) {
+                                           const at::TensorOptions& options)
+    : rangeName_("layer " + std::to_string(index)) {
     ln1 = register_module("ln1", RMSNorm(dims.dModel, options));
     attn = register_module("attn",
                            CausalSelfAttention(dims, std::move(rope), std::move(backend), options));
@@ -152,6 +155,7 @@ TransformerBlockImpl::TransformerBlockImpl(const ModelDims& dims,
 }
 
 at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const at::Tensor& positions) {
+    const TraceRange range(rangeName_);
     const at::Tensor h = x + attn(ln1(x), positions);
     return tapped(*this, h + ffn(ln2(h)));
 }
@@ -166,7 +170,7 @@ TransformerLMImpl::TransformerLMImpl(const ModelDims& dims,
                                                         dims.ropeTheta, options);
     layers = register_module("layers", torch::nn::ModuleList());
     for (int64_t i = 0; i < dims.layers; ++i) {
-        layers->push_back(TransformerBlock(dims, rope, backend, options));
+        layers->push_back(TransformerBlock(i, dims, rope, backend, options));
     }
     ln_final = register_module("ln_final", RMSNorm(dims.dModel, options));
     lm_head = register_module("lm_head", Linear(dims.dModel, dims.vocabSize, options));

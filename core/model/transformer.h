@@ -102,13 +102,17 @@ TORCH_MODULE(CausalSelfAttention);
 // x + Attn(RMSNorm(x)), then x + SwiGLU(RMSNorm(x)).
 class TransformerBlockImpl : public torch::nn::Module {
 public:
-    TransformerBlockImpl(const ModelDims& dims, std::shared_ptr<const RotaryEmbedding> rope,
+    TransformerBlockImpl(int64_t index, const ModelDims& dims,
+                         std::shared_ptr<const RotaryEmbedding> rope,
                          std::shared_ptr<AttentionBackend> backend,
                          const at::TensorOptions& options);
     at::Tensor forward(const at::Tensor& x, const at::Tensor& positions);
     RMSNorm ln1{nullptr}, ln2{nullptr};
     CausalSelfAttention attn{nullptr};
     SwiGLU ffn{nullptr};
+
+private:
+    std::string rangeName_;  // "layer 3", for traces
 };
 TORCH_MODULE(TransformerBlock);
 
