@@ -183,6 +183,29 @@ private Q_SLOTS:
         QVERIFY(QFile::exists(dir.filePath("attention.csv")));
     }
 
+    void breakdownOfATracedRun() {
+        QTemporaryDir dir;
+        const QString file = dir.filePath("ops.json");
+        const CliResult run =
+            runCli(QStringList{"run"} + kTinyRun + QStringList{"--ops", "--out", file});
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        const CliResult r =
+            runCli({"breakdown", file, "--phase", "forward", "--by", "op", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonArray rows = QJsonDocument::fromJson(r.out).array();
+        QVERIFY(!rows.isEmpty());
+        for (const char* key : {"name", "category", "phase", "calls", "total_ms", "share"}) {
+            QVERIFY2(rows[0].toObject().contains(key), key);
+        }
+        QCOMPARE(rows[0].toObject()["phase"].toString(), QString("forward"));
+        const CliResult untraced = runCli(QStringList{"run"} + kTinyRun +
+                                          QStringList{"--out", dir.filePath("plain.json")});
+        QCOMPARE(untraced.exitCode, 0);
+        const CliResult none = runCli({"breakdown", dir.filePath("plain.json")});
+        QCOMPARE(none.exitCode, 2);
+        QVERIFY(none.err.contains("--ops"));
+    }
+
     void precisionToolsPrintJson() {
         const CliResult lab = runCli({"accumulate", "--json"});
         QCOMPARE(lab.exitCode, 0);

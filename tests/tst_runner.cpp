@@ -154,7 +154,8 @@ private Q_SLOTS:
             "0:step 0",         "1:forward",           "2:layer 0",
             "3:attention q·kᵀ", "3:attention softmax", "3:attention ·v",
             "2:layer 1",        "3:attention q·kᵀ",    "3:attention softmax",
-            "3:attention ·v",   "1:backward",          "1:optimizer"};
+            "3:attention ·v",   "1:backward",          "1:optimizer",
+            "1:bookkeeping"};
         QCOMPARE(recorder.pushes, expected);
     }
 

@@ -13,6 +13,7 @@
 #include "precision/accumulation_lab.h"
 #include "precision/dtype_flow.h"
 #include "results/attention_file.h"
+#include "results/breakdown.h"
 #include "results/report.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
@@ -270,6 +271,40 @@ int commandAttention(const AttentionFlags& flags, bool json) {
                          flags.outDir.c_str());
         }
         std::cout << (json ? attentionPointsToJson(points) : formatAttentionTable(points));
+        return kExitOk;
+    });
+}
+
+int commandBreakdown(const std::string& file, const std::string& phase, const std::string& by,
+                     bool json) {
+    return guarded([&] {
+        const RunResult result = readRunFile(file);
+        if (result.operators.empty()) {
+            std::cerr << "stepscope-cli: '" << file
+                      << "' has no operator records; make the run with --ops\n";
+            return kExitBadInput;
+        }
+        std::vector<BreakdownRow> rows;
+        try {
+            rows = breakdown(result.operators, phase, by);
+        } catch (const std::invalid_argument& error) {
+            std::cerr << "stepscope-cli: " << error.what() << "\n";
+            return kExitBadInput;
+        }
+        if (json) {
+            nlohmann::json out = nlohmann::json::array();
+            for (const auto& row : rows) {
+                out.push_back({{"name", row.name},
+                               {"category", row.category},
+                               {"phase", row.phase},
+                               {"calls", row.calls},
+                               {"total_ms", row.totalMs},
+                               {"share", row.share}});
+            }
+            std::cout << out.dump(2) << "\n";
+        } else {
+            std::cout << formatBreakdownTable(rows);
+        }
         return kExitOk;
     });
 }

@@ -39,6 +39,8 @@ struct AttentionFlags {
     std::string outDir;
 };
 int commandAttention(const AttentionFlags& flags, bool json);
+int commandBreakdown(const std::string& file, const std::string& phase, const std::string& by,
+                     bool json);
 int commandDtypes(const ConfigFlags& flags, bool json);
 int commandAccumulate(int64_t count, bool json);
 

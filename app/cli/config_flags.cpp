@@ -57,6 +57,7 @@ void ConfigFlags::addTo(CLI::App& command, bool lists) {
     command.add_option("--threads", threads, "CPU threads (0: LibTorch's default)")
         ->capture_default_str();
     command.add_flag("--force", force, "run even when the CPU pre-flight says it will not fit");
+    command.add_flag("--ops", traceOps, "record each operator's time per phase into the run file");
 }
 
 RunConfig ConfigFlags::toRunConfig() const {
@@ -86,6 +87,7 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     base.seed = seed;
     base.threads = threads;
     base.force = force;
+    base.traceOps = traceOps;
     return makeSweepSpec(base, customDims ? std::vector<std::string>{} : models, contexts, modes,
                          precisions, outDir);
 }

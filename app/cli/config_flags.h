@@ -29,6 +29,7 @@ struct ConfigFlags {
     uint64_t seed = 0;
     int threads = 0;
     bool force = false;
+    bool traceOps = false;
 
     void addTo(CLI::App& command, bool lists);
     // Throws InvalidConfigError (field-named) for a value no config can hold.

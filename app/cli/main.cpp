@@ -83,6 +83,15 @@ int main(int argc, char** argv) {
                           "write attention.json and attention.csv here");
     attention->add_flag("--json", json, "print the points as JSON");
 
+    std::string breakdownFile, breakdownPhase = "all", breakdownBy = "op";
+    auto* breakdownCommand =
+        app.add_subcommand("breakdown", "where the time went, from a run made with --ops");
+    breakdownCommand->add_option("file", breakdownFile, "run file")->required();
+    breakdownCommand->add_option("--phase", breakdownPhase, "forward, backward, optimizer or all")
+        ->capture_default_str();
+    breakdownCommand->add_option("--by", breakdownBy, "op or category")->capture_default_str();
+    breakdownCommand->add_flag("--json", json, "print rows as JSON");
+
     ConfigFlags dtypesFlags;
     dtypesFlags.precisions = {"bf16"};
     dtypesFlags.contexts = {16};
@@ -129,6 +138,9 @@ int main(int argc, char** argv) {
     }
     if (eval->parsed()) {
         return commandEval(evalFlags, weights, tokens, json);
+    }
+    if (breakdownCommand->parsed()) {
+        return commandBreakdown(breakdownFile, breakdownPhase, breakdownBy, json);
     }
     if (dtypes->parsed()) {
         return commandDtypes(dtypesFlags, json);

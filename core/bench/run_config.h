@@ -40,8 +40,9 @@ struct RunConfig {
     DeviceKind device = DeviceKind::Cpu;
     uint64_t seed = 0;
     std::string attention = "naive";
-    int threads = 0;     // CPU intra-op threads; 0 keeps LibTorch's default
-    bool force = false;  // run even when the CPU pre-flight says it will not fit
+    int threads = 0;        // CPU intra-op threads; 0 keeps LibTorch's default
+    bool force = false;     // run even when the CPU pre-flight says it will not fit
+    bool traceOps = false;  // record every operator's host time per phase (OperatorTracer)
 };
 
 // One problem with a config: the field (as the CLI and run file name it) and

@@ -21,6 +21,7 @@
 #include "bench/environment.h"
 #include "bench/step_timer.h"
 #include "model/transformer.h"
+#include "profile/operator_tracer.h"
 #include "profile/trace_range.h"
 
 namespace stepscope {
@@ -104,7 +105,10 @@ StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& d
         record.optimizerMs = times[2];
     }
     record.totalMs = times.back();
-    record.loss = loss.item<double>();
+    {
+        const TraceRange range("bookkeeping");  // outside every phase: reading the loss back
+        record.loss = loss.item<double>();
+    }
     return record;
 }
 
@@ -204,8 +208,18 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         state.targets = tokens.narrow(1, 1, config.contextLength);
 
         const auto timer = makeStepTimer(device);
+        std::optional<OperatorTracer> tracer;
+        if (config.traceOps) {
+            tracer.emplace();
+        }
+        auto collectOperators = [&] {
+            if (tracer) {
+                result.operators = tracer->aggregate(config.warmupSteps);
+            }
+        };
         for (int index = 0; index < totalSteps; ++index) {
             if (control.cancel && control.cancel->load()) {
+                collectOperators();
                 releaseMemory(state, device);
                 return finish(RunStatus::Cancelled, "cancelled after " + std::to_string(index) +
                                                         " of " + std::to_string(totalSteps) +
@@ -216,6 +230,7 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
                 control.observer->onStep(result.steps.back());
             }
         }
+        collectOperators();
     } catch (const c10::OutOfMemoryError& error) {
         releaseMemory(state, device);
         return finish(RunStatus::Oom, error.what_without_backtrace());

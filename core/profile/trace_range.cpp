@@ -18,6 +18,10 @@ RangeListenerScope::~RangeListenerScope() {
     currentListener = previous_;
 }
 
+RangeListener* RangeListenerScope::current() {
+    return currentListener;
+}
+
 TraceRange::TraceRange(const std::string& name) {
 #ifdef STEPSCOPE_HAVE_NVTX
     nvtxRangePushA(name.c_str());  // NVTX copies the message

@@ -19,6 +19,7 @@ public:
 class RangeListenerScope {
 public:
     explicit RangeListenerScope(RangeListener* listener);
+    static RangeListener* current();  // this thread's listener, or nullptr
     ~RangeListenerScope();
     RangeListenerScope(const RangeListenerScope&) = delete;
     RangeListenerScope& operator=(const RangeListenerScope&) = delete;

@@ -50,6 +50,7 @@ public:
         }
         return value.get<std::string>();
     }
+    bool has(const std::string& key) const { return object_.contains(key); }
     std::string stringOr(const std::string& key, const std::string& fallback) const {
         return object_.contains(key) ? string(key) : fallback;
     }
@@ -130,7 +131,8 @@ json configJson(const RunConfig& config) {
             {"seed", config.seed},
             {"attention", config.attention},
             {"threads", config.threads},
-            {"force", config.force}};
+            {"force", config.force},
+            {"trace_ops", config.traceOps}};
 }
 
 RunConfig configFromJson(const FieldReader& reader) {
@@ -158,6 +160,7 @@ RunConfig configFromJson(const FieldReader& reader) {
     config.attention = reader.string("attention");
     config.threads = static_cast<int>(reader.integer("threads"));
     config.force = reader.boolean("force");
+    config.traceOps = reader.has("trace_ops") ? reader.boolean("trace_ops") : false;
     return config;
 }
 
@@ -176,6 +179,14 @@ std::string runResultToJson(const RunResult& result, int indent) {
                          {"optimizer_ms", optionalNumber(step.optimizerMs)},
                          {"loss", optionalNumber(step.loss)}});
     }
+    json operators = json::array();
+    for (const auto& row : result.operators) {
+        operators.push_back({{"name", row.name},
+                             {"category", row.category},
+                             {"phase", row.phase},
+                             {"calls", row.calls},
+                             {"total_ms", row.totalMs}});
+    }
     const json document = {
         {"format", "stepscope-run"},
         {"version", kRunFileVersion},
@@ -193,6 +204,7 @@ std::string runResultToJson(const RunResult& result, int indent) {
           {"hostname", env.hostname},
           {"started_at", env.startedAt}}},
         {"steps", steps},
+        {"operators", operators},
         {"summary",
          {{"total_ms", statsJson(s.total)},
           {"forward_ms", optionalStats(s.forward)},
@@ -251,6 +263,22 @@ RunResult runResultFromJson(const std::string& text) {
         record.optimizerMs = step.optionalNumber("optimizer_ms");
         record.loss = step.optionalNumber("loss");
         result.steps.push_back(record);
+    }
+    if (root.has("operators")) {
+        const json& operators = root.required("operators");
+        if (!operators.is_array()) {
+            throw RunFileError("run.operators: expected an array");
+        }
+        for (size_t i = 0; i < operators.size(); ++i) {
+            const FieldReader op(operators[i], "run.operators[" + std::to_string(i) + "]");
+            OperatorRow row;
+            row.name = op.string("name");
+            row.category = op.string("category");
+            row.phase = op.string("phase");
+            row.calls = op.integer("calls");
+            row.totalMs = op.number("total_ms");
+            result.operators.push_back(row);
+        }
     }
     // The summary is derived data: recompute it so that it always agrees with the steps.
     const FieldReader summary = root.object("summary");

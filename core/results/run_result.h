@@ -7,6 +7,7 @@
 
 #include "bench/run_config.h"
 #include "bench/statistics.h"
+#include "profile/operator_tracer.h"
 
 namespace stepscope {
 
@@ -58,6 +59,7 @@ struct RunResult {
     int64_t parameterCount = 0;
     std::vector<StepRecord> steps;
     RunSummary summary;
+    std::vector<OperatorRow> operators;  // with traceOps: measured steps, per phase
 };
 
 // Recomputes the summary from the step records and the config.
