@@ -113,12 +113,14 @@ thread_local int depth = 0;
 
 struct Started final : public at::ObserverContext {
     std::chrono::steady_clock::time_point start;
-    bool topLevel = false;
 };
 
+// Only top-level calls are timed; nested ones just keep the depth count.
 std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction&) {
+    if (depth++ != 0) {
+        return nullptr;
+    }
     auto context = std::make_unique<Started>();
-    context->topLevel = depth++ == 0;
     context->start = std::chrono::steady_clock::now();
     return context;
 }
@@ -127,7 +129,7 @@ void onEnd(const at::RecordFunction& fn, at::ObserverContext* raw) {
     --depth;
     auto* context = static_cast<Started*>(raw);
     OperatorTracer::State* state = activeState.load();
-    if (!context || !context->topLevel || !state) {
+    if (!context || !state) {
         return;
     }
     const double ms =
