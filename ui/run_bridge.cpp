@@ -5,7 +5,14 @@ namespace stepscope::ui {
 RunBridge::RunBridge(QObject* parent) : QObject(parent) {
     timer_.setInterval(1000 / kDrainHz);
     connect(&timer_, &QTimer::timeout, this, &RunBridge::drain);
-    timer_.start();
+}
+
+void RunBridge::setActive(bool active) {
+    if (active) {
+        timer_.start();
+    } else {
+        timer_.stop();
+    }
 }
 
 void RunBridge::onStep(const StepRecord& step) {

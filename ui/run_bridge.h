@@ -33,7 +33,9 @@ public:
 
     void onAttentionPoint(const AttentionPoint& point);
 
-    // UI thread side: deliver whatever is pending now (also called at the end of a run).
+    // UI thread side: the drain timer runs only while a job does; deliver
+    // whatever is pending now (also called at the end of a run).
+    void setActive(bool active);
     void drain();
 
 Q_SIGNALS:

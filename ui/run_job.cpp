@@ -30,6 +30,7 @@ void RunJob::launch(std::function<void()> work) {
     attentionError_.reset();
     thread_ = QThread::create(std::move(work));
     connect(thread_, &QThread::finished, this, &RunJob::finishThread);
+    bridge_.setActive(true);
     thread_->start();
     Q_EMIT busyChanged(true);
 }
@@ -39,6 +40,7 @@ void RunJob::launch(std::function<void()> work) {
 void RunJob::finishThread() {
     thread_->deleteLater();
     thread_ = nullptr;
+    bridge_.setActive(false);
     bridge_.drain();
     Q_EMIT busyChanged(false);
     if (runResult_) {

@@ -51,6 +51,17 @@ public:
         return value.get<std::string>();
     }
     bool has(const std::string& key) const { return object_.contains(key); }
+    // Calls `read` with a reader for each object of the array under `key`.
+    template <typename Read>
+    void forEachItem(const std::string& key, Read read) const {
+        const json& items = required(key);
+        if (!items.is_array()) {
+            throw RunFileError(where(key) + ": expected an array");
+        }
+        for (size_t i = 0; i < items.size(); ++i) {
+            read(FieldReader(items[i], where(key) + "[" + std::to_string(i) + "]"));
+        }
+    }
     std::string stringOr(const std::string& key, const std::string& fallback) const {
         return object_.contains(key) ? string(key) : fallback;
     }
@@ -248,12 +259,7 @@ RunResult runResultFromJson(const std::string& text) {
     result.environment.hostname = env.stringOr("hostname", "");
     result.environment.startedAt = env.stringOr("started_at", "");
 
-    const json& steps = root.required("steps");
-    if (!steps.is_array()) {
-        throw RunFileError("run.steps: expected an array");
-    }
-    for (size_t i = 0; i < steps.size(); ++i) {
-        const FieldReader step(steps[i], "run.steps[" + std::to_string(i) + "]");
+    root.forEachItem("steps", [&](const FieldReader& step) {
         StepRecord record;
         record.index = static_cast<int>(step.integer("index"));
         record.warmup = step.boolean("warmup");
@@ -263,14 +269,9 @@ RunResult runResultFromJson(const std::string& text) {
         record.optimizerMs = step.optionalNumber("optimizer_ms");
         record.loss = step.optionalNumber("loss");
         result.steps.push_back(record);
-    }
-    if (root.has("operators")) {
-        const json& operators = root.required("operators");
-        if (!operators.is_array()) {
-            throw RunFileError("run.operators: expected an array");
-        }
-        for (size_t i = 0; i < operators.size(); ++i) {
-            const FieldReader op(operators[i], "run.operators[" + std::to_string(i) + "]");
+    });
+    if (root.has("operators")) {  // only runs made with traceOps have them
+        root.forEachItem("operators", [&](const FieldReader& op) {
             OperatorRow row;
             row.name = op.string("name");
             row.category = op.string("category");
@@ -278,7 +279,7 @@ RunResult runResultFromJson(const std::string& text) {
             row.calls = op.integer("calls");
             row.totalMs = op.number("total_ms");
             result.operators.push_back(row);
-        }
+        });
     }
     // The summary is derived data: recompute it so that it always agrees with the steps.
     const FieldReader summary = root.object("summary");
