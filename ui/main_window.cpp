@@ -126,7 +126,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(job_, &RunJob::busyChanged, this, &MainWindow::onBusyChanged);
     connect(job_, &RunJob::runFinished, this, &MainWindow::onRunFinished);
     connect(job_, &RunJob::sweepFinished, this, [this](const QString& error) {
-        sweeping_ = false;
         sweep_->finish(error);
         if (!error.isEmpty()) {
             setBanner(error, true);
@@ -566,7 +565,6 @@ void MainWindow::startSweep() {
         return;
     }
     setBanner(QString(), false);
-    sweeping_ = true;
     sweep_->begin(spec);
     job_->startSweep(spec);
 }

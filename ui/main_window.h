@@ -122,7 +122,6 @@ private:
     std::deque<RunDocument> documents_;  // stable addresses as runs are added
     int nextId_ = 1;
     int liveId_ = 0;  // the document a run in progress fills, 0 when none
-    bool sweeping_ = false;
     QStringList recentFiles_;
 };
 
