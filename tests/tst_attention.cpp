@@ -257,6 +257,20 @@ private Q_SLOTS:
         QVERIFY(*points[3].memBeforeBackwardBytes > *points[4].memBeforeBackwardBytes);
     }
 
+    void sdpaRecordsTheKernelThatRan() {
+        AttentionBenchSpec spec;
+        spec.backends = {"sdpa", "sdpa-math"};
+        spec.headDims = {16};
+        spec.seqLens = {32};
+        spec.batch = 2;
+        spec.repeats = 1;
+        const auto points = runAttentionBenchmark(spec);
+        QCOMPARE(points[0].status, std::string("ok"));
+        QVERIFY2(points[0].kernel == "flash" || points[0].kernel == "math",
+                 points[0].kernel.c_str());
+        QCOMPARE(points[1].kernel, std::string("math"));
+    }
+
     void benchmarkRecordsWhatCannotFitAsOom() {
         AttentionBenchSpec spec;
         spec.backends = {"naive"};

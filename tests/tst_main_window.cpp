@@ -3,17 +3,20 @@
 #include <QtTest/QtTest>
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QImage>
 #include <QLineEdit>
 #include <QMimeData>
 #include <QProcess>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
 
 #include "attention_page.h"
+#include "bench/environment.h"
 #include "bench/runner.h"
 #include "compare_view.h"
 #include "config_panel.h"
@@ -330,6 +333,32 @@ private Q_SLOTS:
         const RunResult reread = readRunFile(path.toStdString());
         QCOMPARE(reread.steps.size(), window.currentDocument()->result.steps.size());
         QCOMPARE(reread.summary.total.mean, window.currentDocument()->result.summary.total.mean);
+    }
+
+    void cudaChoiceIsDisabledWithoutADevice() {
+        if (probeDevices().cudaAvailable) {
+            QSKIP("a CUDA device is present here");
+        }
+        MainWindow window;
+        QComboBox* device = window.configPanel()->deviceBox();
+        const int cuda = device->findText("cuda");
+        auto* model = qobject_cast<QStandardItemModel*>(device->model());
+        QVERIFY(!model->item(cuda)->isEnabled());
+        QVERIFY(device->itemData(cuda, Qt::ToolTipRole).toString().contains("No CUDA device"));
+    }
+
+    void failedRunIsAMessageNotACrash() {
+        MainWindow window;
+        RunConfig config = quickConfig(0, 1);
+        config.attention = "cuda-flash";  // listed, but reports itself unavailable
+        window.configPanel()->setConfig(config);
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(toString(finished.at(0).at(0).value<RunResult>().status),
+                 std::string("unavailable"));
+        QVERIFY2(window.bannerText().contains("cuda-flash"), qPrintable(window.bannerText()));
+        QVERIFY(!window.isRunning());
     }
 
     void lastConfigurationPersists() {
