@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # On the GPU machine, in one call: build the engine and CLI without the GUI
-# against the machine's own PyTorch (2.11, CUDA 13), run the GPU tests where
-# Qt Test is present, and the benchmarks; everything lands under $OUT.
+# against the machine's own PyTorch (2.11, CUDA 13), run the test suites (the
+# GPU ones among them) and the benchmarks; everything lands under $OUT.
 #
 #   here:   scripts/gpu-deps.sh
-#   device: run(command="scripts/gpu-check.sh", carry=[".gpu-deps"])
+#   device: run(command="scripts/gpu-check.sh [SECTION...]", carry=[".gpu-deps"])
+#
+# Sections (all when none is named): tests, trace (where the time goes:
+# kernel and operator breakdowns, tracer overheads), memory (peaks against
+# the estimator), bench (sweep, attention grid, eager vs StepScope).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+sections="${*:-tests trace memory bench}"
+want() { [[ " $sections " == *" $1 "* ]]; }
 out="${OUT:-$PWD/out/gpu-check}"
-logs="$PWD/build/gpu-logs"  # bulky logs travel back as one archive
+logs="$PWD/build/gpu-logs"  # bulky logs and run files travel back as one archive
 mkdir -p "$out" "$logs"
 trap 'tar czf "$out/logs.tar.gz" -C "$logs" . 2>/dev/null' EXIT
-python="${STEPSCOPE_PYTHON:-python3}"
+python="$(command -v "${STEPSCOPE_PYTHON:-python3}")"  # CMake wants a full path
 log() { echo "== $*" | tee -a "$out/summary.md"; }
-# Files under $OUT: summary.md (every figure) and logs.tar.gz (logs, sweep run files).
+# Files under $OUT: summary.md (every figure) and logs.tar.gz (logs, run files).
 
 {
   date -u +"%Y-%m-%dT%H:%M:%SZ"
@@ -21,46 +27,105 @@ log() { echo "== $*" | tee -a "$out/summary.md"; }
   "$python" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
 } 2>&1 | tee "$out/summary.md"
 
-# Header-only dependencies carried as .deb files (scripts/gpu-deps.sh).
+# Build dependencies carried as .deb files (scripts/gpu-deps.sh).
 prefix="$PWD/.gpu-deps/root"
 if compgen -G ".gpu-deps/*.deb" >/dev/null; then
   for deb in .gpu-deps/*.deb; do dpkg -x "$deb" "$prefix"; done
 fi
+for dir in "$prefix"/usr/lib/*-linux-gnu; do
+  [ -d "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
 
 with_tests=OFF
 if compgen -G "/usr/lib/*/cmake/Qt6Test" >/dev/null || compgen -G "$prefix/usr/lib/*/cmake/Qt6Test" >/dev/null; then
   with_tests=ON
 fi
 
+configure() {
+  cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DSTEPSCOPE_BUILD_GUI=OFF -DSTEPSCOPE_BUILD_TESTS="$1" \
+    -DSTEPSCOPE_PYTHON="$python" -DCMAKE_PREFIX_PATH="$prefix/usr" \
+    -DCMAKE_CUDA_ARCHITECTURES=90 > "$logs/configure.log" 2>&1
+}
 log "configure (tests: $with_tests)"
-cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DSTEPSCOPE_BUILD_GUI=OFF -DSTEPSCOPE_BUILD_TESTS="$with_tests" \
-  -DSTEPSCOPE_PYTHON="$python" -DCMAKE_PREFIX_PATH="$prefix/usr" \
-  -DCMAKE_CUDA_ARCHITECTURES=90 > "$logs/configure.log" 2>&1 || { tail -30 "$logs/configure.log"; exit 1; }
+if ! configure "$with_tests"; then
+  tail -20 "$logs/configure.log"
+  [ "$with_tests" = ON ] || exit 1
+  with_tests=OFF
+  log "configure with tests failed; again without them"
+  rm -rf build/gpu
+  configure OFF || { tail -30 "$logs/configure.log"; exit 1; }
+fi
+grep -E "CUPTI|LibTorch" "$logs/configure.log" | tee -a "$out/summary.md"
 log "build"
 cmake --build build/gpu -j "$(nproc)" > "$logs/build.log" 2>&1 || { tail -40 "$logs/build.log"; exit 1; }
 
 cli=build/gpu/app/stepscope-cli
 "$cli" info | tee -a "$out/summary.md"
 
-if [ "$with_tests" = ON ]; then
-  log "tests"
-  ctest --test-dir build/gpu --output-on-failure 2>&1 | tee "$logs/tests.log" | tail -15
-else
-  log "tests skipped: Qt Test is not installed on this machine"
+if want tests; then
+  if [ "$with_tests" = ON ]; then
+    log "tests"
+    ctest --test-dir build/gpu --output-on-failure -j 4 2>&1 | tee "$logs/tests.log" | tail -20
+    log "GPU suite, verbose"
+    build/gpu/tests/tst_gpu 2>&1 | tee -a "$out/summary.md" | tail -25
+  else
+    log "tests skipped: Qt Test is not available on this machine"
+  fi
 fi
 
-log "end-to-end step benchmark (bf16 and fp32, small and medium, ctx 128..1024)"
-"$cli" sweep --model small,medium --ctx 128,256,512,1024 --mode forward,train-step \
-  --precision fp32,bf16 --device cuda --warmup 2 --steps 10 \
-  --out "$logs/sweep" 2> "$logs/sweep.log" | tee -a "$out/summary.md"
+if want trace; then
+  runs="$logs/trace"
+  mkdir -p "$runs"
+  log "where the time goes: small, ctx 128 and 512, forward and train-step, fp32 and bf16 (--kernels)"
+  for precision in fp32 bf16; do
+    for ctx in 128 512; do
+      for mode in forward train-step; do
+        "$cli" run --model small --ctx "$ctx" --mode "$mode" --precision "$precision" --device cuda \
+          --warmup 3 --steps 10 --kernels --out "$runs/small-$ctx-$mode-$precision.json" \
+          > /dev/null 2>> "$logs/trace.log"
+      done
+    done
+    "$python" benchmarks/where_time_goes.py "$runs"/small-*-"$precision".json | tee -a "$out/summary.md"
+  done
+  for ctx in 128 512; do
+    log "top kernels, small ctx $ctx train-step fp32"
+    "$cli" breakdown "$runs/small-$ctx-train-step-fp32.json" --by kernel | head -12 | tee -a "$out/summary.md"
+    "$cli" breakdown "$runs/small-$ctx-train-step-fp32.json" --by category | tee -a "$out/summary.md"
+  done
+  "$cli" export "$runs/small-128-train-step-fp32.json" --chrome-trace "$runs/small-128-train-step-fp32.trace.json"
 
-log "attention grid on the GPU: naive, tiled, sdpa and each of its kernels, bf16 and fp32"
-"$cli" attention --device cuda \
-  --backends naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-math,sdpa-cudnn,cuda-flash \
-  --precision bf16,fp32 --out "$logs" 2> "$logs/attention.log" | tee -a "$out/summary.md"
+  log "tracer overhead: small ctx 128 train-step fp32, none / --ops / --kernels, alternating, twice"
+  for round in 1 2; do
+    for flags in "" "--ops" "--kernels"; do
+      "$cli" run --model small --ctx 128 --mode train-step --device cuda --warmup 5 --steps 30 \
+        $flags --json 2>/dev/null | "$python" -c "
+import json, sys; r = json.load(sys.stdin); s = r['summary']
+print(f\"round $round ${flags:-(none)}: median step {s['total_ms']['median']:.3f} ms, \"
+      f\"forward {s['forward_ms']['median']:.3f}, backward {s['backward_ms']['median']:.3f}, \"
+      f\"optimizer {s['optimizer_ms']['median']:.3f}\")" | tee -a "$out/summary.md"
+    done
+  done
+fi
 
-log "Python eager vs StepScope on the GPU"
-"$python" benchmarks/eager_vs_stepscope.py --cli "$cli" --device cuda \
-  --models small,medium --modes forward,train-step --steps 10 --rounds 2 \
-  | tee -a "$out/summary.md"
+if want memory && "$cli" memory --help > /dev/null 2>&1; then
+  log "memory: peaks against the estimator"
+  bash benchmarks/memory_peaks.sh "$cli" cuda "$logs/memory" | tee -a "$out/summary.md"
+fi
+
+if want bench; then
+  log "end-to-end step benchmark (bf16 and fp32, small and medium, ctx 128..1024)"
+  "$cli" sweep --model small,medium --ctx 128,256,512,1024 --mode forward,train-step \
+    --precision fp32,bf16 --device cuda --warmup 2 --steps 10 \
+    --out "$logs/sweep" 2> "$logs/sweep.log" | tee -a "$out/summary.md"
+
+  log "attention grid on the GPU: naive, tiled, sdpa and each of its kernels, bf16 and fp32"
+  "$cli" attention --device cuda \
+    --backends naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-math,sdpa-cudnn,cuda-flash \
+    --precision bf16,fp32 --out "$logs" 2> "$logs/attention.log" | tee -a "$out/summary.md"
+
+  log "Python eager vs StepScope on the GPU"
+  "$python" benchmarks/eager_vs_stepscope.py --cli "$cli" --device cuda \
+    --models small,medium --modes forward,train-step --steps 10 --rounds 2 \
+    | tee -a "$out/summary.md"
+fi

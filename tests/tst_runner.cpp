@@ -150,12 +150,18 @@ private Q_SLOTS:
             QCOMPARE(toString(runBenchmark(config).status), std::string("ok"));
         }
         QCOMPARE(recorder.depth, 0);  // every push popped
-        const QStringList expected = {
-            "0:step 0",         "1:forward",           "2:layer 0",
-            "3:attention q·kᵀ", "3:attention softmax", "3:attention ·v",
-            "2:layer 1",        "3:attention q·kᵀ",    "3:attention softmax",
-            "3:attention ·v",   "1:backward",          "1:optimizer",
-            "1:bookkeeping"};
+        QStringList expected = {"0:step 0", "1:forward"};
+        for (const QString layer : {"layers.0", "layers.1"}) {
+            expected << "2:" + layer << "3:" + layer + ".attn"
+                     << "4:attention q·kᵀ"
+                     << "4:attention softmax"
+                     << "4:attention ·v"
+                     << "3:" + layer + ".ffn";
+        }
+        expected << "2:lm_head"
+                 << "1:backward"
+                 << "1:optimizer"
+                 << "1:bookkeeping";
         QCOMPARE(recorder.pushes, expected);
     }
 

@@ -14,6 +14,7 @@
 #include "precision/dtype_flow.h"
 #include "results/attention_file.h"
 #include "results/breakdown.h"
+#include "results/chrome_trace.h"
 #include "results/report.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
@@ -276,19 +277,34 @@ int commandAttention(const AttentionFlags& flags, bool json) {
 }
 
 int commandBreakdown(const std::string& file, const std::string& phase, const std::string& by,
-                     bool json) {
+                     bool flops, bool json) {
     return guarded([&] {
         const RunResult result = readRunFile(file);
-        if (result.operators.empty()) {
-            std::cerr << "stepscope-cli: '" << file
-                      << "' has no operator records; make the run with --ops\n";
-            return kExitBadInput;
+        if (flops) {
+            if (result.flopGroups.empty()) {
+                std::cerr << "stepscope-cli: '" << file
+                          << "' has no FLOP groups; make the run with --ops or --kernels\n";
+                return kExitBadInput;
+            }
+            if (json) {
+                nlohmann::json out = nlohmann::json::array();
+                for (const auto& row : result.flopGroups) {
+                    out.push_back({{"group", row.group},
+                                   {"flops_per_step", row.flopsPerStep},
+                                   {"ms_per_step", row.msPerStep},
+                                   {"achieved_flops_per_second", row.achievedFlopsPerSecond}});
+                }
+                std::cout << out.dump(2) << "\n";
+            } else {
+                std::cout << formatFlopGroupTable(result.flopGroups);
+            }
+            return kExitOk;
         }
         std::vector<BreakdownRow> rows;
         try {
-            rows = breakdown(result.operators, phase, by);
+            rows = breakdown(result, phase, by);
         } catch (const std::invalid_argument& error) {
-            std::cerr << "stepscope-cli: " << error.what() << "\n";
+            std::cerr << "stepscope-cli: " << error.what() << " ('" << file << "')\n";
             return kExitBadInput;
         }
         if (json) {
@@ -305,6 +321,27 @@ int commandBreakdown(const std::string& file, const std::string& phase, const st
         } else {
             std::cout << formatBreakdownTable(rows);
         }
+        return kExitOk;
+    });
+}
+
+int commandExport(const std::string& file, const std::string& chromeTrace) {
+    return guarded([&] {
+        if (chromeTrace.empty()) {
+            std::cerr << "stepscope-cli: export: name what to write: --chrome-trace OUT.json\n";
+            return kExitBadInput;
+        }
+        const RunResult result = readRunFile(file);
+        std::string trace;
+        try {
+            trace = chromeTraceJson(result);
+        } catch (const std::invalid_argument& error) {
+            std::cerr << "stepscope-cli: " << error.what() << " ('" << file << "')\n";
+            return kExitBadInput;
+        }
+        writeFileAtomically(chromeTrace, trace);
+        std::fprintf(stderr, "stepscope: Chrome trace of step %d written to %s\n",
+                     result.timeline.step, chromeTrace.c_str());
         return kExitOk;
     });
 }

@@ -40,7 +40,9 @@ struct AttentionFlags {
 };
 int commandAttention(const AttentionFlags& flags, bool json);
 int commandBreakdown(const std::string& file, const std::string& phase, const std::string& by,
-                     bool json);
+                     bool flops, bool json);
+// export FILE --chrome-trace OUT.json
+int commandExport(const std::string& file, const std::string& chromeTrace);
 int commandDtypes(const ConfigFlags& flags, bool json);
 int commandAccumulate(int64_t count, bool json);
 

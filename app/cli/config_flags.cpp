@@ -58,6 +58,8 @@ void ConfigFlags::addTo(CLI::App& command, bool lists) {
         ->capture_default_str();
     command.add_flag("--force", force, "run even when the CPU pre-flight says it will not fit");
     command.add_flag("--ops", traceOps, "record each operator's time per phase into the run file");
+    command.add_flag("--kernels", traceKernels,
+                     "record each CUDA kernel's device time per phase (CUPTI; --device cuda)");
 }
 
 RunConfig ConfigFlags::toRunConfig() const {
@@ -88,6 +90,7 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     base.threads = threads;
     base.force = force;
     base.traceOps = traceOps;
+    base.traceKernels = traceKernels;
     return makeSweepSpec(base, customDims ? std::vector<std::string>{} : models, contexts, modes,
                          precisions, outDir);
 }

@@ -30,6 +30,7 @@ struct ConfigFlags {
     int threads = 0;
     bool force = false;
     bool traceOps = false;
+    bool traceKernels = false;
 
     void addTo(CLI::App& command, bool lists);
     // Throws InvalidConfigError (field-named) for a value no config can hold.

@@ -84,13 +84,23 @@ int main(int argc, char** argv) {
     attention->add_flag("--json", json, "print the points as JSON");
 
     std::string breakdownFile, breakdownPhase = "all", breakdownBy = "op";
-    auto* breakdownCommand =
-        app.add_subcommand("breakdown", "where the time went, from a run made with --ops");
+    auto* breakdownCommand = app.add_subcommand(
+        "breakdown", "where the time went, from a run made with --ops/--kernels");
     breakdownCommand->add_option("file", breakdownFile, "run file")->required();
     breakdownCommand->add_option("--phase", breakdownPhase, "forward, backward, optimizer or all")
         ->capture_default_str();
-    breakdownCommand->add_option("--by", breakdownBy, "op or category")->capture_default_str();
+    breakdownCommand->add_option("--by", breakdownBy, "kernel, op or category")
+        ->capture_default_str();
+    bool breakdownFlops = false;
+    breakdownCommand->add_flag("--flops", breakdownFlops,
+                               "forward FLOPs, time and achieved FLOP/s per operator group");
     breakdownCommand->add_flag("--json", json, "print rows as JSON");
+
+    std::string exportFile, exportChromeTrace;
+    auto* exportCommand = app.add_subcommand("export", "a traced run in other tools' formats");
+    exportCommand->add_option("file", exportFile, "run file")->required();
+    exportCommand->add_option("--chrome-trace", exportChromeTrace,
+                              "Chrome trace-event JSON of the traced step (Perfetto)");
 
     ConfigFlags dtypesFlags;
     dtypesFlags.precisions = {"bf16"};
@@ -140,7 +150,10 @@ int main(int argc, char** argv) {
         return commandEval(evalFlags, weights, tokens, json);
     }
     if (breakdownCommand->parsed()) {
-        return commandBreakdown(breakdownFile, breakdownPhase, breakdownBy, json);
+        return commandBreakdown(breakdownFile, breakdownPhase, breakdownBy, breakdownFlops, json);
+    }
+    if (exportCommand->parsed()) {
+        return commandExport(exportFile, exportChromeTrace);
     }
     if (dtypes->parsed()) {
         return commandDtypes(dtypesFlags, json);

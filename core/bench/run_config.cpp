@@ -144,6 +144,10 @@ std::vector<ConfigError> validate(const RunConfig& config, const ValidationConte
     if (config.tf32 && config.device != DeviceKind::Cuda) {
         fail("tf32", "TF32 is a CUDA tensor-core mode; allowed only with --device cuda");
     }
+    if (config.traceKernels && config.device != DeviceKind::Cuda) {
+        fail("kernels", "CUDA kernels are traced on a GPU; allowed only with --device cuda "
+                        "(use --ops for operators on the CPU)");
+    }
     bool knownBackend = false;
     for (const auto& name : context.attentionBackends) {
         knownBackend = knownBackend || name == config.attention;

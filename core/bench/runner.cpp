@@ -19,8 +19,10 @@
 #include "bench/cost_model.h"
 #include "bench/cpu_allocator.h"
 #include "bench/environment.h"
+#include "bench/flop_groups.h"
 #include "bench/step_timer.h"
 #include "model/transformer.h"
+#include "profile/kernel_tracer.h"
 #include "profile/operator_tracer.h"
 #include "profile/trace_range.h"
 
@@ -208,13 +210,32 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         state.targets = tokens.narrow(1, 1, config.contextLength);
 
         const auto timer = makeStepTimer(device);
+        // The kernel tracer needs the operator tracer: its correlation ids
+        // tie each kernel to the operator and phase that launched it.
+        std::optional<KernelTracer> kernelTracer;
+        if (config.traceKernels) {
+            if (const auto reason = KernelTracer::unavailableReason()) {
+                return finish(RunStatus::Unavailable, *reason);
+            }
+            kernelTracer.emplace();
+        }
         std::optional<OperatorTracer> tracer;
-        if (config.traceOps) {
-            tracer.emplace();
+        if (config.traceOps || config.traceKernels) {
+            tracer.emplace(kernelTracer ? &*kernelTracer : nullptr);
         }
         auto collectOperators = [&] {
-            if (tracer) {
+            if (!tracer) {
+                return;
+            }
+            tracer->collectKernels();
+            if (config.traceOps) {
                 result.operators = tracer->aggregate(config.warmupSteps);
+            }
+            result.kernels = tracer->aggregateKernels(config.warmupSteps);
+            result.flopGroups =
+                flopGroups(config, tracer->forwardGroupTimes(config.warmupSteps));
+            if (!result.steps.empty()) {
+                result.timeline = tracer->timeline(result.steps.back().index);
             }
         };
         for (int index = 0; index < totalSteps; ++index) {

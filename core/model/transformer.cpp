@@ -146,7 +146,9 @@ TransformerBlockImpl::TransformerBlockImpl(int64_t index, const ModelDims& dims,
                                            std::shared_ptr<const RotaryEmbedding> rope,
                                            std::shared_ptr<AttentionBackend> backend,
                                            const at::TensorOptions& options)
-    : rangeName_("layer " + std::to_string(index)) {
+    : rangeName_("layers." + std::to_string(index)),
+      attnRangeName_(rangeName_ + ".attn"),
+      ffnRangeName_(rangeName_ + ".ffn") {
     ln1 = register_module("ln1", RMSNorm(dims.dModel, options));
     attn = register_module("attn",
                            CausalSelfAttention(dims, std::move(rope), std::move(backend), options));
@@ -156,8 +158,17 @@ TransformerBlockImpl::TransformerBlockImpl(int64_t index, const ModelDims& dims,
 
 at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const at::Tensor& positions) {
     const TraceRange range(rangeName_);
-    const at::Tensor h = x + attn(ln1(x), positions);
-    return tapped(*this, h + ffn(ln2(h)));
+    at::Tensor h = ln1(x);
+    {
+        const TraceRange attnRange(attnRangeName_);
+        h = x + attn(h, positions);
+    }
+    at::Tensor out = ln2(h);
+    {
+        const TraceRange ffnRange(ffnRangeName_);
+        out = h + ffn(out);
+    }
+    return tapped(*this, out);
 }
 
 TransformerLMImpl::TransformerLMImpl(const ModelDims& dims,
@@ -182,7 +193,9 @@ at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
     for (const auto& layer : *layers) {
         x = layer->as<TransformerBlockImpl>()->forward(x, positions);
     }
-    return tapped(*this, lm_head(ln_final(x)));
+    x = ln_final(x);
+    const TraceRange range("lm_head");
+    return tapped(*this, lm_head(x));
 }
 
 at::Tensor crossEntropyLoss(const at::Tensor& logits, const at::Tensor& targets) {

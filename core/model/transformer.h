@@ -112,7 +112,9 @@ public:
     SwiGLU ffn{nullptr};
 
 private:
-    std::string rangeName_;  // "layer 3", for traces
+    std::string rangeName_;      // "layers.3", for traces and module paths
+    std::string attnRangeName_;  // "layers.3.attn"
+    std::string ffnRangeName_;   // "layers.3.ffn"
 };
 TORCH_MODULE(TransformerBlock);
 

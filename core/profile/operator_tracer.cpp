@@ -1,14 +1,21 @@
 #include "profile/operator_tracer.h"
 
 #include <ATen/record_function.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 
+#include "bench/flop_groups.h"
+#include "profile/kernel_tracer.h"
+#include "profile/trace_clock.h"
 #include "profile/trace_range.h"
 
 namespace stepscope {
@@ -17,15 +24,64 @@ namespace {
 
 const char* kPhases[] = {"setup", "forward", "backward", "optimizer"};
 
-struct Event {
-    std::string name;
-    int phase;
-    int step;
-    double durationMs;
+struct OperatorEvent {
+    int64_t id;
+    int64_t startNs;
+    int64_t endNs;
+    int32_t name;
+    int32_t path;
+    int32_t step;
+    int16_t thread;
+    int16_t phase;
+};
+
+struct RangeEvent {
+    int64_t startNs;
+    int64_t endNs;
+    int32_t name;
+    int32_t step;
+};
+
+// Append-only storage in large blocks: growing it never moves or copies the
+// records, and never interleaves small allocations with the tensors'.
+template <typename T>
+class BlockLog {
+public:
+    void push(const T& value) {
+        if (blocks_.empty() || blocks_.back().size() == kBlock) {
+            blocks_.emplace_back();
+            blocks_.back().reserve(kBlock);
+        }
+        blocks_.back().push_back(value);
+        ++size_;
+    }
+    size_t size() const { return size_; }
+    template <typename F>
+    void forEach(F&& visit) const {
+        for (const auto& block : blocks_) {
+            for (const T& value : block) {
+                visit(value);
+            }
+        }
+    }
+
+private:
+    static constexpr size_t kBlock = 16384;
+    std::vector<std::vector<T>> blocks_;
+    size_t size_ = 0;
 };
 
 bool contains(const std::string& text, const char* part) {
     return text.find(part) != std::string::npos;
+}
+
+bool containsAny(const std::string& text, std::initializer_list<const char*> parts) {
+    return std::any_of(parts.begin(), parts.end(),
+                       [&text](const char* part) { return contains(text, part); });
+}
+
+bool isModuleRange(const std::string& name) {
+    return name.rfind("layers.", 0) == 0 || name == "lm_head";
 }
 
 }  // namespace
@@ -34,55 +90,134 @@ std::string operatorCategory(const std::string& name, const std::string& phase) 
     if (phase == "optimizer") {
         return "optimizer";
     }
-    auto any = [&name](std::initializer_list<const char*> parts) {
-        return std::any_of(parts.begin(), parts.end(),
-                           [&name](const char* part) { return contains(name, part); });
-    };
-    if (any({"scaled_dot_product", "flash_attention", "efficient_attention", "TiledAttention",
-             "ScaledDotProduct"})) {
+    if (containsAny(name, {"scaled_dot_product", "flash_attention", "efficient_attention",
+                           "TiledAttention", "ScaledDotProduct"})) {
         return "attention core";
     }
-    if (any({"linear", "matmul", "aten::mm", "addmm", "bmm", "MmBackward", "AddmmBackward",
-             "BmmBackward", "LinearBackward"})) {
+    if (containsAny(name, {"linear", "matmul", "aten::mm", "addmm", "bmm", "MmBackward",
+                           "AddmmBackward", "BmmBackward", "LinearBackward"})) {
         return "matmul";
     }
     // The loss (log-softmax + NLL) is a reduction over the vocabulary, not attention's softmax.
-    if (any({"cross_entropy", "nll_loss", "NllLoss", "log_softmax", "LogSoftmax", "aten::sum",
-             "SumBackward", "aten::mean", "MeanBackward", "aten::max", "MaxBackward",
-             "aten::amax"})) {
+    if (containsAny(name, {"cross_entropy", "nll_loss", "NllLoss", "log_softmax", "LogSoftmax",
+                           "aten::sum", "SumBackward", "aten::mean", "MeanBackward", "aten::max",
+                           "MaxBackward", "aten::amax"})) {
         return "reduction";
     }
-    if (any({"softmax", "Softmax"})) {
+    if (containsAny(name, {"softmax", "Softmax"})) {
         return "softmax";
     }
-    if (any({"rsqrt", "Rsqrt", "norm", "Norm"})) {
+    if (containsAny(name, {"rsqrt", "Rsqrt", "norm", "Norm"})) {
         return "normalisation";
     }
-    if (any({"aten::to", "aten::_to_copy", "ToCopyBackward", "copy_", "clone", "Clone",
-             "contiguous", "aten::empty", "zero_", "ones_like", "AccumulateGrad"})) {
+    if (containsAny(name,
+                    {"aten::to", "aten::_to_copy", "ToCopyBackward", "copy_", "clone", "Clone",
+                     "contiguous", "aten::empty", "zero_", "ones_like", "AccumulateGrad"})) {
         return "copy/cast";
     }
-    if (any({"add", "Add", "mul",         "Mul",        "sub",   "Sub",
-             "div", "Div", "silu",        "Silu",       "exp",   "Exp",
-             "pow", "Pow", "masked_fill", "MaskedFill", "cos",   "sin",
-             "neg", "Neg", "where",       "Where",      "stack", "Stack",
-             "cat", "Cat", "embedding",   "Embedding",  "index", "Index"})) {
+    if (containsAny(name, {"add", "Add", "mul",         "Mul",        "sub",   "Sub",
+                           "div", "Div", "silu",        "Silu",       "exp",   "Exp",
+                           "pow", "Pow", "masked_fill", "MaskedFill", "cos",   "sin",
+                           "neg", "Neg", "where",       "Where",      "stack", "Stack",
+                           "cat", "Cat", "embedding",   "Embedding",  "index", "Index"})) {
         return "elementwise";
     }
     return "other";
 }
 
+std::string kernelCategory(const std::string& kernel, const std::string& operatorCategory,
+                           const std::string& phase) {
+    if (kernel.rfind("memcpy", 0) == 0 || kernel == "memset") {
+        return "copy/cast";
+    }
+    if (phase == "optimizer") {
+        return "optimizer";
+    }
+    // cuBLAS, cuBLASLt (nvjet) and CUTLASS GEMMs, whoever launched them.
+    if (containsAny(kernel, {"gemm", "Gemm", "GEMM", "cutlass", "nvjet", "xmma", "cublas"})) {
+        return "matmul";
+    }
+    if (containsAny(kernel, {"flash", "fmha", "attention", "Attention"})) {
+        return "attention core";
+    }
+    // Softmax kernels also serve the loss's log-softmax; the operator knows which.
+    if (containsAny(kernel, {"softmax", "SoftMax", "Softmax"})) {
+        return operatorCategory == "reduction" ? "reduction" : "softmax";
+    }
+    if (operatorCategory == "normalisation" || operatorCategory == "softmax" ||
+        operatorCategory == "attention core") {
+        return operatorCategory;
+    }
+    if (containsAny(kernel, {"reduce_kernel", "Reduce", "reduction"})) {
+        return "reduction";
+    }
+    if (containsAny(kernel, {"elementwise", "Elementwise"})) {
+        return "elementwise";
+    }
+    return operatorCategory.empty() ? "other" : operatorCategory;
+}
+
 // Shared by the RecordFunction callbacks (any thread) and the range listener
 // (the runner's thread).
 struct OperatorTracer::State final : public RangeListener {
+    KernelTracer* kernels = nullptr;
+    RangeListener* next = nullptr;
     std::atomic<int> phase{0};
     std::atomic<int> step{-1};
-    RangeListener* next = nullptr;
-    std::mutex mutex;
-    std::vector<Event> events;
+    std::atomic<int> path{-1};
+    std::atomic<int64_t> nextId{0};
+    std::atomic<int> nextThread{0};
     at::CallbackHandle handle = 0;
 
+    // Range stack of the runner's thread (the listener runs there only).
+    struct OpenRange {
+        int32_t name;
+        int64_t startNs;
+    };
+    std::vector<OpenRange> open;
+
+    mutable std::mutex mutex;  // guards what follows
+    std::vector<std::string> names;
+    std::map<std::string, int32_t, std::less<>> nameIds;
+    BlockLog<OperatorEvent> operators;
+    BlockLog<RangeEvent> ranges;
+    std::vector<KernelActivity> activities;
+
+    int32_t intern(std::string_view name) {
+        const std::lock_guard lock(mutex);
+        return internLocked(name);
+    }
+    int32_t internLocked(std::string_view name) {
+        const auto found = nameIds.find(name);
+        if (found != nameIds.end()) {
+            return found->second;
+        }
+        names.emplace_back(name);
+        return nameIds[names.back()] = int32_t(names.size() - 1);
+    }
+
+    // The innermost module range, with the attention part inside it if any.
+    int32_t currentPath() {
+        std::string module;
+        std::string part;
+        for (const OpenRange& range : open) {
+            const std::string& name = names[size_t(range.name)];
+            if (isModuleRange(name)) {
+                module = name;
+                part.clear();
+            } else if (name.rfind("attention ", 0) == 0) {
+                part = name;
+            }
+        }
+        if (module.empty()) {
+            return -1;
+        }
+        return internLocked(part.empty() ? module : module + "/" + part);
+    }
+
     void onPush(const std::string& name) override {
+        const int64_t now = traceClockNs();
+        bool phaseChanged = false;
         if (name.rfind("step ", 0) == 0) {
             step.store(std::stoi(name.substr(5)));
             phase.store(0);
@@ -92,14 +227,39 @@ struct OperatorTracer::State final : public RangeListener {
             for (int i = 1; i < 4; ++i) {
                 if (name == kPhases[i]) {
                     phase.store(i);
+                    phaseChanged = true;
                 }
             }
+        }
+        {
+            const std::lock_guard lock(mutex);
+            open.push_back({internLocked(name), now});
+            path.store(currentPath());
+        }
+        if (phaseChanged && kernels) {
+            kernels->pushPhase(int64_t(step.load()) * 4 + phase.load());
         }
         if (next) {
             next->onPush(name);
         }
     }
+
     void onPop() override {
+        const int64_t now = traceClockNs();
+        {
+            const std::lock_guard lock(mutex);
+            if (open.empty()) {
+                return;
+            }
+            const OpenRange range = open.back();
+            open.pop_back();
+            ranges.push({range.startNs, now, range.name, step.load()});
+            path.store(currentPath());
+            const std::string& name = names[size_t(range.name)];
+            if (kernels && (name == "forward" || name == "backward" || name == "optimizer")) {
+                kernels->popPhase();
+            }
+        }
         if (next) {
             next->onPop();
         }
@@ -109,40 +269,58 @@ struct OperatorTracer::State final : public RangeListener {
 namespace {
 
 std::atomic<OperatorTracer::State*> activeState{nullptr};
-thread_local int depth = 0;
 
-struct Started final : public at::ObserverContext {
-    std::chrono::steady_clock::time_point start;
+// Only top-level calls are timed; nested ones just keep the depth count. The
+// start is kept per thread, so the callbacks allocate nothing.
+struct ThreadTrace {
+    int depth = 0;
+    int16_t thread = -1;
+    int64_t id = 0;
+    int64_t startNs = 0;
 };
+thread_local ThreadTrace current;
 
-// Only top-level calls are timed; nested ones just keep the depth count.
 std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction&) {
-    if (depth++ != 0) {
+    if (current.depth++ != 0) {
         return nullptr;
     }
-    auto context = std::make_unique<Started>();
-    context->start = std::chrono::steady_clock::now();
-    return context;
+    OperatorTracer::State* state = activeState.load();
+    if (!state) {
+        return nullptr;
+    }
+    current.id = state->nextId.fetch_add(1);
+    if (state->kernels) {
+        state->kernels->pushOperator(current.id);
+    }
+    current.startNs = traceClockNs();
+    return nullptr;
 }
 
-void onEnd(const at::RecordFunction& fn, at::ObserverContext* raw) {
-    --depth;
-    auto* context = static_cast<Started*>(raw);
-    OperatorTracer::State* state = activeState.load();
-    if (!context || !state) {
+void onEnd(const at::RecordFunction& fn, at::ObserverContext*) {
+    if (--current.depth != 0) {
         return;
     }
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - context->start)
-            .count();
+    const int64_t end = traceClockNs();
+    OperatorTracer::State* state = activeState.load();
+    if (!state) {
+        return;
+    }
+    if (state->kernels) {
+        state->kernels->popOperator();
+    }
+    if (current.thread < 0) {
+        current.thread = int16_t(state->nextThread.fetch_add(1));
+    }
     // Backward nodes come as "autograd::engine::evaluate_function: MmBackward0".
-    std::string name = fn.name();
-    const std::string wrapper = "autograd::engine::evaluate_function: ";
-    if (name.rfind(wrapper, 0) == 0) {
-        name.erase(0, wrapper.size());
+    std::string_view name = fn.name();
+    constexpr std::string_view wrapper = "autograd::engine::evaluate_function: ";
+    if (name.substr(0, wrapper.size()) == wrapper) {
+        name.remove_prefix(wrapper.size());
     }
     const std::lock_guard lock(state->mutex);
-    state->events.push_back({std::move(name), state->phase.load(), state->step.load(), ms});
+    state->operators.push({current.id, current.startNs, end, state->internLocked(name),
+                           state->path.load(), state->step.load(), current.thread,
+                           int16_t(state->phase.load())});
 }
 
 // Installs the tracer's state as this thread's range listener while tracing.
@@ -150,11 +328,15 @@ thread_local std::unique_ptr<RangeListenerScope> listenerScope;
 
 }  // namespace
 
-OperatorTracer::OperatorTracer() : state_(std::make_unique<State>()) {
+OperatorTracer::OperatorTracer(KernelTracer* kernels) : state_(std::make_unique<State>()) {
+    if (torch::profiler::impl::profilerEnabled()) {
+        throw std::runtime_error("ops: LibTorch's profiler (Kineto) is already active");
+    }
     State* expected = nullptr;
     if (!activeState.compare_exchange_strong(expected, state_.get())) {
         throw std::runtime_error("ops: another operator tracer is already active");
     }
+    state_->kernels = kernels;
     state_->next = RangeListenerScope::current();
     listenerScope = std::make_unique<RangeListenerScope>(state_.get());
     state_->handle = at::addGlobalCallback(
@@ -171,34 +353,216 @@ OperatorTracer::~OperatorTracer() {
 
 int64_t OperatorTracer::eventCount() const {
     const std::lock_guard lock(state_->mutex);
-    return int64_t(state_->events.size());
+    return int64_t(state_->operators.size());
 }
 
-std::vector<OperatorRow> OperatorTracer::aggregate(int firstMeasuredStep) const {
-    std::map<std::pair<int, std::string>, OperatorRow> rows;
-    {
-        const std::lock_guard lock(state_->mutex);
-        for (const Event& event : state_->events) {
-            if (event.step < firstMeasuredStep || event.phase == 0) {
-                continue;
-            }
-            OperatorRow& row = rows[{event.phase, event.name}];
-            if (row.calls == 0) {
-                row.name = event.name;
-                row.phase = kPhases[event.phase];
-                row.category = operatorCategory(row.name, row.phase);
-            }
-            ++row.calls;
-            row.totalMs += event.durationMs;
-        }
-    }
-    std::vector<OperatorRow> out;
+namespace {
+
+std::vector<TimeRow> sortedRows(std::map<std::pair<int, std::string>, TimeRow>& rows) {
+    std::vector<TimeRow> out;
     for (auto& [key, row] : rows) {
         out.push_back(std::move(row));
     }
     std::sort(out.begin(), out.end(),
-              [](const OperatorRow& a, const OperatorRow& b) { return a.totalMs > b.totalMs; });
+              [](const TimeRow& a, const TimeRow& b) { return a.totalMs > b.totalMs; });
     return out;
+}
+
+}  // namespace
+
+std::vector<TimeRow> OperatorTracer::aggregate(int firstMeasuredStep) const {
+    std::map<std::pair<int, std::string>, TimeRow> rows;
+    const std::lock_guard lock(state_->mutex);
+    state_->operators.forEach([&](const OperatorEvent& event) {
+        if (event.step < firstMeasuredStep || event.phase == 0) {
+            return;
+        }
+        const std::string& name = state_->names[size_t(event.name)];
+        TimeRow& row = rows[{event.phase, name}];
+        if (row.calls == 0) {
+            row.name = name;
+            row.phase = kPhases[event.phase];
+            row.category = operatorCategory(row.name, row.phase);
+        }
+        ++row.calls;
+        row.totalMs += double(event.endNs - event.startNs) / 1e6;
+    });
+    return sortedRows(rows);
+}
+
+void OperatorTracer::collectKernels() {
+    if (!state_->kernels) {
+        return;
+    }
+    std::vector<KernelActivity> collected = state_->kernels->collect();
+    if (std::getenv("STEPSCOPE_TRACE_DEBUG") && !collected.empty()) {
+        const auto& first = collected.front();
+        std::fprintf(stderr, "kernels: first '%s' at %lld ns, operator %lld; operators %lld\n",
+                     first.name.c_str(), (long long)first.startNs, (long long)first.operatorId,
+                     (long long)state_->nextId.load());
+    }
+    const std::lock_guard lock(state_->mutex);
+    for (auto& activity : collected) {
+        state_->activities.push_back(std::move(activity));
+    }
+}
+
+namespace {
+
+// What a kernel inherits from its launching operator: phase, step, name, path.
+struct Launch {
+    int phase = 0;
+    int step = -1;
+    const OperatorEvent* op = nullptr;
+};
+
+std::unordered_map<int64_t, const OperatorEvent*> operatorsById(
+    const BlockLog<OperatorEvent>& operators) {
+    std::unordered_map<int64_t, const OperatorEvent*> byId;
+    byId.reserve(operators.size());
+    operators.forEach([&](const OperatorEvent& event) { byId[event.id] = &event; });
+    return byId;
+}
+
+Launch launchOf(const KernelActivity& activity,
+                const std::unordered_map<int64_t, const OperatorEvent*>& byId) {
+    Launch launch;
+    if (const auto found = byId.find(activity.operatorId); found != byId.end()) {
+        launch.op = found->second;
+        launch.phase = launch.op->phase;
+        launch.step = launch.op->step;
+    } else if (activity.phaseTag >= 0) {  // tag = step · 4 + phase
+        launch.phase = int(activity.phaseTag % 4);
+        launch.step = int(activity.phaseTag / 4);
+    }
+    return launch;
+}
+
+}  // namespace
+
+std::vector<TimeRow> OperatorTracer::aggregateKernels(int firstMeasuredStep) const {
+    std::map<std::pair<int, std::string>, TimeRow> rows;
+    const std::lock_guard lock(state_->mutex);
+    const auto byId = operatorsById(state_->operators);
+    for (const KernelActivity& activity : state_->activities) {
+        const Launch launch = launchOf(activity, byId);
+        if (launch.step < firstMeasuredStep || launch.phase == 0) {
+            continue;
+        }
+        TimeRow& row = rows[{launch.phase, activity.name}];
+        if (row.calls == 0) {
+            row.name = activity.name;
+            row.phase = kPhases[launch.phase];
+            const std::string opCategory =
+                launch.op ? operatorCategory(state_->names[size_t(launch.op->name)], row.phase)
+                          : std::string();
+            row.category = kernelCategory(row.name, opCategory, row.phase);
+        }
+        ++row.calls;
+        row.totalMs += double(activity.endNs - activity.startNs) / 1e6;
+    }
+    return sortedRows(rows);
+}
+
+std::vector<GroupTime> OperatorTracer::forwardGroupTimes(int firstMeasuredStep) const {
+    std::map<std::string, double> totals;
+    std::map<int, bool> steps;
+    const std::lock_guard lock(state_->mutex);
+    auto groupOf = [&](const OperatorEvent& op) {
+        const std::string& name = state_->names[size_t(op.name)];
+        const std::string path = op.path >= 0 ? state_->names[size_t(op.path)] : std::string();
+        return flopGroupOf(operatorCategory(name, "forward"), path);
+    };
+    const bool useKernels = !state_->activities.empty();
+    if (useKernels) {
+        const auto byId = operatorsById(state_->operators);
+        for (const KernelActivity& activity : state_->activities) {
+            const Launch launch = launchOf(activity, byId);
+            if (launch.op && launch.phase == 1 && launch.step >= firstMeasuredStep) {
+                totals[groupOf(*launch.op)] += double(activity.endNs - activity.startNs) / 1e6;
+                steps[launch.step] = true;
+            }
+        }
+    } else {
+        state_->operators.forEach([&](const OperatorEvent& op) {
+            if (op.phase == 1 && op.step >= firstMeasuredStep) {
+                totals[groupOf(op)] += double(op.endNs - op.startNs) / 1e6;
+                steps[op.step] = true;
+            }
+        });
+    }
+    std::vector<GroupTime> out;
+    for (const auto& [group, ms] : totals) {
+        out.push_back({group, ms / double(std::max<size_t>(1, steps.size()))});
+    }
+    return out;
+}
+
+StepTimeline OperatorTracer::timeline(int step) const {
+    StepTimeline timeline;
+    const std::lock_guard lock(state_->mutex);
+    const std::string stepName = "step " + std::to_string(step);
+    int64_t origin = -1;
+    state_->ranges.forEach([&](const RangeEvent& range) {
+        if (range.step == step && state_->names[size_t(range.name)] == stepName) {
+            origin = range.startNs;
+        }
+    });
+    if (origin < 0) {
+        return timeline;
+    }
+    timeline.step = step;
+    auto micros = [origin](int64_t ns) { return double(ns - origin) / 1e3; };
+    state_->ranges.forEach([&](const RangeEvent& range) {
+        if (range.step != step) {
+            return;
+        }
+        TimelineSpan span;
+        span.kind = SpanKind::Range;
+        span.name = state_->names[size_t(range.name)];
+        span.track = "ranges";
+        span.startUs = micros(range.startNs);
+        span.durationUs = double(range.endNs - range.startNs) / 1e3;
+        timeline.spans.push_back(std::move(span));
+    });
+    const auto byId = operatorsById(state_->operators);
+    state_->operators.forEach([&](const OperatorEvent& op) {
+        if (op.step != step) {
+            return;
+        }
+        TimelineSpan span;
+        span.kind = SpanKind::Operator;
+        span.name = state_->names[size_t(op.name)];
+        span.phase = kPhases[op.phase];
+        span.category = operatorCategory(span.name, span.phase);
+        span.track = "thread " + std::to_string(op.thread);
+        span.detail = op.path >= 0 ? state_->names[size_t(op.path)] : "";
+        span.startUs = micros(op.startNs);
+        span.durationUs = double(op.endNs - op.startNs) / 1e3;
+        timeline.spans.push_back(std::move(span));
+    });
+    for (const KernelActivity& activity : state_->activities) {
+        const Launch launch = launchOf(activity, byId);
+        if (launch.step != step) {
+            continue;
+        }
+        TimelineSpan span;
+        span.kind = activity.kind;
+        span.name = activity.name;
+        span.phase = kPhases[launch.phase];
+        const std::string opName = launch.op ? state_->names[size_t(launch.op->name)] : "";
+        span.category = kernelCategory(
+            span.name, opName.empty() ? "" : operatorCategory(opName, span.phase), span.phase);
+        span.track = "stream " + std::to_string(activity.stream);
+        span.detail = opName;
+        span.startUs = micros(activity.startNs);
+        span.durationUs = double(activity.endNs - activity.startNs) / 1e3;
+        timeline.spans.push_back(std::move(span));
+    }
+    std::stable_sort(
+        timeline.spans.begin(), timeline.spans.end(),
+        [](const TimelineSpan& a, const TimelineSpan& b) { return a.startUs < b.startUs; });
+    return timeline;
 }
 
 }  // namespace stepscope

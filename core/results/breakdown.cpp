@@ -8,18 +8,28 @@
 
 namespace stepscope {
 
-std::vector<BreakdownRow> breakdown(const std::vector<OperatorRow>& operators,
-                                    const std::string& phase, const std::string& by) {
+std::vector<BreakdownRow> breakdown(const RunResult& run, const std::string& phase,
+                                    const std::string& by) {
     if (phase != "all" && phase != "forward" && phase != "backward" && phase != "optimizer") {
         throw std::invalid_argument("phase: '" + phase +
                                     "' is not allowed; allowed: forward, backward, optimizer, all");
     }
-    if (by != "op" && by != "category") {
-        throw std::invalid_argument(
-            "by: '" + by +
-            "' is not allowed; allowed: op, category (kernel needs the CUDA "
-            "kernel tracer, not built yet)");
+    if (by != "op" && by != "kernel" && by != "category") {
+        throw std::invalid_argument("by: '" + by +
+                                    "' is not allowed; allowed: kernel, op, category");
     }
+    if (by == "kernel" && run.kernels.empty()) {
+        throw std::invalid_argument(
+            "by: the run has no kernel records; make it with --kernels on a CUDA device");
+    }
+    if (by == "op" && run.operators.empty()) {
+        throw std::invalid_argument("by: the run has no operator records; make it with --ops");
+    }
+    if (run.kernels.empty() && run.operators.empty()) {
+        throw std::invalid_argument("by: the run has no traced records; make it with --ops");
+    }
+    const bool fromKernels = by == "kernel" || (by == "category" && !run.kernels.empty());
+    const std::vector<TimeRow>& operators = fromKernels ? run.kernels : run.operators;
     std::map<std::string, double> phaseTotals;
     std::map<std::pair<std::string, std::string>, BreakdownRow> grouped;
     for (const auto& op : operators) {
@@ -27,7 +37,7 @@ std::vector<BreakdownRow> breakdown(const std::vector<OperatorRow>& operators,
             continue;
         }
         phaseTotals[op.phase] += op.totalMs;
-        const std::string name = by == "op" ? op.name : op.category;
+        const std::string name = by == "category" ? op.category : op.name;
         BreakdownRow& row = grouped[{op.phase, name}];
         row.name = name;
         row.category = op.category;
@@ -56,6 +66,27 @@ std::string formatBreakdownTable(const std::vector<BreakdownRow>& rows) {
                       static_cast<long long>(row.calls), row.totalMs, 100 * row.share);
         out << "| " << row.name << " | " << row.category << " | " << row.phase << " | " << numbers
             << " |\n";
+    }
+    return out.str();
+}
+
+}  // namespace stepscope
+
+namespace stepscope {
+
+std::string formatFlopGroupTable(const std::vector<FlopGroupRow>& rows) {
+    std::ostringstream out;
+    out << "| forward group | GFLOP per step | ms per step | achieved TFLOP/s |\n"
+        << "|---|---:|---:|---:|\n";
+    for (const auto& row : rows) {
+        char numbers[96];
+        if (row.flopsPerStep > 0) {
+            std::snprintf(numbers, sizeof numbers, "%.3f | %.3f | %.3f", row.flopsPerStep / 1e9,
+                          row.msPerStep, row.achievedFlopsPerSecond / 1e12);
+        } else {
+            std::snprintf(numbers, sizeof numbers, "– | %.3f | –", row.msPerStep);
+        }
+        out << "| " << row.group << " | " << numbers << " |\n";
     }
     return out.str();
 }

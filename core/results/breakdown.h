@@ -3,13 +3,16 @@
 #include <string>
 #include <vector>
 
-#include "profile/operator_tracer.h"
+#include "bench/flop_groups.h"
+#include "results/run_result.h"
 
 namespace stepscope {
 
-// Where the time went: operator rows filtered to a phase ("all" keeps every
-// phase) and grouped by operator or by category, with each row's share of
-// its phase's traced total. Sorted by total time, largest first.
+// Where the time went: a traced run's rows filtered to a phase ("all" keeps
+// every phase) and grouped by kernel, operator or category, with each row's
+// share of its phase's traced total. Categories come from the kernels' device
+// time where kernels were traced, from the operators' host time otherwise.
+// Sorted by total time, largest first.
 struct BreakdownRow {
     std::string name;  // operator, or category when grouped by category
     std::string category;
@@ -19,9 +22,11 @@ struct BreakdownRow {
     double share = 0;  // of its phase's traced total
 };
 
-// Throws std::invalid_argument naming the field for a bad phase or grouping.
-std::vector<BreakdownRow> breakdown(const std::vector<OperatorRow>& operators,
-                                    const std::string& phase, const std::string& by);
+// Throws std::invalid_argument naming the field for a bad phase or grouping,
+// or for a grouping the run has no records for.
+std::vector<BreakdownRow> breakdown(const RunResult& run, const std::string& phase,
+                                    const std::string& by);
 std::string formatBreakdownTable(const std::vector<BreakdownRow>& rows);  // Markdown
+std::string formatFlopGroupTable(const std::vector<FlopGroupRow>& rows);  // Markdown
 
 }  // namespace stepscope

@@ -143,7 +143,8 @@ json configJson(const RunConfig& config) {
             {"attention", config.attention},
             {"threads", config.threads},
             {"force", config.force},
-            {"trace_ops", config.traceOps}};
+            {"trace_ops", config.traceOps},
+            {"trace_kernels", config.traceKernels}};
 }
 
 RunConfig configFromJson(const FieldReader& reader) {
@@ -172,7 +173,93 @@ RunConfig configFromJson(const FieldReader& reader) {
     config.threads = static_cast<int>(reader.integer("threads"));
     config.force = reader.boolean("force");
     config.traceOps = reader.has("trace_ops") ? reader.boolean("trace_ops") : false;
+    config.traceKernels = reader.has("trace_kernels") ? reader.boolean("trace_kernels") : false;
     return config;
+}
+
+json timeRowsJson(const std::vector<TimeRow>& rows) {
+    json out = json::array();
+    for (const auto& row : rows) {
+        out.push_back({{"name", row.name},
+                       {"category", row.category},
+                       {"phase", row.phase},
+                       {"calls", row.calls},
+                       {"total_ms", row.totalMs}});
+    }
+    return out;
+}
+
+// Operator and kernel rows; only traced runs have them.
+std::vector<TimeRow> readTimeRows(const FieldReader& root, const std::string& key) {
+    std::vector<TimeRow> rows;
+    if (!root.has(key)) {
+        return rows;
+    }
+    root.forEachItem(key, [&](const FieldReader& item) {
+        TimeRow row;
+        row.name = item.string("name");
+        row.category = item.string("category");
+        row.phase = item.string("phase");
+        row.calls = item.integer("calls");
+        row.totalMs = item.number("total_ms");
+        rows.push_back(row);
+    });
+    return rows;
+}
+
+json flopGroupsJson(const std::vector<FlopGroupRow>& rows) {
+    json out = json::array();
+    for (const auto& row : rows) {
+        out.push_back({{"group", row.group},
+                       {"flops_per_step", row.flopsPerStep},
+                       {"ms_per_step", row.msPerStep},
+                       {"achieved_flops_per_second", row.achievedFlopsPerSecond}});
+    }
+    return out;
+}
+
+std::optional<SpanKind> parseSpanKind(const std::string& text) {
+    for (SpanKind kind : {SpanKind::Range, SpanKind::Operator, SpanKind::Kernel, SpanKind::Memcpy,
+                          SpanKind::Memset}) {
+        if (text == toString(kind)) {
+            return kind;
+        }
+    }
+    return std::nullopt;
+}
+
+json timelineJson(const StepTimeline& timeline) {
+    json spans = json::array();
+    for (const auto& span : timeline.spans) {
+        spans.push_back({{"kind", toString(span.kind)},
+                         {"name", span.name},
+                         {"category", span.category},
+                         {"phase", span.phase},
+                         {"track", span.track},
+                         {"detail", span.detail},
+                         {"start_us", span.startUs},
+                         {"duration_us", span.durationUs}});
+    }
+    return {{"step", timeline.step}, {"spans", spans}};
+}
+
+StepTimeline readTimeline(const FieldReader& reader) {
+    StepTimeline timeline;
+    timeline.step = static_cast<int>(reader.integer("step"));
+    reader.forEachItem("spans", [&](const FieldReader& item) {
+        TimelineSpan span;
+        span.kind =
+            item.choice<SpanKind>("kind", parseSpanKind, "range, operator, kernel, memcpy, memset");
+        span.name = item.string("name");
+        span.category = item.string("category");
+        span.phase = item.string("phase");
+        span.track = item.string("track");
+        span.detail = item.string("detail");
+        span.startUs = item.number("start_us");
+        span.durationUs = item.number("duration_us");
+        timeline.spans.push_back(std::move(span));
+    });
+    return timeline;
 }
 
 }  // namespace
@@ -189,14 +276,6 @@ std::string runResultToJson(const RunResult& result, int indent) {
                          {"backward_ms", optionalNumber(step.backwardMs)},
                          {"optimizer_ms", optionalNumber(step.optimizerMs)},
                          {"loss", optionalNumber(step.loss)}});
-    }
-    json operators = json::array();
-    for (const auto& row : result.operators) {
-        operators.push_back({{"name", row.name},
-                             {"category", row.category},
-                             {"phase", row.phase},
-                             {"calls", row.calls},
-                             {"total_ms", row.totalMs}});
     }
     const json document = {
         {"format", "stepscope-run"},
@@ -215,7 +294,10 @@ std::string runResultToJson(const RunResult& result, int indent) {
           {"hostname", env.hostname},
           {"started_at", env.startedAt}}},
         {"steps", steps},
-        {"operators", operators},
+        {"operators", timeRowsJson(result.operators)},
+        {"kernels", timeRowsJson(result.kernels)},
+        {"flop_groups", flopGroupsJson(result.flopGroups)},
+        {"timeline", timelineJson(result.timeline)},
         {"summary",
          {{"total_ms", statsJson(s.total)},
           {"forward_ms", optionalStats(s.forward)},
@@ -270,16 +352,20 @@ RunResult runResultFromJson(const std::string& text) {
         record.loss = step.optionalNumber("loss");
         result.steps.push_back(record);
     });
-    if (root.has("operators")) {  // only runs made with traceOps have them
-        root.forEachItem("operators", [&](const FieldReader& op) {
-            OperatorRow row;
-            row.name = op.string("name");
-            row.category = op.string("category");
-            row.phase = op.string("phase");
-            row.calls = op.integer("calls");
-            row.totalMs = op.number("total_ms");
-            result.operators.push_back(row);
+    result.operators = readTimeRows(root, "operators");
+    result.kernels = readTimeRows(root, "kernels");
+    if (root.has("flop_groups")) {
+        root.forEachItem("flop_groups", [&](const FieldReader& item) {
+            FlopGroupRow row;
+            row.group = item.string("group");
+            row.flopsPerStep = item.number("flops_per_step");
+            row.msPerStep = item.number("ms_per_step");
+            row.achievedFlopsPerSecond = item.number("achieved_flops_per_second");
+            result.flopGroups.push_back(row);
         });
+    }
+    if (root.has("timeline")) {
+        result.timeline = readTimeline(root.object("timeline"));
     }
     // The summary is derived data: recompute it so that it always agrees with the steps.
     const FieldReader summary = root.object("summary");

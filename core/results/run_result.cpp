@@ -25,6 +25,22 @@ std::optional<Stats> phaseStats(const std::vector<StepRecord>& steps,
 }
 }  // namespace
 
+const char* toString(SpanKind kind) {
+    switch (kind) {
+        case SpanKind::Range:
+            return "range";
+        case SpanKind::Operator:
+            return "operator";
+        case SpanKind::Kernel:
+            return "kernel";
+        case SpanKind::Memcpy:
+            return "memcpy";
+        case SpanKind::Memset:
+            return "memset";
+    }
+    return "range";
+}
+
 std::string toString(RunStatus status) {
     for (const auto& [value, name] : kStatuses) {
         if (value == status) {

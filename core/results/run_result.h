@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/flop_groups.h"
 #include "bench/run_config.h"
 #include "bench/statistics.h"
-#include "profile/operator_tracer.h"
+#include "profile/time_row.h"
+#include "results/step_timeline.h"
 
 namespace stepscope {
 
@@ -59,7 +61,10 @@ struct RunResult {
     int64_t parameterCount = 0;
     std::vector<StepRecord> steps;
     RunSummary summary;
-    std::vector<OperatorRow> operators;  // with traceOps: measured steps, per phase
+    std::vector<TimeRow> operators;        // with traceOps: measured steps, per phase
+    std::vector<TimeRow> kernels;          // with traceKernels: device time, per phase
+    std::vector<FlopGroupRow> flopGroups;  // traced runs: forward time per FLOP group
+    StepTimeline timeline;                 // traced runs: the last measured step
 };
 
 // Recomputes the summary from the step records and the config.

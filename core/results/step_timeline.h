@@ -1,0 +1,30 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace stepscope {
+
+// What happened during one traced step, for the kernel timeline and the
+// Chrome trace export. Times are microseconds from the start of the step's
+// "step N" range; kernels are placed on the same clock.
+enum class SpanKind { Range, Operator, Kernel, Memcpy, Memset };
+const char* toString(SpanKind kind);
+
+struct TimelineSpan {
+    SpanKind kind = SpanKind::Range;
+    std::string name;
+    std::string category;  // operators and kernels; empty for ranges
+    std::string phase;     // setup, forward, backward, optimizer
+    std::string track;     // "ranges", "thread 0", "stream 7"
+    std::string detail;    // module path of an operator; launching operator of a kernel
+    double startUs = 0;
+    double durationUs = 0;
+};
+
+struct StepTimeline {
+    int step = -1;  // the step it shows; -1 when nothing was traced
+    std::vector<TimelineSpan> spans;
+};
+
+}  // namespace stepscope
