@@ -2,6 +2,8 @@
 // stop, invalid input, open, compare, export, settings.
 #include <QtTest/QtTest>
 
+#include <qcustomplot.h>
+
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QImage>
@@ -9,6 +11,7 @@
 #include <QMimeData>
 #include <QProcess>
 #include <QPushButton>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStandardPaths>
@@ -18,11 +21,17 @@
 #include "attention_page.h"
 #include "bench/environment.h"
 #include "bench/runner.h"
+#include "breakdown_view.h"
 #include "compare_view.h"
 #include "config_panel.h"
 #include "exporter.h"
 #include "format.h"
+#include "kernel_timeline_view.h"
 #include "main_window.h"
+#include "precision/accumulation_lab.h"
+#include "precision/dtype_flow.h"
+#include "precision_page.h"
+#include "results/breakdown.h"
 #include "results/run_file.h"
 #include "step_table_model.h"
 #include "step_timing_view.h"
@@ -371,6 +380,95 @@ private Q_SLOTS:
         const RunConfig restored = again.configPanel()->config();
         QCOMPARE(restored.contextLength, int64_t{48});
         QCOMPARE(restored.measuredSteps, 7);
+    }
+
+    void breakdownViewGroupsATracedRun() {
+        const QString path = dir_.filePath("traced.json");
+        QCOMPARE(cliRun(path, {"--ops", "--mode", "train-step"}), QString());
+        const RunResult run = readRunFile(path.toStdString());
+        MainWindow window;
+        QVERIFY(window.openRunFile(path));
+        BreakdownView* view = window.breakdownView();
+        const std::pair<QString, QString> groupings[] = {
+            {"op", "all"}, {"category", "forward"}, {"op", "backward"}, {"category", "all"}};
+        for (const auto& [by, phase] : groupings) {
+            view->setGrouping(by, phase);
+            const auto expected = breakdown(run, phase.toStdString(), by.toStdString());
+            QCOMPARE(view->tableModel()->rowCount(), int(expected.size()));
+            // Shown largest first, as the engine sorts them.
+            QCOMPARE(view->tableModel()->index(0, 0).data().toString().toStdString(),
+                     expected.front().name);
+            QCOMPARE(view->tableModel()->index(0, 4).data(Qt::UserRole).toDouble(),
+                     expected.front().totalMs);
+        }
+        // A CPU run has no kernels: that grouping falls back to operators.
+        view->setGrouping("kernel", "all");
+        QCOMPARE(view->tableModel()->rowCount(), 0);
+        QCOMPARE(view->flopModel()->rowCount(), int(run.flopGroups.size()));
+        QVERIFY(view->sharesPlot()->plottableCount() > 2);  // one per category
+        QAbstractItemModelTester tester(view->tableModel());
+    }
+
+    void timelineShowsTheTracedStep() {
+        const QString path = dir_.filePath("timeline.json");
+        QCOMPARE(cliRun(path, {"--ops"}), QString());
+        const RunResult run = readRunFile(path.toStdString());
+        MainWindow window;
+        QVERIFY(window.openRunFile(path));
+        KernelTimelineView* view = window.timelineView();
+        int operators = 0;
+        const TimelineSpan* longest = nullptr;
+        for (const auto& span : run.timeline.spans) {
+            if (span.kind == SpanKind::Operator) {
+                ++operators;
+                if (!longest || span.durationUs > longest->durationUs) {
+                    longest = &span;
+                }
+            }
+        }
+        QVERIFY(longest);
+        QCOMPARE(view->drawnSpans(), operators);
+        const int track = int(view->tracks().indexOf(QString::fromStdString(longest->track)));
+        QVERIFY(track >= 0);
+        const TimelineSpan* hit = view->spanAt(longest->startUs + longest->durationUs / 2, track);
+        QVERIFY(hit);
+        QCOMPARE(hit->name, longest->name);
+        QVERIFY(view->describe(*hit).contains(QString::fromStdString(longest->name)));
+        QVERIFY(!view->spanAt(-10, track));
+        QSignalSpy range(view, &KernelTimelineView::visibleRangeChanged);
+        view->setVisibleRange(10, 20);
+        QVERIFY(!range.isEmpty());
+        QCOMPARE(range.last().at(0).toDouble(), 10.0);
+        QCOMPARE(range.last().at(1).toDouble(), 20.0);
+    }
+
+    void precisionPageRunsBothTools() {
+        MainWindow window;
+        PrecisionPage* page = window.precisionPage();
+        QSignalSpy finished(page, &PrecisionPage::finished);
+        page->accumulate(1000);
+        QVERIFY(finished.wait(30000));
+        const auto sums = runAccumulationLab(0.01, 1000);
+        QCOMPARE(page->accumulationModel()->rowCount(), int(sums.size()));
+        for (int row = 0; row < int(sums.size()); ++row) {
+            QCOMPARE(page->accumulationModel()->index(row, 2).data(Qt::UserRole).toDouble(),
+                     sums[size_t(row)].result);
+        }
+        QVERIFY(std::abs(sums.front().result - 10.0) < 1e-3);  // fp32 first
+
+        page->inspectDtypes("nano", "bf16");
+        QVERIFY(finished.wait(60000));
+        RunConfig config;
+        config.model = *findPreset("nano");
+        config.contextLength = 16;
+        config.batchSize = 2;
+        config.precision = Precision::Bf16;
+        const auto rows = inspectDtypeFlow(config);
+        QCOMPARE(page->dtypeModel()->rowCount(), int(rows.size()));
+        for (int row = 0; row < int(rows.size()); ++row) {
+            QCOMPARE(page->dtypeModel()->index(row, 2).data().toString().toStdString(),
+                     rows[size_t(row)].dtype);
+        }
     }
 
     void stepTableModelIsAWellBehavedModel() {

@@ -61,6 +61,10 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     seed_ = spinBox(0, INT32_MAX, 0);
     threads_ = spinBox(0, 1024, 0);
     threads_->setSpecialValueText(tr("default"));
+    traceOps_ = new QCheckBox(tr("Trace operators"));
+    traceOps_->setToolTip(tr("Record every operator's time per phase (Breakdown, Timeline)"));
+    traceKernels_ = new QCheckBox(tr("Trace CUDA kernels"));
+    traceKernels_->setToolTip(tr("Record every CUDA kernel through CUPTI (CUDA runs only)"));
 
     if (!cudaAvailable) {
         auto* model = qobject_cast<QStandardItemModel*>(device_->model());
@@ -70,6 +74,8 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
                              Qt::ToolTipRole);
         tf32_->setEnabled(false);
         tf32_->setToolTip(tr("TF32 needs a CUDA device"));
+        traceKernels_->setEnabled(false);
+        traceKernels_->setToolTip(tr("Kernel tracing needs a CUDA device"));
     }
 
     addField(form, tr("Model"), preset_, "model");
@@ -90,6 +96,8 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     addField(form, tr("Device"), device_, "device");
     addField(form, tr("Seed"), seed_, "seed");
     addField(form, tr("CPU threads"), threads_, "threads");
+    addField(form, QString(), traceOps_, "ops");
+    addField(form, QString(), traceKernels_, "kernels");
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
@@ -103,7 +111,9 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     for (auto* box : {mode_, precision_, attention_, device_}) {
         connect(box, &QComboBox::currentIndexChanged, this, &ConfigPanel::changed);
     }
-    connect(tf32_, &QCheckBox::toggled, this, &ConfigPanel::changed);
+    for (auto* box : {tf32_, traceOps_, traceKernels_}) {
+        connect(box, &QCheckBox::toggled, this, &ConfigPanel::changed);
+    }
     RunConfig initial;
     initial.model = *findPreset("nano");
     setConfig(initial);
@@ -169,6 +179,8 @@ RunConfig ConfigPanel::config() const {
     config.device = *parseDeviceKind(device_->currentText().toStdString());
     config.seed = uint64_t(seed_->value());
     config.threads = threads_->value();
+    config.traceOps = traceOps_->isChecked();
+    config.traceKernels = traceKernels_->isChecked();
     return config;
 }
 
@@ -196,6 +208,8 @@ void ConfigPanel::setConfig(const RunConfig& config) {
         device_->setCurrentText(QString::fromStdString(toString(config.device)));
         seed_->setValue(int(config.seed));
         threads_->setValue(config.threads);
+        traceOps_->setChecked(config.traceOps);
+        traceKernels_->setChecked(config.traceKernels);
     }
     Q_EMIT changed();
 }

@@ -49,6 +49,8 @@ private:
     QSpinBox *dModel_, *dFf_, *layers_, *heads_, *vocab_, *maxContext_, *context_, *batch_;
     QComboBox *mode_, *precision_, *attention_, *device_;
     QCheckBox* tf32_;
+    QCheckBox* traceOps_;
+    QCheckBox* traceKernels_;
     QSpinBox *warmup_, *steps_, *seed_, *threads_;
     std::map<std::string, QLabel*> errorLabels_;
 };

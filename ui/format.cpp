@@ -31,4 +31,27 @@ QString throughputText(const RunSummary& s) {
     return text;
 }
 
+QString shortSymbol(const QString& name, int limit) {
+    QString text = name;
+    if (text.startsWith("void ")) {
+        text.remove(0, 5);
+    }
+    const int template_ = int(text.indexOf('<'));
+    const int arguments = int(text.indexOf('('));
+    const int cut =
+        template_ >= 0 && (arguments < 0 || template_ < arguments) ? template_ : arguments;
+    const bool elided = cut >= 0;
+    if (elided) {
+        text = text.left(cut);
+    }
+    const int scope = int(text.lastIndexOf("::"));
+    if (scope >= 0) {
+        text = text.mid(scope + 2);
+    }
+    if (elided && template_ == cut) {
+        text += "<…>";
+    }
+    return text.size() > limit ? text.left(limit - 1) + "…" : text;
+}
+
 }  // namespace stepscope::ui

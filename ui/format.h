@@ -10,6 +10,9 @@ namespace stepscope::ui {
 QString formatMs(double milliseconds);                    // "12.34"
 QString formatPercent(double fraction);                   // "5.1%"
 QString formatScaled(double value, const QString& unit);  // "1.23 GFLOP/s"
-QString throughputText(const RunSummary& summary);        // tokens/s, FLOP/s, MFU
+// A kernel or operator name short enough for a chart label: no "void ", no
+// argument list, namespaces and template arguments elided, at most `limit`.
+QString shortSymbol(const QString& name, int limit = 44);
+QString throughputText(const RunSummary& summary);  // tokens/s, FLOP/s, MFU
 
 }  // namespace stepscope::ui

@@ -31,9 +31,12 @@
 #include "bench/cost_model.h"
 #include "bench/environment.h"
 #include "bench/runner.h"
+#include "breakdown_view.h"
 #include "compare_view.h"
 #include "config_panel.h"
 #include "exporter.h"
+#include "kernel_timeline_view.h"
+#include "precision_page.h"
 #include "results/attention_file.h"
 #include "results/run_file.h"
 #include "run_job.h"
@@ -161,7 +164,9 @@ MainWindow::~MainWindow() = default;
 void MainWindow::createViews() {
     // One line per view: later views (memory, attention, kernels) join here.
     timing_ = new StepTimingView;
-    views_ << timing_;
+    breakdown_ = new BreakdownView;
+    timeline_ = new KernelTimelineView;
+    views_ << timing_ << breakdown_ << timeline_;
     for (RunView* view : views_) {
         tabs_->addTab(view, view->title());
     }
@@ -171,6 +176,8 @@ void MainWindow::createViews() {
     tabs_->addTab(sweep_, tr("Sweep"));
     attention_ = new AttentionPage;
     tabs_->addTab(attention_, tr("Attention"));
+    precision_ = new PrecisionPage;
+    tabs_->addTab(precision_, tr("Precision"));
 }
 
 void MainWindow::createMenus() {
@@ -315,6 +322,16 @@ void MainWindow::selectDocument(int id) {
             return;
         }
     }
+}
+
+bool MainWindow::selectTab(const QString& title) {
+    for (int i = 0; i < tabs_->count(); ++i) {
+        if (tabs_->tabText(i).compare(title, Qt::CaseInsensitive) == 0) {
+            tabs_->setCurrentIndex(i);
+            return true;
+        }
+    }
+    return false;
 }
 
 void MainWindow::showCurrent() {

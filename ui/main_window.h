@@ -21,6 +21,9 @@ class QTabWidget;
 namespace stepscope::ui {
 
 class AttentionPage;
+class BreakdownView;
+class KernelTimelineView;
+class PrecisionPage;
 class CompareView;
 class ConfigPanel;
 class RunJob;
@@ -50,6 +53,7 @@ public:
     // Ticks these runs in the run list, which the Compare view shows.
     void setCompared(const QList<int>& ids);
     void selectDocument(int id);
+    bool selectTab(const QString& title);  // false when no tab has that title
 
     const std::deque<RunDocument>& documents() const { return documents_; }
     const RunDocument* currentDocument() const;
@@ -58,6 +62,9 @@ public:
     CompareView* compareView() const { return compare_; }
     SweepPage* sweepPage() const { return sweep_; }
     AttentionPage* attentionPage() const { return attention_; }
+    BreakdownView* breakdownView() const { return breakdown_; }
+    KernelTimelineView* timelineView() const { return timeline_; }
+    PrecisionPage* precisionPage() const { return precision_; }
     QMessageBox* lastErrorDialog() const { return errorDialog_; }
     QString progressText() const;
     QString bannerText() const;
@@ -111,6 +118,9 @@ private:
     CompareView* compare_;
     SweepPage* sweep_;
     AttentionPage* attention_;
+    BreakdownView* breakdown_;
+    KernelTimelineView* timeline_;
+    PrecisionPage* precision_;
     QLabel* banner_;
     QLabel* progressLabel_;
     QProgressBar* progressBar_;

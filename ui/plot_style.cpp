@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+#include <utility>
+
 namespace stepscope::ui {
 
 void stylePlot(QCustomPlot* plot, const QString& xLabel, const QString& yLabel) {
@@ -27,6 +29,12 @@ void stylePlot(QCustomPlot* plot, const QString& xLabel, const QString& yLabel) 
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
 }
 
+void removeLegend(QCustomPlot* plot) {
+    plot->legend->setVisible(false);
+    plot->plotLayout()->take(plot->legend);
+    plot->plotLayout()->simplify();
+}
+
 void useIntegerTicks(QCPAxis* axis) {
     QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
     ticker->setTickStep(1.0);
@@ -49,6 +57,20 @@ QColor seriesColor(int index) {
                                     QColor(78, 154, 6),   QColor(117, 80, 123),
                                     QColor(193, 125, 17), QColor(6, 152, 154)};
     return colors[index % 6];
+}
+
+QColor categoryColor(const QString& category) {
+    static const std::pair<const char*, QColor> colors[] = {
+        {"matmul", QColor(52, 101, 164)},      {"attention core", QColor(32, 74, 135)},
+        {"softmax", QColor(204, 0, 0)},        {"normalisation", QColor(117, 80, 123)},
+        {"elementwise", QColor(193, 125, 17)}, {"reduction", QColor(6, 152, 154)},
+        {"copy/cast", QColor(136, 138, 133)},  {"optimizer", QColor(78, 154, 6)}};
+    for (const auto& [name, color] : colors) {
+        if (category == name) {
+            return color;
+        }
+    }
+    return QColor(186, 189, 182);  // other
 }
 
 }  // namespace stepscope::ui

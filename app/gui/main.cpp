@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
+#include <cstdio>
 
 #include "config_panel.h"
 #include "main_window.h"
@@ -28,7 +29,8 @@ int main(int argc, char** argv) {
     const QCommandLineOption steps("steps", "measured steps for --run", "n");
     const QCommandLineOption screenshot(
         "screenshot", "save the window here and quit, after --run or once files are open", "png");
-    parser.addOptions({run, model, context, mode, warmup, steps, screenshot});
+    const QCommandLineOption tab("tab", "show this tab first (Breakdown, Timeline, …)", "title");
+    parser.addOptions({run, model, context, mode, warmup, steps, screenshot, tab});
     parser.process(app);
 
     stepscope::ui::MainWindow window;
@@ -36,6 +38,11 @@ int main(int argc, char** argv) {
     window.show();
     for (const QString& path : parser.positionalArguments()) {
         window.openRunFile(path);
+    }
+    if (parser.isSet(tab) && !window.selectTab(parser.value(tab))) {
+        std::fprintf(stderr, "stepscope: tab: no tab is called '%s'\n",
+                     qPrintable(parser.value(tab)));
+        return 2;
     }
     if (parser.isSet(run)) {
         stepscope::RunConfig config = window.configPanel()->config();

@@ -228,9 +228,7 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
                 return;
             }
             tracer->collectKernels();
-            if (config.traceOps) {
-                result.operators = tracer->aggregate(config.warmupSteps);
-            }
+            result.operators = tracer->aggregate(config.warmupSteps);
             result.kernels = tracer->aggregateKernels(config.warmupSteps);
             result.flopGroups =
                 flopGroups(config, tracer->forwardGroupTimes(config.warmupSteps));

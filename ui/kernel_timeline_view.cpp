@@ -1,0 +1,202 @@
+#include "kernel_timeline_view.h"
+
+#include <qcustomplot.h>
+
+#include <QLabel>
+#include <QMouseEvent>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "format.h"
+#include "plot_style.h"
+#include "run_document.h"
+
+namespace stepscope::ui {
+
+namespace {
+
+bool onGpu(const TimelineSpan& span) {
+    return span.kind == SpanKind::Kernel || span.kind == SpanKind::Memcpy ||
+           span.kind == SpanKind::Memset;
+}
+
+}  // namespace
+
+KernelTimelineView::KernelTimelineView(QWidget* parent) : RunView(parent) {
+    caption_ = new QLabel;
+    caption_->setWordWrap(true);
+    plot_ = new QCustomPlot;
+    stylePlot(plot_, tr("time in step (µs)"), QString());
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot_->axisRect()->setRangeDrag(Qt::Horizontal);
+    plot_->axisRect()->setRangeZoom(Qt::Horizontal);
+    removeLegend(plot_);  // colours are categories, named on hover
+    plot_->setMouseTracking(true);
+    plot_->installEventFilter(this);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(caption_);
+    layout->addWidget(plot_, 1);
+    connect(
+        plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+        [this](const QCPRange& range) { Q_EMIT visibleRangeChanged(range.lower, range.upper); });
+}
+
+void KernelTimelineView::showRun(const RunDocument* document) {
+    const int id = document ? document->id : -1;
+    const size_t spans = document ? document->result.timeline.spans.size() : 0;
+    if (id == shownId_ && spans == shownSpans_) {
+        return;  // already drawn; a live run grows its steps, not its traced step
+    }
+    shownId_ = id;
+    shownSpans_ = spans;
+    plot_->clearItems();
+    drawn_.clear();
+    tracks_.clear();
+    const StepTimeline* timeline = document ? &document->result.timeline : nullptr;
+    if (!timeline || timeline->step < 0) {
+        caption_->setText(
+            tr("This run has no traced step. Tick “Trace operators” (or “Trace CUDA "
+               "kernels” on a GPU) before running to see its operators and "
+               "kernels here."));
+        plot_->replot();
+        return;
+    }
+    // Tracks: host threads first, then streams, each in order of first use.
+    std::vector<const TimelineSpan*> drawable;
+    for (const auto& span : timeline->spans) {
+        if (span.kind == SpanKind::Range) {
+            continue;
+        }
+        const QString track = QString::fromStdString(span.track);
+        if (!tracks_.contains(track)) {
+            tracks_ << track;
+        }
+        drawable.push_back(&span);
+    }
+    std::stable_sort(tracks_.begin(), tracks_.end(), [](const QString& a, const QString& b) {
+        return a.startsWith("thread") && b.startsWith("stream");
+    });
+    if (int(drawable.size()) > kMaxSpans) {
+        std::partial_sort(drawable.begin(), drawable.begin() + kMaxSpans, drawable.end(),
+                          [](const TimelineSpan* a, const TimelineSpan* b) {
+                              return a->durationUs > b->durationUs;
+                          });
+        drawable.resize(kMaxSpans);
+    }
+    double endUs = 0;
+    for (const TimelineSpan* span : drawable) {
+        drawn_.push_back({span, int(tracks_.indexOf(QString::fromStdString(span->track)))});
+        endUs = std::max(endUs, span->startUs + span->durationUs);
+    }
+    std::sort(drawn_.begin(), drawn_.end(), [](const Drawn& a, const Drawn& b) {
+        return a.track != b.track ? a.track < b.track : a.span->startUs < b.span->startUs;
+    });
+    const int rows = int(tracks_.size());
+    // Phase bands behind everything.
+    for (const auto& span : timeline->spans) {
+        if (span.kind != SpanKind::Range ||
+            (span.name != "forward" && span.name != "backward" && span.name != "optimizer")) {
+            continue;
+        }
+        auto* band = new QCPItemRect(plot_);
+        band->setLayer("background");
+        band->topLeft->setCoords(span.startUs, -0.6);
+        band->bottomRight->setCoords(span.startUs + span.durationUs, rows - 0.4);
+        QColor color = phaseColor(QString::fromStdString(span.name));
+        color.setAlpha(40);
+        band->setBrush(color);
+        band->setPen(Qt::NoPen);
+        auto* label = new QCPItemText(plot_);
+        label->position->setCoords(span.startUs + span.durationUs / 2, -0.5);
+        label->setText(QString::fromStdString(span.name));
+        label->setColor(phaseColor(QString::fromStdString(span.name)));
+        endUs = std::max(endUs, span.startUs + span.durationUs);
+    }
+    for (const Drawn& drawn : drawn_) {
+        auto* rect = new QCPItemRect(plot_);
+        const double top = drawn.track - (onGpu(*drawn.span) ? 0.4 : 0.3);
+        rect->topLeft->setCoords(drawn.span->startUs, top);
+        rect->bottomRight->setCoords(drawn.span->startUs + drawn.span->durationUs,
+                                     2 * drawn.track - top);
+        rect->setBrush(categoryColor(QString::fromStdString(drawn.span->category)));
+        rect->setPen(Qt::NoPen);
+        rect->setSelectable(false);
+    }
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    for (int i = 0; i < rows; ++i) {
+        ticker->addTick(i, tracks_[i]);
+    }
+    plot_->yAxis->setTicker(ticker);
+    plot_->yAxis->setRangeReversed(true);
+    plot_->yAxis->setRange(-0.8, rows - 0.2);
+    plot_->xAxis->setRange(0, endUs > 0 ? endUs * 1.02 : 1);
+    int kernels = 0;
+    for (const Drawn& drawn : drawn_) {
+        kernels += onGpu(*drawn.span);
+    }
+    caption_->setText(tr("Step %1: %2 operators and %3 kernels/copies on %4 tracks. Wheel zooms, "
+                         "drag pans; colours are categories.")
+                          .arg(timeline->step)
+                          .arg(int(drawn_.size()) - kernels)
+                          .arg(kernels)
+                          .arg(rows));
+    plot_->replot();
+}
+
+const TimelineSpan* KernelTimelineView::spanAt(double timeUs, int track) const {
+    // Spans on one track do not overlap (top-level operators; one stream's kernels).
+    auto it = std::upper_bound(drawn_.begin(), drawn_.end(), std::make_pair(track, timeUs),
+                               [](const std::pair<int, double>& key, const Drawn& d) {
+                                   return key.first != d.track ? key.first < d.track
+                                                               : key.second < d.span->startUs;
+                               });
+    if (it == drawn_.begin()) {
+        return nullptr;
+    }
+    --it;
+    const bool inside = it->track == track && timeUs <= it->span->startUs + it->span->durationUs;
+    return inside ? it->span : nullptr;
+}
+
+QString KernelTimelineView::describe(const TimelineSpan& span) const {
+    QString text = QString::fromStdString(span.name);
+    if (text.size() > 160) {
+        text = text.left(157) + "…";
+    }
+    text += tr("\n%1 µs · %2 · %3")
+                .arg(span.durationUs, 0, 'f', 1)
+                .arg(QString::fromStdString(span.category), QString::fromStdString(span.phase));
+    if (!span.detail.empty()) {
+        text += (onGpu(span) ? tr("\nlaunched by %1") : tr("\nmodule %1"))
+                    .arg(QString::fromStdString(span.detail));
+    }
+    return text;
+}
+
+bool KernelTimelineView::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == plot_ && event->type() == QEvent::MouseMove) {
+        const auto* mouse = static_cast<QMouseEvent*>(event);
+        const double time = plot_->xAxis->pixelToCoord(mouse->position().x());
+        const int track = int(std::lround(plot_->yAxis->pixelToCoord(mouse->position().y())));
+        if (const TimelineSpan* span = spanAt(time, track)) {
+            QToolTip::showText(mouse->globalPosition().toPoint(), describe(*span), plot_);
+        } else {
+            QToolTip::hideText();
+        }
+    }
+    return RunView::eventFilter(watched, event);
+}
+
+void KernelTimelineView::setVisibleRange(double startUs, double endUs) {
+    if (endUs > startUs) {
+        plot_->xAxis->setRange(startUs, endUs);
+        plot_->replot();
+    }
+}
+
+QList<ExportTarget> KernelTimelineView::exportTargets() {
+    return {{"timeline", plot_, nullptr}};
+}
+
+}  // namespace stepscope::ui

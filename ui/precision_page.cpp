@@ -1,0 +1,175 @@
+#include "precision_page.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPointer>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QThread>
+#include <QVBoxLayout>
+#include <exception>
+
+#include "bench/run_config.h"
+#include "model/model_dims.h"
+#include "precision/accumulation_lab.h"
+#include "precision/dtype_flow.h"
+
+namespace stepscope::ui {
+
+namespace {
+
+QTableView* tableFor(QStandardItemModel* model) {
+    auto* view = new QTableView;
+    view->setModel(model);
+    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    view->horizontalHeader()->setStretchLastSection(true);
+    return view;
+}
+
+QStandardItem* dtypeItem(const std::string& dtype) {
+    auto* item = new QStandardItem(QString::fromStdString(dtype));
+    if (dtype != "float32") {  // what autocast lowered stands out
+        item->setBackground(QColor(252, 233, 79, 90));
+    }
+    return item;
+}
+
+}  // namespace
+
+PrecisionPage::PrecisionPage(QWidget* parent) : QWidget(parent) {
+    model_ = new QComboBox;
+    for (const auto& name : presetNames()) {
+        // One forward and backward on the CPU: the larger presets need tens of GB.
+        if (parameterCount(*findPreset(name)) < 500'000'000) {
+            model_->addItem(QString::fromStdString(name));
+        }
+    }
+    model_->setCurrentText("nano");
+    precision_ = new QComboBox;
+    precision_->addItems({"bf16", "fp16"});
+    inspect_ = new QPushButton(tr("Inspect"));
+    count_ = new QSpinBox;
+    count_->setRange(1, 1000000);
+    count_->setValue(1000);
+    sum_ = new QPushButton(tr("Sum"));
+    status_ = new QLabel;
+    status_->setWordWrap(true);
+    dtypes_ = new QStandardItemModel(this);
+    sums_ = new QStandardItemModel(this);
+
+    auto* flowBox = new QGroupBox(tr("Dtype flow under autocast (one forward and backward, CPU)"));
+    auto* flowControls = new QHBoxLayout;
+    flowControls->addWidget(new QLabel(tr("Model")));
+    flowControls->addWidget(model_);
+    flowControls->addWidget(new QLabel(tr("Precision")));
+    flowControls->addWidget(precision_);
+    flowControls->addWidget(inspect_);
+    flowControls->addStretch();
+    auto* flowLayout = new QVBoxLayout(flowBox);
+    flowLayout->addLayout(flowControls);
+    flowLayout->addWidget(tableFor(dtypes_));
+
+    auto* sumBox = new QGroupBox(tr("Accumulation lab: 0.01 added N times"));
+    auto* sumControls = new QHBoxLayout;
+    sumControls->addWidget(new QLabel(tr("N")));
+    sumControls->addWidget(count_);
+    sumControls->addWidget(sum_);
+    sumControls->addStretch();
+    auto* sumLayout = new QVBoxLayout(sumBox);
+    sumLayout->addLayout(sumControls);
+    sumLayout->addWidget(tableFor(sums_));
+
+    auto* layout = new QHBoxLayout;
+    layout->addWidget(flowBox, 3);
+    layout->addWidget(sumBox, 2);
+    auto* page = new QVBoxLayout(this);
+    page->addLayout(layout, 1);
+    page->addWidget(status_);
+
+    connect(inspect_, &QPushButton::clicked, this,
+            [this] { inspectDtypes(model_->currentText(), precision_->currentText()); });
+    connect(sum_, &QPushButton::clicked, this, [this] { accumulate(count_->value()); });
+}
+
+void PrecisionPage::runInBackground(std::function<std::function<void()>()> work) {
+    ++running_;
+    inspect_->setEnabled(false);
+    sum_->setEnabled(false);
+    QPointer<PrecisionPage> self(this);
+    QThread* thread = QThread::create([self, work] {
+        std::function<void()> done;
+        try {
+            done = work();
+        } catch (const std::exception& error) {
+            const QString message = QString::fromUtf8(error.what());
+            done = [self, message] { self->status_->setText(tr("Failed: %1").arg(message)); };
+        }
+        QMetaObject::invokeMethod(qApp, [self, done] {
+            if (!self) {
+                return;
+            }
+            done();
+            if (--self->running_ == 0) {
+                self->inspect_->setEnabled(true);
+                self->sum_->setEnabled(true);
+            }
+            Q_EMIT self->finished();
+        });
+    });
+    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
+    thread->start();
+}
+
+void PrecisionPage::inspectDtypes(const QString& model, const QString& precision) {
+    RunConfig config;
+    config.model = findPreset(model.toStdString()).value_or(*findPreset("nano"));
+    config.contextLength = 16;
+    config.batchSize = 2;
+    config.precision = *parsePrecision(precision.toStdString());
+    status_->setText(tr("Inspecting %1 under %2 autocast…").arg(model, precision));
+    runInBackground([this, config] {
+        const std::vector<DtypeRow> rows = inspectDtypeFlow(config);
+        return std::function<void()>([this, rows] {
+            dtypes_->clear();
+            dtypes_->setHorizontalHeaderLabels({tr("what"), tr("kind"), tr("dtype")});
+            for (const auto& row : rows) {
+                dtypes_->appendRow({new QStandardItem(QString::fromStdString(row.what)),
+                                    new QStandardItem(QString::fromStdString(row.kind)),
+                                    dtypeItem(row.dtype)});
+            }
+            status_->setText(
+                tr("%1 rows: highlighted dtypes are what autocast lowered.").arg(rows.size()));
+        });
+    });
+}
+
+void PrecisionPage::accumulate(int count) {
+    status_->setText(tr("Summing 0.01 %1 times…").arg(count));
+    runInBackground([this, count] {
+        const std::vector<AccumulationRow> rows = runAccumulationLab(0.01, count);
+        return std::function<void()>([this, rows] {
+            sums_->clear();
+            sums_->setHorizontalHeaderLabels(
+                {tr("accumulator"), tr("addend"), tr("result"), tr("exact"), tr("abs. error")});
+            for (const auto& row : rows) {
+                auto* result = new QStandardItem(QString::number(row.result, 'g', 8));
+                result->setData(row.result, Qt::UserRole);
+                sums_->appendRow({new QStandardItem(QString::fromStdString(row.accumulator)),
+                                  new QStandardItem(QString::fromStdString(row.addend)), result,
+                                  new QStandardItem(QString::number(row.exact, 'g', 8)),
+                                  new QStandardItem(QString::number(row.absoluteError, 'g', 4))});
+            }
+            status_->setText(
+                tr("An fp16 sum stops growing once its spacing exceeds twice the "
+                   "addend; accumulate in fp32."));
+        });
+    });
+}
+
+}  // namespace stepscope::ui
