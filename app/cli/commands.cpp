@@ -15,6 +15,8 @@
 #include "results/attention_file.h"
 #include "results/breakdown.h"
 #include "results/chrome_trace.h"
+#include "results/memory_report.h"
+#include "results/memviz_export.h"
 #include "results/report.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
@@ -182,6 +184,9 @@ int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resum
         control.cancel = &cancelRequested();
         const std::vector<RunResult> results = runSweep(spec, control);
         std::cout << formatSweepMarkdown(results);
+        if (spec.base.traceMemory) {
+            std::cout << "\n" << formatMemorySweepTable(results);
+        }
         std::fprintf(stderr, "stepscope: %zu of %zu points, tables in %s/sweep.csv and sweep.md\n",
                      results.size(), expandSweep(spec).size(), outDir.c_str());
         const bool complete = results.size() == expandSweep(spec).size();
@@ -325,23 +330,52 @@ int commandBreakdown(const std::string& file, const std::string& phase, const st
     });
 }
 
-int commandExport(const std::string& file, const std::string& chromeTrace) {
+int commandExport(const std::string& file, const std::string& chromeTrace,
+                  const std::string& memviz) {
     return guarded([&] {
-        if (chromeTrace.empty()) {
-            std::cerr << "stepscope-cli: export: name what to write: --chrome-trace OUT.json\n";
+        if (chromeTrace.empty() && memviz.empty()) {
+            std::cerr << "stepscope-cli: export: name what to write: --chrome-trace OUT.json "
+                         "and/or --memviz OUT.pickle\n";
             return kExitBadInput;
         }
         const RunResult result = readRunFile(file);
-        std::string trace;
         try {
-            trace = chromeTraceJson(result);
+            // Both are built before either is written: nothing half-done on bad input.
+            const std::string trace = chromeTrace.empty() ? "" : chromeTraceJson(result);
+            const std::string pickle = memviz.empty() ? "" : memvizPickle(result.memory);
+            if (!chromeTrace.empty()) {
+                writeFileAtomically(chromeTrace, trace);
+                std::fprintf(stderr, "stepscope: Chrome trace of step %d written to %s\n",
+                             result.timeline.step, chromeTrace.c_str());
+            }
+            if (!memviz.empty()) {
+                writeFileAtomically(memviz, pickle);
+                std::fprintf(stderr,
+                             "stepscope: memory_viz pickle (%zu events) written to %s; open it "
+                             "at https://pytorch.org/memory_viz\n",
+                             result.memory.size(), memviz.c_str());
+            }
         } catch (const std::invalid_argument& error) {
             std::cerr << "stepscope-cli: " << error.what() << " ('" << file << "')\n";
             return kExitBadInput;
         }
-        writeFileAtomically(chromeTrace, trace);
-        std::fprintf(stderr, "stepscope: Chrome trace of step %d written to %s\n",
-                     result.timeline.step, chromeTrace.c_str());
+        return kExitOk;
+    });
+}
+
+int commandMemory(const std::string& file, size_t top, bool json) {
+    return guarded([&] {
+        const RunResult result = readRunFile(file);
+        try {
+            if (json) {
+                std::cout << memoryReportJson(result, top).dump(2) << "\n";
+            } else {
+                std::cout << formatMemoryReport(result, top);
+            }
+        } catch (const std::invalid_argument& error) {
+            std::cerr << "stepscope-cli: " << error.what() << " ('" << file << "')\n";
+            return kExitBadInput;
+        }
         return kExitOk;
     });
 }

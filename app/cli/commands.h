@@ -41,8 +41,11 @@ struct AttentionFlags {
 int commandAttention(const AttentionFlags& flags, bool json);
 int commandBreakdown(const std::string& file, const std::string& phase, const std::string& by,
                      bool flops, bool json);
-// export FILE --chrome-trace OUT.json
-int commandExport(const std::string& file, const std::string& chromeTrace);
+// export FILE --chrome-trace OUT.json --memviz OUT.pickle
+int commandExport(const std::string& file, const std::string& chromeTrace,
+                  const std::string& memviz);
+// memory FILE [--json]: peaks, categories at peak, top allocations
+int commandMemory(const std::string& file, size_t top, bool json);
 int commandDtypes(const ConfigFlags& flags, bool json);
 int commandAccumulate(int64_t count, bool json);
 

@@ -60,6 +60,8 @@ void ConfigFlags::addTo(CLI::App& command, bool lists) {
     command.add_flag("--ops", traceOps, "record each operator's time per phase into the run file");
     command.add_flag("--kernels", traceKernels,
                      "record each CUDA kernel's device time per phase (CUPTI; --device cuda)");
+    command.add_flag("--memory", traceMemory,
+                     "record every allocation and free, attributed to phase, module and category");
 }
 
 RunConfig ConfigFlags::toRunConfig() const {
@@ -91,6 +93,7 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     base.force = force;
     base.traceOps = traceOps;
     base.traceKernels = traceKernels;
+    base.traceMemory = traceMemory;
     return makeSweepSpec(base, customDims ? std::vector<std::string>{} : models, contexts, modes,
                          precisions, outDir);
 }

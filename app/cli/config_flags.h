@@ -31,6 +31,7 @@ struct ConfigFlags {
     bool force = false;
     bool traceOps = false;
     bool traceKernels = false;
+    bool traceMemory = false;
 
     void addTo(CLI::App& command, bool lists);
     // Throws InvalidConfigError (field-named) for a value no config can hold.

@@ -96,11 +96,22 @@ int main(int argc, char** argv) {
                                "forward FLOPs, time and achieved FLOP/s per operator group");
     breakdownCommand->add_flag("--json", json, "print rows as JSON");
 
-    std::string exportFile, exportChromeTrace;
+    std::string exportFile, exportChromeTrace, exportMemviz;
     auto* exportCommand = app.add_subcommand("export", "a traced run in other tools' formats");
     exportCommand->add_option("file", exportFile, "run file")->required();
     exportCommand->add_option("--chrome-trace", exportChromeTrace,
                               "Chrome trace-event JSON of the traced step (Perfetto)");
+    exportCommand->add_option("--memviz", exportMemviz,
+                              "PyTorch memory_viz pickle of a run made with --memory");
+
+    std::string memoryFile;
+    size_t memoryTop = 10;
+    auto* memoryCommand = app.add_subcommand(
+        "memory", "peak, categories at peak and largest allocations of a run made with --memory");
+    memoryCommand->add_option("file", memoryFile, "run file")->required();
+    memoryCommand->add_option("--top", memoryTop, "how many allocations to list")
+        ->capture_default_str();
+    memoryCommand->add_flag("--json", json, "print JSON");
 
     ConfigFlags dtypesFlags;
     dtypesFlags.precisions = {"bf16"};
@@ -153,7 +164,10 @@ int main(int argc, char** argv) {
         return commandBreakdown(breakdownFile, breakdownPhase, breakdownBy, breakdownFlops, json);
     }
     if (exportCommand->parsed()) {
-        return commandExport(exportFile, exportChromeTrace);
+        return commandExport(exportFile, exportChromeTrace, exportMemviz);
+    }
+    if (memoryCommand->parsed()) {
+        return commandMemory(memoryFile, memoryTop, json);
     }
     if (dtypes->parsed()) {
         return commandDtypes(dtypesFlags, json);

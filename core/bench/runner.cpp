@@ -23,6 +23,7 @@
 #include "bench/step_timer.h"
 #include "model/transformer.h"
 #include "profile/kernel_tracer.h"
+#include "profile/memory_tracker.h"
 #include "profile/operator_tracer.h"
 #include "profile/trace_range.h"
 
@@ -36,7 +37,27 @@ struct RunState {
     std::unique_ptr<torch::optim::AdamW> optimizer;
     at::Tensor inputs;
     at::Tensor targets;
+    MemoryTracker* memory = nullptr;  // with traceMemory: told what the tensors are
 };
+
+std::vector<at::Tensor> gradientsOf(const TransformerLM& model) {
+    std::vector<at::Tensor> gradients;
+    for (const auto& parameter : model->parameters()) {
+        gradients.push_back(parameter.grad());
+    }
+    return gradients;
+}
+
+std::vector<at::Tensor> adamwStateOf(torch::optim::AdamW& optimizer) {
+    std::vector<at::Tensor> tensors;
+    for (const auto& [key, state] : optimizer.state()) {
+        const auto& adamw = static_cast<const torch::optim::AdamWParamState&>(*state);
+        tensors.push_back(adamw.exp_avg());
+        tensors.push_back(adamw.exp_avg_sq());
+        tensors.push_back(adamw.max_exp_avg_sq());
+    }
+    return tensors;
+}
 
 class Progress {
 public:
@@ -91,12 +112,18 @@ StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& d
         const TraceRange range("backward");
         loss.backward();
         timer.mark();
+        if (state.memory) {
+            state.memory->mark(gradientsOf(state.model), MemoryCategory::Gradients);
+        }
     }
     if (hasOptimizer(config.mode)) {
         progress.report(index, record.warmup, "optimizer");
         const TraceRange range("optimizer");
         state.optimizer->step();
         timer.mark();
+        if (state.memory) {
+            state.memory->mark(adamwStateOf(*state.optimizer), MemoryCategory::OptimizerState);
+        }
     }
     const std::vector<double> times = timer.finish();  // synchronises the device
     record.forwardMs = times[0];
@@ -198,7 +225,15 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         if (const auto reason = attention->unavailableReason(probe)) {
             return finish(RunStatus::Unavailable, "attention " + config.attention + ": " + *reason);
         }
+        std::optional<MemoryTracker> memory;
+        if (config.traceMemory) {
+            memory.emplace(device);
+            state.memory = &*memory;
+        }
         state.model = TransformerLM(config.model, attention, options);
+        if (memory) {
+            memory->mark(state.model->parameters(), MemoryCategory::Parameters);
+        }
         if (hasOptimizer(config.mode)) {
             state.optimizer = std::make_unique<torch::optim::AdamW>(
                 state.model->parameters(), torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
@@ -208,6 +243,9 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
                         at::TensorOptions().device(device).dtype(at::kLong));
         state.inputs = tokens.narrow(1, 0, config.contextLength);
         state.targets = tokens.narrow(1, 1, config.contextLength);
+        if (memory) {
+            memory->mark({tokens}, MemoryCategory::Inputs);
+        }
 
         const auto timer = makeStepTimer(device);
         // The kernel tracer needs the operator tracer: its correlation ids
@@ -230,15 +268,24 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
             tracer->collectKernels();
             result.operators = tracer->aggregate(config.warmupSteps);
             result.kernels = tracer->aggregateKernels(config.warmupSteps);
-            result.flopGroups =
-                flopGroups(config, tracer->forwardGroupTimes(config.warmupSteps));
+            result.flopGroups = flopGroups(config, tracer->forwardGroupTimes(config.warmupSteps));
             if (!result.steps.empty()) {
                 result.timeline = tracer->timeline(result.steps.back().index);
             }
         };
+        // Tracers stop in the reverse order they started: they chain range listeners.
+        auto collectTraces = [&] {
+            collectOperators();
+            tracer.reset();
+            kernelTracer.reset();
+            if (memory) {
+                state.memory = nullptr;
+                result.memory = memory->finish();
+            }
+        };
         for (int index = 0; index < totalSteps; ++index) {
             if (control.cancel && control.cancel->load()) {
-                collectOperators();
+                collectTraces();
                 releaseMemory(state, device);
                 return finish(RunStatus::Cancelled, "cancelled after " + std::to_string(index) +
                                                         " of " + std::to_string(totalSteps) +
@@ -249,7 +296,7 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
                 control.observer->onStep(result.steps.back());
             }
         }
-        collectOperators();
+        collectTraces();
     } catch (const c10::OutOfMemoryError& error) {
         releaseMemory(state, device);
         return finish(RunStatus::Oom, error.what_without_backtrace());

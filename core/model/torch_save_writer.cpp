@@ -6,56 +6,19 @@
 
 #include "model/torch_storage_types.h"
 #include "util/atomic_file.h"
+#include "util/pickle_writer.h"
 
 namespace stepscope {
 
 namespace {
 
-class PickleWriter {
-public:
-    void op(char opcode) { bytes_ += opcode; }
-    void global(const char* module, const char* name) {
-        op('c');
-        bytes_ += std::string(module) + "\n" + name + "\n";
+void writeIntTuple(PickleWriter& pickle, at::IntArrayRef values) {
+    pickle.mark();
+    for (int64_t v : values) {
+        pickle.integer(v);
     }
-    void text(const std::string& value) {
-        op('X');
-        little(static_cast<uint32_t>(value.size()));
-        bytes_ += value;
-    }
-    void integer(int64_t value) {
-        if (value >= INT32_MIN && value <= INT32_MAX) {
-            op('J');
-            little(static_cast<int32_t>(value));
-        } else {
-            op('\x8a');  // LONG1 with 8 bytes
-            bytes_ += '\x08';
-            little(value);
-        }
-    }
-    void intTuple(at::IntArrayRef values) {
-        op('(');
-        for (int64_t v : values) {
-            integer(v);
-        }
-        op('t');
-    }
-    void emptyOrderedDict() {
-        global("collections", "OrderedDict");
-        op(')');
-        op('R');
-    }
-    const std::string& bytes() const { return bytes_; }
-
-private:
-    template <typename T>
-    void little(T value) {
-        char raw[sizeof(T)];
-        std::memcpy(raw, &value, sizeof(T));  // x86-64 and aarch64 are little-endian
-        bytes_.append(raw, sizeof(T));
-    }
-    std::string bytes_;
-};
+    pickle.op('t');
+}
 
 }  // namespace
 
@@ -89,8 +52,8 @@ void writeTorchSaveStateDict(const std::string& path,
         pickle.op('t');
         pickle.op('Q');
         pickle.integer(0);  // storage offset
-        pickle.intTuple(tensor.sizes());
-        pickle.intTuple(tensor.strides());
+        writeIntTuple(pickle, tensor.sizes());
+        writeIntTuple(pickle, tensor.strides());
         pickle.op('\x89');          // requires_grad = False
         pickle.emptyOrderedDict();  // backward hooks
         pickle.op('t');

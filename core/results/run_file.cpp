@@ -144,7 +144,8 @@ json configJson(const RunConfig& config) {
             {"threads", config.threads},
             {"force", config.force},
             {"trace_ops", config.traceOps},
-            {"trace_kernels", config.traceKernels}};
+            {"trace_kernels", config.traceKernels},
+            {"trace_memory", config.traceMemory}};
 }
 
 RunConfig configFromJson(const FieldReader& reader) {
@@ -174,6 +175,7 @@ RunConfig configFromJson(const FieldReader& reader) {
     config.force = reader.boolean("force");
     config.traceOps = reader.has("trace_ops") ? reader.boolean("trace_ops") : false;
     config.traceKernels = reader.has("trace_kernels") ? reader.boolean("trace_kernels") : false;
+    config.traceMemory = reader.has("trace_memory") ? reader.boolean("trace_memory") : false;
     return config;
 }
 
@@ -262,6 +264,87 @@ StepTimeline readTimeline(const FieldReader& reader) {
     return timeline;
 }
 
+json memoryJson(const MemoryTrace& trace) {
+    if (trace.empty()) {
+        return nullptr;
+    }
+    json phases = json::array();
+    for (const auto& range : trace.phases) {
+        phases.push_back({range.phase, range.step, range.startUs, range.endUs});
+    }
+    return {{"device", trace.device},
+            {"paths", trace.paths},
+            {"time_us", trace.timeUs},
+            {"address", trace.address},
+            {"bytes", trace.bytes},
+            {"category", trace.category},
+            {"phase", trace.phase},
+            {"step", trace.step},
+            {"path", trace.path},
+            {"phases", phases},
+            {"device_peak_allocated",
+             trace.devicePeakAllocated ? json(*trace.devicePeakAllocated) : json(nullptr)},
+            {"device_peak_reserved",
+             trace.devicePeakReserved ? json(*trace.devicePeakReserved) : json(nullptr)}};
+}
+
+// Columns of equal length with values in range; a million events read in
+// one pass each.
+template <typename T>
+std::vector<T> readColumn(const FieldReader& reader, const std::string& key, size_t expected,
+                          int64_t limit = -1) {
+    const json& column = reader.required(key);
+    if (!column.is_array() || (expected != size_t(-1) && column.size() != expected)) {
+        throw RunFileError(reader.where(key) + ": expected an array of " +
+                           (expected == size_t(-1) ? std::string("numbers")
+                                                   : std::to_string(expected) + " numbers"));
+    }
+    std::vector<T> values;
+    values.reserve(column.size());
+    for (const json& value : column) {
+        if (!value.is_number()) {
+            throw RunFileError(reader.where(key) + ": expected numbers only");
+        }
+        const T number = value.get<T>();
+        if (limit >= 0 && (int64_t(number) < -1 || int64_t(number) >= limit)) {
+            throw RunFileError(reader.where(key) + ": " + std::to_string(int64_t(number)) +
+                               " is out of range 0.." + std::to_string(limit - 1));
+        }
+        values.push_back(number);
+    }
+    return values;
+}
+
+MemoryTrace readMemory(const FieldReader& reader) {
+    MemoryTrace trace;
+    trace.device = reader.string("device");
+    for (const json& path : reader.required("paths")) {
+        trace.paths.push_back(path.get<std::string>());
+    }
+    trace.timeUs = readColumn<double>(reader, "time_us", size_t(-1));
+    const size_t n = trace.timeUs.size();
+    trace.address = readColumn<uint64_t>(reader, "address", n);
+    trace.bytes = readColumn<int64_t>(reader, "bytes", n);
+    trace.category = readColumn<uint8_t>(reader, "category", n, int64_t(kMemoryCategories));
+    trace.phase = readColumn<uint8_t>(reader, "phase", n, 4);
+    trace.step = readColumn<int32_t>(reader, "step", n);
+    trace.path = readColumn<int32_t>(reader, "path", n, int64_t(trace.paths.size()));
+    for (const json& range : reader.required("phases")) {
+        if (!range.is_array() || range.size() != 4) {
+            throw RunFileError(reader.where("phases") + ": expected [phase, step, start, end]");
+        }
+        trace.phases.push_back({range[0].get<uint8_t>(), range[1].get<int32_t>(),
+                                range[2].get<double>(), range[3].get<double>()});
+    }
+    if (const auto peak = reader.optionalNumber("device_peak_allocated")) {
+        trace.devicePeakAllocated = int64_t(*peak);
+    }
+    if (const auto peak = reader.optionalNumber("device_peak_reserved")) {
+        trace.devicePeakReserved = int64_t(*peak);
+    }
+    return trace;
+}
+
 }  // namespace
 
 std::string runResultToJson(const RunResult& result, int indent) {
@@ -298,6 +381,7 @@ std::string runResultToJson(const RunResult& result, int indent) {
         {"kernels", timeRowsJson(result.kernels)},
         {"flop_groups", flopGroupsJson(result.flopGroups)},
         {"timeline", timelineJson(result.timeline)},
+        {"memory", memoryJson(result.memory)},
         {"summary",
          {{"total_ms", statsJson(s.total)},
           {"forward_ms", optionalStats(s.forward)},
@@ -363,6 +447,9 @@ RunResult runResultFromJson(const std::string& text) {
             row.achievedFlopsPerSecond = item.number("achieved_flops_per_second");
             result.flopGroups.push_back(row);
         });
+    }
+    if (root.has("memory") && !root.required("memory").is_null()) {
+        result.memory = readMemory(root.object("memory"));
     }
     if (root.has("timeline")) {
         result.timeline = readTimeline(root.object("timeline"));

@@ -9,6 +9,7 @@
 #include "bench/run_config.h"
 #include "bench/statistics.h"
 #include "profile/time_row.h"
+#include "results/memory_trace.h"
 #include "results/step_timeline.h"
 
 namespace stepscope {
@@ -65,6 +66,7 @@ struct RunResult {
     std::vector<TimeRow> kernels;          // with traceKernels: device time, per phase
     std::vector<FlopGroupRow> flopGroups;  // traced runs: forward time per FLOP group
     StepTimeline timeline;                 // traced runs: the last measured step
+    MemoryTrace memory;                    // with traceMemory: every allocation and free
 };
 
 // Recomputes the summary from the step records and the config.

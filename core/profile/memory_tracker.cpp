@@ -1,0 +1,282 @@
+#include "profile/memory_tracker.h"
+
+#include <ATen/DeviceAccelerator.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string_view>
+#include <typeindex>
+#include <unordered_map>
+
+#include "profile/block_log.h"
+#include "profile/trace_clock.h"
+#include "profile/trace_range.h"
+
+namespace stepscope {
+
+namespace {
+
+const char* kPhaseRanges[] = {"", "forward", "backward", "optimizer"};
+
+struct RawEvent {
+    int64_t timeNs;
+    uint64_t address;
+    int64_t bytes;  // 0 for a fact
+    int32_t path;
+    int32_t step;
+    uint8_t phase;
+    uint8_t fact;  // MemoryCategory + 1 for a fact, 0 for an allocation or free
+};
+
+}  // namespace
+
+struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public RangeListener {
+    c10::DeviceType type;
+    int64_t originNs = traceClockNs();
+    std::atomic<bool> listening{true};
+    std::atomic<int> phase{0};
+    std::atomic<int> step{-1};
+    std::atomic<int> path{-1};
+    RangeListener* next = nullptr;
+    std::vector<std::pair<int32_t, int64_t>> open;  // range stack: name id, start
+
+    mutable std::mutex mutex;  // guards what follows
+    BlockLog<RawEvent> events;
+    std::vector<std::string> names;
+    std::map<std::string, int32_t, std::less<>> nameIds;
+    std::unordered_map<std::type_index, int32_t> nodeNames;
+    std::vector<MemoryTrace::PhaseRange> phaseRanges;
+
+    explicit State(c10::DeviceType type) : type(type) {}
+
+    int32_t internLocked(std::string_view name) {
+        const auto found = nameIds.find(name);
+        if (found != nameIds.end()) {
+            return found->second;
+        }
+        names.emplace_back(name);
+        return nameIds[names.back()] = int32_t(names.size() - 1);
+    }
+
+    // In backward the module is unknown; the autograd node being evaluated
+    // on this thread says what is allocating.
+    int32_t backwardNodeLocked() {
+        const std::shared_ptr<torch::autograd::Node> node = torch::autograd::get_current_node();
+        if (!node) {
+            return -1;
+        }
+        const std::type_index type(typeid(*node));
+        const auto found = nodeNames.find(type);
+        if (found != nodeNames.end()) {
+            return found->second;
+        }
+        return nodeNames[type] = internLocked(node->name());
+    }
+
+    void reportMemoryUsage(void* pointer, int64_t size, size_t, size_t,
+                           c10::Device device) override {
+        if (!listening.load() || device.type() != type || size == 0) {
+            return;
+        }
+        const int64_t now = traceClockNs();
+        const int currentPhase = phase.load();
+        const std::lock_guard lock(mutex);
+        const int32_t where = currentPhase == 2 ? backwardNodeLocked() : path.load();
+        events.push({now, reinterpret_cast<uint64_t>(pointer), size, where, step.load(),
+                     uint8_t(currentPhase), 0});
+    }
+    bool memoryProfilingEnabled() const override { return true; }
+
+    void onPush(const std::string& name) override {
+        const int64_t now = traceClockNs();
+        if (name.rfind("step ", 0) == 0) {
+            step.store(std::stoi(name.substr(5)));
+            phase.store(0);
+        } else if (name == "bookkeeping") {
+            phase.store(0);
+        }
+        for (int i = 1; i < 4; ++i) {
+            if (name == kPhaseRanges[i]) {
+                phase.store(i);
+            }
+        }
+        {
+            const std::lock_guard lock(mutex);
+            open.emplace_back(internLocked(name), now);
+            path.store(modulePathLocked());
+        }
+        if (next) {
+            next->onPush(name);
+        }
+    }
+
+    void onPop() override {
+        const int64_t now = traceClockNs();
+        {
+            const std::lock_guard lock(mutex);
+            if (!open.empty()) {
+                const auto [name, start] = open.back();
+                open.pop_back();
+                for (int i = 1; i < 4; ++i) {
+                    if (names[size_t(name)] == kPhaseRanges[i]) {
+                        phaseRanges.push_back({uint8_t(i), step.load(),
+                                               double(start - originNs) / 1e3,
+                                               double(now - originNs) / 1e3});
+                        phase.store(0);
+                    }
+                }
+                path.store(modulePathLocked());
+            }
+        }
+        if (next) {
+            next->onPop();
+        }
+    }
+
+    // The innermost module range open on the runner's thread.
+    int32_t modulePathLocked() const {
+        for (auto it = open.rbegin(); it != open.rend(); ++it) {
+            const std::string& name = names[size_t(it->first)];
+            if (name.rfind("layers.", 0) == 0 || name == "lm_head") {
+                return it->first;
+            }
+        }
+        return -1;
+    }
+};
+
+MemoryTracker::MemoryTracker(const c10::Device& device)
+    : device_(device), state_(std::make_shared<State>(device.type())) {
+    if (torch::profiler::impl::profilerEnabled() ||
+        c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE)) {
+        throw std::runtime_error(
+            "memory: LibTorch's profiler (or another memory listener) already holds this "
+            "thread's profiler slot");
+    }
+    state_->next = RangeListenerScope::current();
+    guard_ = std::make_unique<c10::DebugInfoGuard>(c10::DebugInfoKind::PROFILER_STATE, state_);
+    listenerScope_ = std::make_unique<RangeListenerScope>(state_.get());
+    if (device.is_cuda()) {
+        at::accelerator::synchronizeDevice(device.index());
+        at::accelerator::resetPeakStats(device.index());
+    }
+}
+
+MemoryTracker::~MemoryTracker() {
+    state_->listening.store(false);
+}
+
+void MemoryTracker::mark(const std::vector<at::Tensor>& tensors, MemoryCategory category) {
+    const int64_t now = traceClockNs();
+    const std::lock_guard lock(state_->mutex);
+    for (const at::Tensor& tensor : tensors) {
+        if (tensor.defined() && tensor.has_storage()) {
+            state_->events.push({now, reinterpret_cast<uint64_t>(tensor.storage().data_ptr().get()),
+                                 0, -1, state_->step.load(), uint8_t(state_->phase.load()),
+                                 uint8_t(int(category) + 1)});
+        }
+    }
+}
+
+int64_t MemoryTracker::eventCount() const {
+    const std::lock_guard lock(state_->mutex);
+    return int64_t(state_->events.size());
+}
+
+MemoryTrace MemoryTracker::finish() {
+    state_->listening.store(false);
+    listenerScope_.reset();
+    guard_.reset();
+    MemoryTrace trace;
+    trace.device = device_.str();
+    const std::lock_guard lock(state_->mutex);
+    trace.paths = state_->names;
+    trace.phases = state_->phaseRanges;
+
+    // Pair allocations with frees; facts name the allocation live at their address.
+    struct Instance {
+        size_t event;  // index into trace
+        int phase;
+        int step;
+        int fact = -1;  // MemoryCategory
+        int freePhase = -1;
+        int freeStep = -1;
+    };
+    std::vector<Instance> instances;
+    std::vector<int64_t> instanceOfEvent;
+    std::unordered_map<uint64_t, size_t> live;
+    state_->events.forEach([&](const RawEvent& event) {
+        if (event.fact) {
+            if (const auto found = live.find(event.address); found != live.end()) {
+                instances[found->second].fact = event.fact - 1;
+            }
+            return;
+        }
+        const size_t index = trace.timeUs.size();
+        trace.timeUs.push_back(double(event.timeNs - state_->originNs) / 1e3);
+        trace.address.push_back(event.address);
+        trace.bytes.push_back(event.bytes);
+        trace.phase.push_back(event.phase);
+        trace.step.push_back(event.step);
+        trace.path.push_back(event.path);
+        if (event.bytes > 0) {
+            live[event.address] = instances.size();
+            instanceOfEvent.push_back(int64_t(instances.size()));
+            instances.push_back({index, event.phase, event.step});
+        } else if (const auto found = live.find(event.address); found != live.end()) {
+            instances[found->second].freePhase = event.phase;
+            instances[found->second].freeStep = event.step;
+            instanceOfEvent.push_back(int64_t(found->second));
+            live.erase(found);
+        } else {
+            instanceOfEvent.push_back(-1);  // allocated before tracking began
+        }
+    });
+
+    // When backward started in each step: forward allocations alive then are activations.
+    std::unordered_map<int, double> backwardStart;
+    for (const auto& range : trace.phases) {
+        if (range.phase == 2) {
+            backwardStart[range.step] = range.startUs;
+        }
+    }
+    auto categoryOf = [&](const Instance& instance) {
+        if (instance.fact >= 0) {
+            return MemoryCategory(instance.fact);
+        }
+        if (instance.phase == 1) {
+            const auto backward = backwardStart.find(instance.step);
+            const bool freedBeforeBackward =
+                instance.freeStep == instance.step && instance.freePhase == 1;
+            if (backward != backwardStart.end() && !freedBeforeBackward) {
+                return MemoryCategory::Activations;
+            }
+        }
+        if (instance.phase > 0 && instance.freePhase == instance.phase &&
+            instance.freeStep == instance.step) {
+            return MemoryCategory::Temporaries;
+        }
+        return MemoryCategory::Other;
+    };
+    trace.category.resize(trace.timeUs.size(), uint8_t(MemoryCategory::Other));
+    for (size_t i = 0; i < trace.category.size(); ++i) {
+        if (instanceOfEvent[i] >= 0) {
+            trace.category[i] = uint8_t(categoryOf(instances[size_t(instanceOfEvent[i])]));
+        }
+    }
+    if (device_.is_cuda()) {
+        const auto stats = at::accelerator::getDeviceStats(device_.index());
+        trace.devicePeakAllocated = stats.allocated_bytes[0].peak;
+        trace.devicePeakReserved = stats.reserved_bytes[0].peak;
+    }
+    return trace;
+}
+
+}  // namespace stepscope

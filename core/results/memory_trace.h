@@ -1,0 +1,84 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stepscope {
+
+// What each byte is, decided from facts the run records (see MemoryTracker).
+enum class MemoryCategory : uint8_t {
+    Parameters,
+    Gradients,
+    OptimizerState,
+    Activations,  // forward allocations still alive when backward starts
+    Temporaries,  // freed within the phase that allocated them
+    Inputs,
+    Other
+};
+constexpr size_t kMemoryCategories = 7;
+const char* toString(MemoryCategory category);  // "parameters", "optimizer_state", …
+using CategoryBytes = std::array<int64_t, kMemoryCategories>;
+
+// Every allocation and free of a run on one device, in order, as columns
+// (a million events stay compact). Phases: 0 setup, 1 forward, 2 backward,
+// 3 optimizer.
+struct MemoryTrace {
+    std::string device;              // "cpu", "cuda:0"
+    std::vector<std::string> paths;  // module paths and autograd nodes, by index
+    std::vector<double> timeUs;      // from the tracker's start
+    std::vector<uint64_t> address;
+    std::vector<int64_t> bytes;  // + allocation, − free
+    std::vector<uint8_t> category;
+    std::vector<uint8_t> phase;
+    std::vector<int32_t> step;  // -1 before the first step
+    std::vector<int32_t> path;  // index into paths, -1 when none
+    // The phase ranges, so views can band the time axis: (phase, step, start, end).
+    struct PhaseRange {
+        uint8_t phase;
+        int32_t step;
+        double startUs;
+        double endUs;
+    };
+    std::vector<PhaseRange> phases;
+    // On CUDA, the caching allocator's own view of the run.
+    std::optional<int64_t> devicePeakAllocated;
+    std::optional<int64_t> devicePeakReserved;
+
+    size_t size() const { return timeUs.size(); }
+    bool empty() const { return timeUs.empty(); }
+};
+
+struct MemoryAllocation {
+    uint64_t address = 0;
+    int64_t bytes = 0;
+    MemoryCategory category = MemoryCategory::Other;
+    int phase = 0;
+    int step = -1;
+    std::string path;
+    double startUs = 0;
+    double endUs = -1;  // -1: still alive when the trace ended
+};
+
+struct MemorySummary {
+    int64_t peakBytes = 0;
+    double peakTimeUs = 0;
+    int peakPhase = 0;
+    int peakStep = -1;
+    CategoryBytes atPeak{};                // what was alive at the peak
+    CategoryBytes maxByCategory{};         // each category's own maximum over the run
+    std::array<int64_t, 4> peakByPhase{};  // setup, forward, backward, optimizer
+    std::vector<MemoryAllocation> top;     // largest allocations, largest first
+};
+
+const char* phaseName(int phase);  // "setup", "forward", "backward", "optimizer"
+
+// Pairs each allocation with its free.
+std::vector<MemoryAllocation> memoryAllocations(const MemoryTrace& trace);
+MemorySummary summarizeMemory(const MemoryTrace& trace, size_t topCount = 20);
+// Active bytes per category after each event.
+std::vector<CategoryBytes> activeBytesByCategory(const MemoryTrace& trace);
+
+}  // namespace stepscope
