@@ -19,6 +19,7 @@
 #include <QTemporaryDir>
 
 #include "attention_page.h"
+#include "bench/cost_model.h"
 #include "bench/environment.h"
 #include "bench/runner.h"
 #include "breakdown_view.h"
@@ -28,6 +29,7 @@
 #include "format.h"
 #include "kernel_timeline_view.h"
 #include "main_window.h"
+#include "memory_view.h"
 #include "precision/accumulation_lab.h"
 #include "precision/dtype_flow.h"
 #include "precision_page.h"
@@ -440,6 +442,47 @@ private Q_SLOTS:
         QVERIFY(!range.isEmpty());
         QCOMPARE(range.last().at(0).toDouble(), 10.0);
         QCOMPARE(range.last().at(1).toDouble(), 20.0);
+    }
+
+    void memoryViewShowsTheTrace() {
+        const QString path = dir_.filePath("memory.json");
+        QCOMPARE(cliRun(path, {"--memory", "--ops", "--mode", "train-step"}), QString());
+        const RunResult run = readRunFile(path.toStdString());
+        const MemorySummary summary = summarizeMemory(run.memory, 1);
+        MainWindow window;
+        QVERIFY(window.openRunFile(path));
+        MemoryView* view = window.memoryView();
+        QCOMPARE(view->plot()->graphCount(), int(kMemoryCategories));
+        QVERIFY(view->plottedPoints() > 10 && view->plottedPoints() <= MemoryView::kMaxPoints);
+        // Decimation keeps the peak: the top of the stack reaches it exactly.
+        double top = 0;
+        const auto* data = view->plot()->graph(int(kMemoryCategories) - 1)->data().data();
+        for (auto it = data->constBegin(); it != data->constEnd(); ++it) {
+            top = std::max(top, it->value);
+        }
+        QCOMPARE(qint64(std::llround(top * 1024 * 1024)), qint64(summary.peakBytes));
+        // Estimator beside the measurement, and the largest allocation first.
+        QCOMPARE(view->estimateModel()->index(0, 3).data(Qt::UserRole).toLongLong(),
+                 qint64(estimateMemory(run.config).parameters));
+        QCOMPARE(view->topModel()->index(0, 0).data(Qt::UserRole).toLongLong(),
+                 qint64(summary.top.front().bytes));
+        // Narrowing to setup leaves only what setup made.
+        double firstPhase = run.memory.phases.front().startUs;
+        view->setTimeRange(0, firstPhase - 1);
+        QVERIFY(view->topModel()->rowCount() > 0);
+        for (int row = 0; row < view->topModel()->rowCount(); ++row) {
+            QCOMPARE(view->topModel()->index(row, 2).data().toString(), QString("setup"));
+        }
+        // The bottom of the stack at the start is the first parameter.
+        const MemoryAllocation* hit = view->allocationAt(run.memory.timeUs[0] + 0.001, 1);
+        QVERIFY(hit);
+        QCOMPARE(hit->category, MemoryCategory::Parameters);
+        QVERIFY(view->describe(*hit).contains("parameters"));
+        // The timeline's range moves the memory view, on the shared clock.
+        const double shift = run.timeline.clockOriginUs - run.memory.clockOriginUs;
+        window.timelineView()->setVisibleRange(100, 900);
+        QCOMPARE(view->plot()->xAxis->range().lower, (100 + shift) / 1e3);
+        QCOMPARE(view->plot()->xAxis->range().upper, (900 + shift) / 1e3);
     }
 
     void precisionPageRunsBothTools() {

@@ -63,6 +63,8 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     threads_->setSpecialValueText(tr("default"));
     traceOps_ = new QCheckBox(tr("Trace operators"));
     traceOps_->setToolTip(tr("Record every operator's time per phase (Breakdown, Timeline)"));
+    traceMemory_ = new QCheckBox(tr("Trace memory"));
+    traceMemory_->setToolTip(tr("Record every allocation and free (Memory view)"));
     traceKernels_ = new QCheckBox(tr("Trace CUDA kernels"));
     traceKernels_->setToolTip(tr("Record every CUDA kernel through CUPTI (CUDA runs only)"));
 
@@ -98,6 +100,7 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     addField(form, tr("CPU threads"), threads_, "threads");
     addField(form, QString(), traceOps_, "ops");
     addField(form, QString(), traceKernels_, "kernels");
+    addField(form, QString(), traceMemory_, "memory");
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
@@ -111,7 +114,7 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     for (auto* box : {mode_, precision_, attention_, device_}) {
         connect(box, &QComboBox::currentIndexChanged, this, &ConfigPanel::changed);
     }
-    for (auto* box : {tf32_, traceOps_, traceKernels_}) {
+    for (auto* box : {tf32_, traceOps_, traceKernels_, traceMemory_}) {
         connect(box, &QCheckBox::toggled, this, &ConfigPanel::changed);
     }
     RunConfig initial;
@@ -181,6 +184,7 @@ RunConfig ConfigPanel::config() const {
     config.threads = threads_->value();
     config.traceOps = traceOps_->isChecked();
     config.traceKernels = traceKernels_->isChecked();
+    config.traceMemory = traceMemory_->isChecked();
     return config;
 }
 
@@ -210,6 +214,7 @@ void ConfigPanel::setConfig(const RunConfig& config) {
         threads_->setValue(config.threads);
         traceOps_->setChecked(config.traceOps);
         traceKernels_->setChecked(config.traceKernels);
+        traceMemory_->setChecked(config.traceMemory);
     }
     Q_EMIT changed();
 }

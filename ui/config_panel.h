@@ -51,6 +51,7 @@ private:
     QCheckBox* tf32_;
     QCheckBox* traceOps_;
     QCheckBox* traceKernels_;
+    QCheckBox* traceMemory_;
     QSpinBox *warmup_, *steps_, *seed_, *threads_;
     std::map<std::string, QLabel*> errorLabels_;
 };

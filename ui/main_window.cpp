@@ -36,6 +36,7 @@
 #include "config_panel.h"
 #include "exporter.h"
 #include "kernel_timeline_view.h"
+#include "memory_view.h"
 #include "precision_page.h"
 #include "results/attention_file.h"
 #include "results/run_file.h"
@@ -166,7 +167,8 @@ void MainWindow::createViews() {
     timing_ = new StepTimingView;
     breakdown_ = new BreakdownView;
     timeline_ = new KernelTimelineView;
-    views_ << timing_ << breakdown_ << timeline_;
+    memory_ = new MemoryView;
+    views_ << timing_ << breakdown_ << timeline_ << memory_;
     for (RunView* view : views_) {
         tabs_->addTab(view, view->title());
     }
@@ -176,6 +178,19 @@ void MainWindow::createViews() {
     tabs_->addTab(sweep_, tr("Sweep"));
     attention_ = new AttentionPage;
     tabs_->addTab(attention_, tr("Attention"));
+    // The timeline's visible range narrows the memory view when both come
+    // from one run: they share the tracers' clock.
+    connect(timeline_, &KernelTimelineView::visibleRangeChanged, this,
+            [this](double startUs, double endUs) {
+                const RunDocument* document = currentDocument();
+                if (!document || document->result.memory.empty() ||
+                    document->result.timeline.step < 0) {
+                    return;
+                }
+                const double shift = document->result.timeline.clockOriginUs -
+                                     document->result.memory.clockOriginUs;
+                memory_->setTimeRange(startUs + shift, endUs + shift);
+            });
     precision_ = new PrecisionPage;
     tabs_->addTab(precision_, tr("Precision"));
 }

@@ -23,6 +23,7 @@ namespace stepscope::ui {
 class AttentionPage;
 class BreakdownView;
 class KernelTimelineView;
+class MemoryView;
 class PrecisionPage;
 class CompareView;
 class ConfigPanel;
@@ -64,6 +65,7 @@ public:
     AttentionPage* attentionPage() const { return attention_; }
     BreakdownView* breakdownView() const { return breakdown_; }
     KernelTimelineView* timelineView() const { return timeline_; }
+    MemoryView* memoryView() const { return memory_; }
     PrecisionPage* precisionPage() const { return precision_; }
     QMessageBox* lastErrorDialog() const { return errorDialog_; }
     QString progressText() const;
@@ -120,6 +122,7 @@ private:
     AttentionPage* attention_;
     BreakdownView* breakdown_;
     KernelTimelineView* timeline_;
+    MemoryView* memory_;
     PrecisionPage* precision_;
     QLabel* banner_;
     QLabel* progressLabel_;

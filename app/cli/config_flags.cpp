@@ -62,6 +62,9 @@ void ConfigFlags::addTo(CLI::App& command, bool lists) {
                      "record each CUDA kernel's device time per phase (CUPTI; --device cuda)");
     command.add_flag("--memory", traceMemory,
                      "record every allocation and free, attributed to phase, module and category");
+    command.add_option("--cuda-snapshot", cudaSnapshot,
+                       "CUDA: also record the caching allocator's own history; pickle it here "
+                       "(opens in memory_viz)");
 }
 
 RunConfig ConfigFlags::toRunConfig() const {
@@ -94,6 +97,7 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     base.traceOps = traceOps;
     base.traceKernels = traceKernels;
     base.traceMemory = traceMemory;
+    base.cudaSnapshotPath = cudaSnapshot;
     return makeSweepSpec(base, customDims ? std::vector<std::string>{} : models, contexts, modes,
                          precisions, outDir);
 }

@@ -32,6 +32,7 @@ struct ConfigFlags {
     bool traceOps = false;
     bool traceKernels = false;
     bool traceMemory = false;
+    std::string cudaSnapshot;
 
     void addTo(CLI::App& command, bool lists);
     // Throws InvalidConfigError (field-named) for a value no config can hold.

@@ -145,8 +145,14 @@ std::vector<ConfigError> validate(const RunConfig& config, const ValidationConte
         fail("tf32", "TF32 is a CUDA tensor-core mode; allowed only with --device cuda");
     }
     if (config.traceKernels && config.device != DeviceKind::Cuda) {
-        fail("kernels", "CUDA kernels are traced on a GPU; allowed only with --device cuda "
-                        "(use --ops for operators on the CPU)");
+        fail("kernels",
+             "CUDA kernels are traced on a GPU; allowed only with --device cuda "
+             "(use --ops for operators on the CPU)");
+    }
+    if (!config.cudaSnapshotPath.empty() && config.device != DeviceKind::Cuda) {
+        fail("cuda-snapshot",
+             "the caching allocator's history exists on CUDA only; allowed only "
+             "with --device cuda (use --memory and export --memviz on the CPU)");
     }
     bool knownBackend = false;
     for (const auto& name : context.attentionBackends) {

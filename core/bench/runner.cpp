@@ -10,6 +10,13 @@
 #include <c10/util/Exception.h>
 #include <torch/optim/adamw.h>
 
+#if __has_include(<torch/csrc/cuda/memory_snapshot.h>)
+#include <torch/csrc/cuda/memory_snapshot.h>
+#define STEPSCOPE_HAS_CUDA_SNAPSHOT 1
+#else
+#define STEPSCOPE_HAS_CUDA_SNAPSHOT 0
+#endif
+
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -26,6 +33,7 @@
 #include "profile/memory_tracker.h"
 #include "profile/operator_tracer.h"
 #include "profile/trace_range.h"
+#include "util/atomic_file.h"
 
 namespace stepscope {
 
@@ -141,6 +149,35 @@ StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& d
     return record;
 }
 
+// The caching allocator's native record (torch.cuda.memory._record_memory_history)
+// while alive; write() saves its snapshot, as torch.cuda.memory._dump_snapshot does.
+class CudaHistory {
+public:
+    CudaHistory() {
+#if STEPSCOPE_HAS_CUDA_SNAPSHOT
+        // std::optional<std::string>, not a string literal: a const char* picks the bool overload.
+        torch::cuda::_record_memory_history(std::optional<std::string>("all"),
+                                            std::optional<std::string>("all"), "python");
+#else
+        throw std::runtime_error("cuda-snapshot: this LibTorch has no CUDA memory history");
+#endif
+    }
+    ~CudaHistory() {
+#if STEPSCOPE_HAS_CUDA_SNAPSHOT
+        torch::cuda::_record_memory_history(std::optional<std::string>());
+#endif
+    }
+    CudaHistory(const CudaHistory&) = delete;
+    CudaHistory& operator=(const CudaHistory&) = delete;
+    void write(const std::string& path) const {
+#if STEPSCOPE_HAS_CUDA_SNAPSHOT
+        writeFileAtomically(path, torch::cuda::_memory_snapshot_pickled());
+#else
+        (void)path;
+#endif
+    }
+};
+
 void releaseMemory(RunState& state, const at::Device& device) {
     state = RunState{};
     if (device.is_cuda()) {
@@ -225,6 +262,10 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         if (const auto reason = attention->unavailableReason(probe)) {
             return finish(RunStatus::Unavailable, "attention " + config.attention + ": " + *reason);
         }
+        std::optional<CudaHistory> history;
+        if (!config.cudaSnapshotPath.empty() && device.is_cuda()) {
+            history.emplace();
+        }
         std::optional<MemoryTracker> memory;
         if (config.traceMemory) {
             memory.emplace(device);
@@ -281,6 +322,9 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
             if (memory) {
                 state.memory = nullptr;
                 result.memory = memory->finish();
+            }
+            if (history) {
+                history->write(config.cudaSnapshotPath);
             }
         };
         for (int index = 0; index < totalSteps; ++index) {

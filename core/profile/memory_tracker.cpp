@@ -196,6 +196,7 @@ MemoryTrace MemoryTracker::finish() {
     guard_.reset();
     MemoryTrace trace;
     trace.device = device_.str();
+    trace.clockOriginUs = double(state_->originNs) / 1e3;
     const std::lock_guard lock(state_->mutex);
     trace.paths = state_->names;
     trace.phases = state_->phaseRanges;

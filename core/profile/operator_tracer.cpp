@@ -484,6 +484,7 @@ StepTimeline OperatorTracer::timeline(int step) const {
         return timeline;
     }
     timeline.step = step;
+    timeline.clockOriginUs = double(origin) / 1e3;
     auto micros = [origin](int64_t ns) { return double(ns - origin) / 1e3; };
     state_->ranges.forEach([&](const RangeEvent& range) {
         if (range.step != step) {

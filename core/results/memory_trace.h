@@ -27,6 +27,7 @@ using CategoryBytes = std::array<int64_t, kMemoryCategories>;
 // 3 optimizer.
 struct MemoryTrace {
     std::string device;              // "cpu", "cuda:0"
+    double clockOriginUs = 0;        // time zero on the tracers' clock
     std::vector<std::string> paths;  // module paths and autograd nodes, by index
     std::vector<double> timeUs;      // from the tracker's start
     std::vector<uint64_t> address;

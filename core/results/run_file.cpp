@@ -242,12 +242,13 @@ json timelineJson(const StepTimeline& timeline) {
                          {"start_us", span.startUs},
                          {"duration_us", span.durationUs}});
     }
-    return {{"step", timeline.step}, {"spans", spans}};
+    return {{"step", timeline.step}, {"clock_origin_us", timeline.clockOriginUs}, {"spans", spans}};
 }
 
 StepTimeline readTimeline(const FieldReader& reader) {
     StepTimeline timeline;
     timeline.step = static_cast<int>(reader.integer("step"));
+    timeline.clockOriginUs = reader.optionalNumber("clock_origin_us").value_or(0);
     reader.forEachItem("spans", [&](const FieldReader& item) {
         TimelineSpan span;
         span.kind =
@@ -273,6 +274,7 @@ json memoryJson(const MemoryTrace& trace) {
         phases.push_back({range.phase, range.step, range.startUs, range.endUs});
     }
     return {{"device", trace.device},
+            {"clock_origin_us", trace.clockOriginUs},
             {"paths", trace.paths},
             {"time_us", trace.timeUs},
             {"address", trace.address},
@@ -318,6 +320,7 @@ std::vector<T> readColumn(const FieldReader& reader, const std::string& key, siz
 MemoryTrace readMemory(const FieldReader& reader) {
     MemoryTrace trace;
     trace.device = reader.string("device");
+    trace.clockOriginUs = reader.optionalNumber("clock_origin_us").value_or(0);
     for (const json& path : reader.required("paths")) {
         trace.paths.push_back(path.get<std::string>());
     }
