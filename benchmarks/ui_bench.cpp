@@ -3,6 +3,9 @@
 //     probe timer on the UI thread records the gaps between its ticks; the
 //     longest gap is the longest time the UI thread was busy (or starved).
 //  2. Opening and drawing a run file with 100,000 step records.
+//  3. Opening and drawing a run with one million memory events, and the
+//     queries the memory view answers on hover and on zoom.
+// Sections can be named: stepscope-ui-bench [stream] [steps] [memory].
 #include <qcustomplot.h>
 
 #include <QApplication>
@@ -17,6 +20,7 @@
 
 #include "config_panel.h"
 #include "main_window.h"
+#include "memory_view.h"
 #include "results/run_file.h"
 #include "step_timing_view.h"
 
@@ -84,6 +88,51 @@ RunResult syntheticRun(int steps) {
     return run;
 }
 
+// 500,000 allocations and their frees over 100 steps, shaped like a training
+// run: parameters and optimizer state made once, the rest per phase.
+RunResult syntheticMemoryRun(size_t events) {
+    RunResult run = syntheticRun(10);
+    MemoryTrace& trace = run.memory;
+    trace.device = "cpu";
+    trace.paths = {"layers.0.attn", "layers.0.ffn", "MmBackward0"};
+    std::mt19937 random(2);
+    std::uniform_int_distribution<int64_t> size(256, 4 << 20);
+    std::vector<std::pair<uint64_t, int64_t>> live;
+    const int steps = 100;
+    const size_t perStep = events / size_t(steps);
+    double time = 0;
+    uint64_t address = 1 << 20;
+    auto push = [&](uint64_t at, int64_t bytes, MemoryCategory category, int phase, int step) {
+        trace.timeUs.push_back(time);
+        trace.address.push_back(at);
+        trace.bytes.push_back(bytes);
+        trace.category.push_back(uint8_t(category));
+        trace.phase.push_back(uint8_t(phase));
+        trace.step.push_back(step);
+        trace.path.push_back(phase == 2 ? 2 : phase == 1 ? int32_t(at % 2) : -1);
+        time += 1.0;
+    };
+    for (int step = 0; step < steps; ++step) {
+        for (int phase = 1; phase <= 3; ++phase) {
+            const double start = time;
+            for (size_t i = 0; i < perStep / 6; ++i) {  // an allocation and its free each
+                const int64_t bytes = size(random);
+                const MemoryCategory category =
+                    phase == 1 ? MemoryCategory::Activations : MemoryCategory::Temporaries;
+                push(address, bytes, category, phase, step);
+                live.emplace_back(address, bytes);
+                address += uint64_t(bytes);
+                if (live.size() > 64) {
+                    push(live.front().first, -live.front().second, category, phase, step);
+                    live.erase(live.begin());
+                }
+            }
+            trace.phases.push_back({uint8_t(phase), step, start, time});
+        }
+    }
+    return run;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,52 +144,98 @@ int main(int argc, char** argv) {
     QApplication::setApplicationName("StepScopeBench");
     QTemporaryDir dir;
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, dir.filePath("settings"));
-
-    std::printf(
-        "## UI thread while steps stream in (1 ms probe timer)\n\n"
-        "| run | steps | probe ticks | longest gap ms | p99 gap ms |\n"
-        "|---|---:|---:|---:|---:|\n");
-    struct Case {
-        const char* name;
-        const char* preset;
-        int64_t context;
-        int steps;
-    };
-    for (const Case& c : {Case{"nano ctx 16 (fast steps)", "nano", 16, 3000},
-                          Case{"tiny ctx 128", "tiny", 128, 200}}) {
-        RunConfig config;
-        config.model = *findPreset(c.preset);
-        config.contextLength = c.context;
-        config.batchSize = 2;
-        config.warmupSteps = 2;
-        config.measuredSteps = c.steps;
-        const Gaps gaps = measureRun(config);
-        std::printf("| %s | %d | %zu | %.1f | %.1f |\n", c.name, c.steps + 2, gaps.ticks,
-                    gaps.maxMs, gaps.p99Ms);
-        std::fflush(stdout);
+    QStringList sections = app.arguments().mid(1);
+    if (sections.isEmpty()) {
+        sections = {"stream", "steps", "memory"};
     }
 
-    const QString path = dir.filePath("100k.json");
-    writeRunFile(syntheticRun(100000), path.toStdString());
-    std::printf(
-        "\n## Open and draw a run file with 100,000 steps (%.1f MB)\n\n"
-        "| attempt | read file ms | open + draw ms |\n|---:|---:|---:|\n",
-        double(QFileInfo(path).size()) / 1e6);
-    for (int attempt = 1; attempt <= 3; ++attempt) {
-        QElapsedTimer timer;
-        timer.start();
-        readRunFile(path.toStdString());
-        const double readMs = double(timer.nsecsElapsed()) / 1e6;
-        ui::MainWindow window;
-        window.resize(1400, 900);
-        window.show();
-        QApplication::processEvents();
-        timer.restart();
-        window.openRunFile(path);
-        window.stepTimingView()->plot()->replot(QCustomPlot::rpImmediateRefresh);
-        QApplication::processEvents();
-        std::printf("| %d | %.0f | %.0f |\n", attempt, readMs, double(timer.nsecsElapsed()) / 1e6);
-        std::fflush(stdout);
+    if (sections.contains("stream")) {
+        std::printf(
+            "## UI thread while steps stream in (1 ms probe timer)\n\n"
+            "| run | steps | probe ticks | longest gap ms | p99 gap ms |\n"
+            "|---|---:|---:|---:|---:|\n");
+        struct Case {
+            const char* name;
+            const char* preset;
+            int64_t context;
+            int steps;
+        };
+        for (const Case& c : {Case{"nano ctx 16 (fast steps)", "nano", 16, 3000},
+                              Case{"tiny ctx 128", "tiny", 128, 200}}) {
+            RunConfig config;
+            config.model = *findPreset(c.preset);
+            config.contextLength = c.context;
+            config.batchSize = 2;
+            config.warmupSteps = 2;
+            config.measuredSteps = c.steps;
+            const Gaps gaps = measureRun(config);
+            std::printf("| %s | %d | %zu | %.1f | %.1f |\n", c.name, c.steps + 2, gaps.ticks,
+                        gaps.maxMs, gaps.p99Ms);
+            std::fflush(stdout);
+        }
+    }
+
+    if (sections.contains("steps")) {
+        const QString path = dir.filePath("100k.json");
+        writeRunFile(syntheticRun(100000), path.toStdString());
+        std::printf(
+            "\n## Open and draw a run file with 100,000 steps (%.1f MB)\n\n"
+            "| attempt | read file ms | open + draw ms |\n|---:|---:|---:|\n",
+            double(QFileInfo(path).size()) / 1e6);
+        for (int attempt = 1; attempt <= 3; ++attempt) {
+            QElapsedTimer timer;
+            timer.start();
+            readRunFile(path.toStdString());
+            const double readMs = double(timer.nsecsElapsed()) / 1e6;
+            ui::MainWindow window;
+            window.resize(1400, 900);
+            window.show();
+            QApplication::processEvents();
+            timer.restart();
+            window.openRunFile(path);
+            window.stepTimingView()->plot()->replot(QCustomPlot::rpImmediateRefresh);
+            QApplication::processEvents();
+            std::printf("| %d | %.0f | %.0f |\n", attempt, readMs,
+                        double(timer.nsecsElapsed()) / 1e6);
+            std::fflush(stdout);
+        }
+    }
+
+    if (sections.contains("memory")) {
+        const QString path = dir.filePath("memory-1m.json");
+        const RunResult run = syntheticMemoryRun(1000000);
+        writeRunFile(run, path.toStdString());
+        std::printf(
+            "\n## Open and draw a run with %zu memory events (%.1f MB)\n\n"
+            "| attempt | read file ms | open + draw ms | hover query ms | narrow table ms |\n"
+            "|---:|---:|---:|---:|---:|\n",
+            run.memory.size(), double(QFileInfo(path).size()) / 1e6);
+        for (int attempt = 1; attempt <= 3; ++attempt) {
+            QElapsedTimer timer;
+            timer.start();
+            readRunFile(path.toStdString());
+            const double readMs = double(timer.nsecsElapsed()) / 1e6;
+            ui::MainWindow window;
+            window.resize(1400, 900);
+            window.selectTab("Memory");
+            window.show();
+            QApplication::processEvents();
+            timer.restart();
+            window.openRunFile(path);
+            window.memoryView()->plot()->replot(QCustomPlot::rpImmediateRefresh);
+            QApplication::processEvents();
+            const double openMs = double(timer.nsecsElapsed()) / 1e6;
+            const double middle = run.memory.timeUs[run.memory.size() / 2];
+            timer.restart();
+            window.memoryView()->allocationAt(middle, 1e6);
+            const double hoverMs = double(timer.nsecsElapsed()) / 1e6;
+            timer.restart();
+            window.memoryView()->setTimeRange(middle, middle + 5000);
+            const double narrowMs = double(timer.nsecsElapsed()) / 1e6;
+            std::printf("| %d | %.0f | %.0f | %.1f | %.1f |\n", attempt, readMs, openMs, hoverMs,
+                        narrowMs);
+            std::fflush(stdout);
+        }
     }
     return 0;
 }

@@ -108,9 +108,44 @@ print(f\"round $round ${flags:-(none)}: median step {s['total_ms']['median']:.3f
   done
 fi
 
-if want memory && "$cli" memory --help > /dev/null 2>&1; then
-  log "memory: peaks against the estimator"
-  bash benchmarks/memory_peaks.sh "$cli" cuda "$logs/memory" | tee -a "$out/summary.md"
+if want memory; then
+  runs="$logs/memory"
+  mkdir -p "$runs"
+  log "memory: peak forward and train-step memory of 2.7B, ctx 128/256/512, fp32 and bf16, with the estimator"
+  "$cli" sweep --model 2.7B --ctx 128,256,512 --mode forward,train-step --precision fp32,bf16 \
+    --device cuda --memory --warmup 1 --steps 2 --out "$runs/2.7B" 2> "$logs/memory-sweep.log" \
+    | tee -a "$out/summary.md"
+  "$cli" memory "$runs/2.7B/"*ctx512*train-step*fp32*.json 2>&1 | head -24 | tee -a "$out/summary.md"
+
+  log "memory: the caching allocator's own history beside ours (small, ctx 128, train-step)"
+  "$cli" run --model small --ctx 128 --mode train-step --device cuda --warmup 1 --steps 2 \
+    --memory --cuda-snapshot "$runs/small-allocator.pickle" --out "$runs/small-memory.json" > /dev/null 2>> "$logs/memory.log"
+  "$cli" export "$runs/small-memory.json" --memviz "$runs/small-memviz.pickle"
+  "$python" - "$runs/small-allocator.pickle" "$runs/small-memviz.pickle" "$runs/small-memory.json" <<'PY' | tee -a "$out/summary.md"
+import json, pickle, sys
+native = pickle.load(open(sys.argv[1], "rb"))
+ours = pickle.load(open(sys.argv[2], "rb"))
+run = json.load(open(sys.argv[3]))["memory"]
+print("native snapshot:", sorted(native.keys()), "trace entries", sum(len(t) for t in native["device_traces"]))
+print("our memviz:", len(ours["device_traces"][0]), "entries; categories",
+      sorted({e.get("category") for e in ours["device_traces"][0]}))
+print("allocator peak allocated", run["device_peak_allocated"], "reserved", run["device_peak_reserved"])
+from torch.cuda import _memory_viz
+print("memory_viz trace_plot html bytes:", len(_memory_viz.trace_plot(ours)))
+PY
+  "$cli" memory "$runs/small-memory.json" --json | "$python" -c "
+import json, sys; m = json.load(sys.stdin)
+print('ours: peak', m['peak_bytes'], 'in', m['peak_phase'], '; allocator peak allocated', m['device_peak_allocated'])" | tee -a "$out/summary.md"
+
+  log "memory tracker overhead: small ctx 128 train-step fp32 on the GPU, off / on, alternating, twice"
+  for round in 1 2; do
+    for flags in "" "--memory"; do
+      "$cli" run --model small --ctx 128 --mode train-step --device cuda --warmup 5 --steps 30 \
+        $flags --json 2>/dev/null | "$python" -c "
+import json, sys; r = json.load(sys.stdin); s = r['summary']
+print(f\"round $round ${flags:-(off)}: median step {s['total_ms']['median']:.3f} ms\")" | tee -a "$out/summary.md"
+    done
+  done
 fi
 
 if want bench; then
