@@ -101,6 +101,7 @@ RunResult syntheticMemoryRun(size_t events) {
     const int steps = 100;
     const size_t perStep = events / size_t(steps);
     double time = 0;
+    int64_t total = 0;
     uint64_t address = 1 << 20;
     auto push = [&](uint64_t at, int64_t bytes, MemoryCategory category, int phase, int step) {
         trace.timeUs.push_back(time);
@@ -110,6 +111,9 @@ RunResult syntheticMemoryRun(size_t events) {
         trace.phase.push_back(uint8_t(phase));
         trace.step.push_back(step);
         trace.path.push_back(phase == 2 ? 2 : phase == 1 ? int32_t(at % 2) : -1);
+        total += bytes;
+        trace.allocated.push_back(total);
+        trace.reserved.push_back(0);
         time += 1.0;
     };
     for (int step = 0; step < steps; ++step) {

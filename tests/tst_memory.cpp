@@ -7,10 +7,13 @@
 
 #include <torch/csrc/jit/serialization/pickle.h>
 
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 
 #include "bench/runner.h"
 #include "model/model_dims.h"
+#include "results/chrome_trace.h"
 #include "results/memory_report.h"
 #include "results/memviz_export.h"
 #include "results/run_file.h"
@@ -170,6 +173,31 @@ private Q_SLOTS:
         QVERIFY(summarizeMemory(bf16.memory).peakBytes != summarizeMemory(fp32.memory).peakBytes);
     }
 
+    void chromeTraceCarriesAMemoryCounter() {
+        RunConfig config = test::tinyCpuConfig();
+        config.mode = RunMode::TrainStep;
+        config.traceOps = true;
+        config.traceMemory = true;
+        const RunResult run = runBenchmark(config);
+        const auto document = nlohmann::json::parse(chromeTraceJson(run));
+        const double parametersMiB = double(parameterCount(config.model) * 4) / (1024.0 * 1024.0);
+        double last = -1;
+        int counters = 0;
+        for (const auto& event : document.at("traceEvents")) {
+            if (event.at("ph") != "C") {
+                continue;
+            }
+            ++counters;
+            const double ts = event.at("ts").get<double>();
+            QVERIFY(ts >= last && ts >= 0);
+            last = ts;
+            QCOMPARE(event.at("args").size(), kMemoryCategories);
+            // Parameters neither come nor go during a step.
+            QCOMPARE(event.at("args").at("parameters").get<double>(), parametersMiB);
+        }
+        QVERIFY(counters > 10);
+    }
+
     void memoryRoundTripsThroughTheRunFile() {
         const RunResult run = memoryRun(RunMode::TrainStep);
         const RunResult back = runResultFromJson(runResultToJson(run));
@@ -177,6 +205,15 @@ private Q_SLOTS:
         QCOMPARE(back.memory.address, run.memory.address);
         QCOMPARE(back.memory.category, run.memory.category);
         QCOMPARE(back.memory.paths, run.memory.paths);
+        QCOMPARE(back.memory.allocated, run.memory.allocated);
+        // The allocator's totals move by exactly the events' sizes (they may
+        // start from allocations made before the trace).
+        int64_t sum = 0;
+        for (size_t i = 0; i < run.memory.size(); ++i) {
+            sum += run.memory.bytes[i];
+            QCOMPARE(run.memory.allocated[i] - run.memory.allocated[0],
+                     sum - run.memory.bytes[0]);
+        }
         QCOMPARE(summarizeMemory(back.memory).peakBytes, summarizeMemory(run.memory).peakBytes);
         const auto json = memoryReportJson(back);
         for (const char* key : {"peak_bytes", "peak_phase", "at_peak", "max_by_category", "top"}) {

@@ -28,7 +28,9 @@ const char* kPhaseRanges[] = {"", "forward", "backward", "optimizer"};
 struct RawEvent {
     int64_t timeNs;
     uint64_t address;
-    int64_t bytes;  // 0 for a fact
+    int64_t bytes;      // 0 for a fact
+    int64_t allocated;  // the allocator's totals as reported, 0 when it reports none
+    int64_t reserved;
     int32_t path;
     int32_t step;
     uint8_t phase;
@@ -80,7 +82,7 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
         return nodeNames[type] = internLocked(node->name());
     }
 
-    void reportMemoryUsage(void* pointer, int64_t size, size_t, size_t,
+    void reportMemoryUsage(void* pointer, int64_t size, size_t totalAllocated, size_t totalReserved,
                            c10::Device device) override {
         if (!listening.load() || device.type() != type || size == 0) {
             return;
@@ -89,8 +91,8 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
         const int currentPhase = phase.load();
         const std::lock_guard lock(mutex);
         const int32_t where = currentPhase == 2 ? backwardNodeLocked() : path.load();
-        events.push({now, reinterpret_cast<uint64_t>(pointer), size, where, step.load(),
-                     uint8_t(currentPhase), 0});
+        events.push({now, reinterpret_cast<uint64_t>(pointer), size, int64_t(totalAllocated),
+                     int64_t(totalReserved), where, step.load(), uint8_t(currentPhase), 0});
     }
     bool memoryProfilingEnabled() const override { return true; }
 
@@ -179,7 +181,7 @@ void MemoryTracker::mark(const std::vector<at::Tensor>& tensors, MemoryCategory 
     for (const at::Tensor& tensor : tensors) {
         if (tensor.defined() && tensor.has_storage()) {
             state_->events.push({now, reinterpret_cast<uint64_t>(tensor.storage().data_ptr().get()),
-                                 0, -1, state_->step.load(), uint8_t(state_->phase.load()),
+                                 0, 0, 0, -1, state_->step.load(), uint8_t(state_->phase.load()),
                                  uint8_t(int(category) + 1)});
         }
     }
@@ -213,6 +215,7 @@ MemoryTrace MemoryTracker::finish() {
     std::vector<Instance> instances;
     std::vector<int64_t> instanceOfEvent;
     std::unordered_map<uint64_t, size_t> live;
+    int64_t runningTotal = 0;
     state_->events.forEach([&](const RawEvent& event) {
         if (event.fact) {
             if (const auto found = live.find(event.address); found != live.end()) {
@@ -227,6 +230,9 @@ MemoryTrace MemoryTracker::finish() {
         trace.phase.push_back(event.phase);
         trace.step.push_back(event.step);
         trace.path.push_back(event.path);
+        runningTotal += event.bytes;
+        trace.allocated.push_back(event.allocated > 0 ? event.allocated : runningTotal);
+        trace.reserved.push_back(event.reserved);
         if (event.bytes > 0) {
             live[event.address] = instances.size();
             instanceOfEvent.push_back(int64_t(instances.size()));

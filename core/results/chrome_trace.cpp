@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -16,6 +17,42 @@ constexpr int kGpuProcess = 2;
 
 bool onGpu(SpanKind kind) {
     return kind == SpanKind::Kernel || kind == SpanKind::Memcpy || kind == SpanKind::Memset;
+}
+
+// Active bytes by category during the traced step, on the step's time axis
+// (both tracers stamp one clock), at most one sample per microsecond bucket.
+void appendMemoryCounter(const RunResult& run, nlohmann::json& trace) {
+    const MemoryTrace& memory = run.memory;
+    if (memory.empty()) {
+        return;
+    }
+    double stepEndUs = 0;
+    for (const auto& span : run.timeline.spans) {
+        stepEndUs = std::max(stepEndUs, span.startUs + span.durationUs);
+    }
+    const double shift = memory.clockOriginUs - run.timeline.clockOriginUs;
+    constexpr size_t kMaxSamples = 5000;
+    const double bucket = std::max(1.0, stepEndUs / double(kMaxSamples));
+    CategoryBytes active{};
+    double lastBucket = -1;
+    for (size_t i = 0; i < memory.size(); ++i) {
+        active[memory.category[i]] += memory.bytes[i];
+        const double at = memory.timeUs[i] + shift;
+        const bool lastOfTime = i + 1 == memory.size() || memory.timeUs[i + 1] != memory.timeUs[i];
+        if (at < 0 || at > stepEndUs || !lastOfTime || std::floor(at / bucket) == lastBucket) {
+            continue;
+        }
+        lastBucket = std::floor(at / bucket);
+        nlohmann::json args = nlohmann::json::object();
+        for (size_t c = 0; c < kMemoryCategories; ++c) {
+            args[toString(MemoryCategory(c))] = double(active[c]) / (1024.0 * 1024.0);
+        }
+        trace.push_back({{"ph", "C"},
+                         {"name", "active memory (MiB)"},
+                         {"pid", kHostProcess},
+                         {"ts", at},
+                         {"args", args}});
+    }
 }
 
 }  // namespace
@@ -85,6 +122,7 @@ std::string chromeTraceJson(const RunResult& run) {
     for (auto& event : events) {
         trace.push_back(std::move(std::get<3>(event)));
     }
+    appendMemoryCounter(run, trace);
     const json document = {{"traceEvents", trace},
                            {"displayTimeUnit", "ms"},
                            {"otherData",

@@ -36,6 +36,11 @@ struct MemoryTrace {
     std::vector<uint8_t> phase;
     std::vector<int32_t> step;  // -1 before the first step
     std::vector<int32_t> path;  // index into paths, -1 when none
+    // The allocator's totals after the event: bytes allocated (our running
+    // sum where the allocator reports none, as on the CPU) and reserved
+    // (CUDA's caching allocator; 0 elsewhere).
+    std::vector<int64_t> allocated;
+    std::vector<int64_t> reserved;
     // The phase ranges, so views can band the time axis: (phase, step, start, end).
     struct PhaseRange {
         uint8_t phase;

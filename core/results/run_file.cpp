@@ -283,6 +283,8 @@ json memoryJson(const MemoryTrace& trace) {
             {"phase", trace.phase},
             {"step", trace.step},
             {"path", trace.path},
+            {"allocated", trace.allocated},
+            {"reserved", trace.reserved},
             {"phases", phases},
             {"device_peak_allocated",
              trace.devicePeakAllocated ? json(*trace.devicePeakAllocated) : json(nullptr)},
@@ -332,6 +334,8 @@ MemoryTrace readMemory(const FieldReader& reader) {
     trace.phase = readColumn<uint8_t>(reader, "phase", n, 4);
     trace.step = readColumn<int32_t>(reader, "step", n);
     trace.path = readColumn<int32_t>(reader, "path", n, int64_t(trace.paths.size()));
+    trace.allocated = readColumn<int64_t>(reader, "allocated", n);
+    trace.reserved = readColumn<int64_t>(reader, "reserved", n);
     for (const json& range : reader.required("phases")) {
         if (!range.is_array() || range.size() != 4) {
             throw RunFileError(reader.where("phases") + ": expected [phase, step, start, end]");
