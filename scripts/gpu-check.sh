@@ -149,18 +149,19 @@ print(f\"round $round ${flags:-(off)}: median step {s['total_ms']['median']:.3f}
 fi
 
 if want bench; then
-  log "end-to-end step benchmark (bf16 and fp32, small and medium, ctx 128..1024)"
-  "$cli" sweep --model small,medium --ctx 128,256,512,1024 --mode forward,train-step \
-    --precision fp32,bf16 --device cuda --warmup 2 --steps 10 \
-    --out "$logs/sweep" 2> "$logs/sweep.log" | tee -a "$out/summary.md"
-
-  log "attention grid on the GPU: naive, tiled, sdpa and each of its kernels, bf16 and fp32"
-  "$cli" attention --device cuda \
-    --backends naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-math,sdpa-cudnn,cuda-flash \
-    --precision bf16,fp32 --out "$logs" 2> "$logs/attention.log" | tee -a "$out/summary.md"
-
   log "Python eager vs StepScope on the GPU"
   "$python" benchmarks/eager_vs_stepscope.py --cli "$cli" --device cuda \
     --models small,medium --modes forward,train-step --steps 10 --rounds 2 \
     | tee -a "$out/summary.md"
+
+  log "attention grid on the GPU: naive, tiled, sdpa and each of its kernels, bf16 and fp32"
+  "$cli" attention --device cuda \
+    --backends naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-math,sdpa-cudnn,cuda-flash \
+    --d 64,128 --seq 1024,4096,16384 --precision bf16,fp32 --batch 8 --repeats 3 \
+    --out "$logs" 2> "$logs/attention.log" | tee -a "$out/summary.md"
+
+  log "end-to-end step benchmark (bf16 and fp32, small and medium, ctx 128..1024)"
+  "$cli" sweep --model small,medium --ctx 128,256,512,1024 --mode forward,train-step \
+    --precision fp32,bf16 --device cuda --warmup 2 --steps 10 \
+    --out "$logs/sweep" 2> "$logs/sweep.log" | tee -a "$out/summary.md"
 fi
