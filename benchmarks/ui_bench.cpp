@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <random>
 
 #include "config_panel.h"
@@ -137,6 +138,34 @@ RunResult syntheticMemoryRun(size_t events) {
     return run;
 }
 
+// Reads a run file alone, then opens it in a fresh window on `tab` and draws
+// that tab's chart; both timed. The window stays for further queries.
+struct Opened {
+    double readMs = 0;
+    double openMs = 0;
+    std::unique_ptr<ui::MainWindow> window;
+};
+
+Opened openAndDraw(const QString& path, const QString& tab,
+                   QCustomPlot* (*chartOf)(ui::MainWindow&)) {
+    Opened opened;
+    QElapsedTimer timer;
+    timer.start();
+    readRunFile(path.toStdString());
+    opened.readMs = double(timer.nsecsElapsed()) / 1e6;
+    opened.window = std::make_unique<ui::MainWindow>();
+    opened.window->resize(1400, 900);
+    opened.window->selectTab(tab);
+    opened.window->show();
+    QApplication::processEvents();
+    timer.restart();
+    opened.window->openRunFile(path);
+    chartOf(*opened.window)->replot(QCustomPlot::rpImmediateRefresh);
+    QApplication::processEvents();
+    opened.openMs = double(timer.nsecsElapsed()) / 1e6;
+    return opened;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -187,20 +216,10 @@ int main(int argc, char** argv) {
             "| attempt | read file ms | open + draw ms |\n|---:|---:|---:|\n",
             double(QFileInfo(path).size()) / 1e6);
         for (int attempt = 1; attempt <= 3; ++attempt) {
-            QElapsedTimer timer;
-            timer.start();
-            readRunFile(path.toStdString());
-            const double readMs = double(timer.nsecsElapsed()) / 1e6;
-            ui::MainWindow window;
-            window.resize(1400, 900);
-            window.show();
-            QApplication::processEvents();
-            timer.restart();
-            window.openRunFile(path);
-            window.stepTimingView()->plot()->replot(QCustomPlot::rpImmediateRefresh);
-            QApplication::processEvents();
-            std::printf("| %d | %.0f | %.0f |\n", attempt, readMs,
-                        double(timer.nsecsElapsed()) / 1e6);
+            const Opened opened = openAndDraw(path, "Step timing", [](ui::MainWindow& window) {
+                return window.stepTimingView()->plot();
+            });
+            std::printf("| %d | %.0f | %.0f |\n", attempt, opened.readMs, opened.openMs);
             std::fflush(stdout);
         }
     }
@@ -215,29 +234,19 @@ int main(int argc, char** argv) {
             "|---:|---:|---:|---:|---:|\n",
             run.memory.size(), double(QFileInfo(path).size()) / 1e6);
         for (int attempt = 1; attempt <= 3; ++attempt) {
+            const Opened opened = openAndDraw(
+                path, "Memory", [](ui::MainWindow& window) { return window.memoryView()->plot(); });
+            ui::MainWindow& window = *opened.window;
+            const double middle = run.memory.timeUs[run.memory.size() / 2];
             QElapsedTimer timer;
             timer.start();
-            readRunFile(path.toStdString());
-            const double readMs = double(timer.nsecsElapsed()) / 1e6;
-            ui::MainWindow window;
-            window.resize(1400, 900);
-            window.selectTab("Memory");
-            window.show();
-            QApplication::processEvents();
-            timer.restart();
-            window.openRunFile(path);
-            window.memoryView()->plot()->replot(QCustomPlot::rpImmediateRefresh);
-            QApplication::processEvents();
-            const double openMs = double(timer.nsecsElapsed()) / 1e6;
-            const double middle = run.memory.timeUs[run.memory.size() / 2];
-            timer.restart();
             window.memoryView()->allocationAt(middle, 1e6);
             const double hoverMs = double(timer.nsecsElapsed()) / 1e6;
             timer.restart();
             window.memoryView()->setTimeRange(middle, middle + 5000);
             const double narrowMs = double(timer.nsecsElapsed()) / 1e6;
-            std::printf("| %d | %.0f | %.0f | %.1f | %.1f |\n", attempt, readMs, openMs, hoverMs,
-                        narrowMs);
+            std::printf("| %d | %.0f | %.0f | %.1f | %.1f |\n", attempt, opened.readMs,
+                        opened.openMs, hoverMs, narrowMs);
             std::fflush(stdout);
         }
     }

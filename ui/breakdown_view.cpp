@@ -16,6 +16,7 @@
 
 #include "format.h"
 #include "plot_style.h"
+#include "read_only_table.h"
 #include "run_document.h"
 
 namespace stepscope::ui {
@@ -66,11 +67,8 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     sorted_ = new QSortFilterProxyModel(this);
     sorted_->setSourceModel(model_);
     sorted_->setSortRole(Qt::UserRole);
-    table_ = new QTableView;
-    table_->setModel(sorted_);
+    table_ = readOnlyTable(sorted_);
     table_->setSortingEnabled(true);
-    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table_->horizontalHeader()->setStretchLastSection(true);
 
     top_ = new QCustomPlot;
     stylePlot(top_, tr("total time (ms)"), QString());
@@ -78,10 +76,7 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     shares_ = new QCustomPlot;
     stylePlot(shares_, QString(), tr("share of traced time (%)"));
     flops_ = new QStandardItemModel(this);
-    auto* flopTable = new QTableView;
-    flopTable->setModel(flops_);
-    flopTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    flopTable->horizontalHeader()->setStretchLastSection(true);
+    QTableView* flopTable = readOnlyTable(flops_);
 
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Group by")));

@@ -187,8 +187,8 @@ void MainWindow::createViews() {
                     document->result.timeline.step < 0) {
                     return;
                 }
-                const double shift = document->result.timeline.clockOriginUs -
-                                     document->result.memory.clockOriginUs;
+                const double shift =
+                    document->result.timeline.clockOriginUs - document->result.memory.clockOriginUs;
                 memory_->setTimeRange(startUs + shift, endUs + shift);
             });
     precision_ = new PrecisionPage;

@@ -16,6 +16,7 @@
 #include "bench/cost_model.h"
 #include "format.h"
 #include "plot_style.h"
+#include "read_only_table.h"
 #include "results/memory_report.h"
 #include "run_document.h"
 
@@ -25,14 +26,6 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-QTableView* tableFor(QStandardItemModel* model) {
-    auto* view = new QTableView;
-    view->setModel(model);
-    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    view->horizontalHeader()->setStretchLastSection(true);
-    return view;
-}
-
 QStandardItem* bytesItem(int64_t bytes) {
     auto* item = new QStandardItem(QString::fromStdString(formatBytes(double(bytes))));
     item->setData(qlonglong(bytes), Qt::UserRole);
@@ -41,9 +34,9 @@ QStandardItem* bytesItem(int64_t bytes) {
 }
 
 QColor memoryColor(MemoryCategory category) {
-    static const QColor colors[] = {
-        QColor(52, 101, 164), QColor(204, 102, 0),  QColor(78, 154, 6),   QColor(204, 0, 0),
-        QColor(237, 212, 0),  QColor(117, 80, 123), QColor(136, 138, 133)};
+    static const QColor colors[] = {QColor(52, 101, 164), QColor(204, 102, 0), QColor(78, 154, 6),
+                                    QColor(204, 0, 0),    QColor(237, 212, 0), QColor(117, 80, 123),
+                                    QColor(136, 138, 133)};
     return colors[size_t(category)];
 }
 
@@ -64,8 +57,8 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     narrow_->setSingleShot(true);
     narrow_->setInterval(80);  // zooming sends many range changes; refill once they settle
     auto* tables = new QSplitter(Qt::Horizontal);
-    tables->addWidget(tableFor(top_));
-    tables->addWidget(tableFor(estimate_));
+    tables->addWidget(readOnlyTable(top_));
+    tables->addWidget(readOnlyTable(estimate_));
     tables->setStretchFactor(0, 3);
     tables->setStretchFactor(1, 2);
     auto* splitter = new QSplitter(Qt::Vertical);

@@ -19,18 +19,11 @@
 #include "model/model_dims.h"
 #include "precision/accumulation_lab.h"
 #include "precision/dtype_flow.h"
+#include "read_only_table.h"
 
 namespace stepscope::ui {
 
 namespace {
-
-QTableView* tableFor(QStandardItemModel* model) {
-    auto* view = new QTableView;
-    view->setModel(model);
-    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    view->horizontalHeader()->setStretchLastSection(true);
-    return view;
-}
 
 QStandardItem* dtypeItem(const std::string& dtype) {
     auto* item = new QStandardItem(QString::fromStdString(dtype));
@@ -73,7 +66,7 @@ PrecisionPage::PrecisionPage(QWidget* parent) : QWidget(parent) {
     flowControls->addStretch();
     auto* flowLayout = new QVBoxLayout(flowBox);
     flowLayout->addLayout(flowControls);
-    flowLayout->addWidget(tableFor(dtypes_));
+    flowLayout->addWidget(readOnlyTable(dtypes_));
 
     auto* sumBox = new QGroupBox(tr("Accumulation lab: 0.01 added N times"));
     auto* sumControls = new QHBoxLayout;
@@ -83,7 +76,7 @@ PrecisionPage::PrecisionPage(QWidget* parent) : QWidget(parent) {
     sumControls->addStretch();
     auto* sumLayout = new QVBoxLayout(sumBox);
     sumLayout->addLayout(sumControls);
-    sumLayout->addWidget(tableFor(sums_));
+    sumLayout->addWidget(readOnlyTable(sums_));
 
     auto* layout = new QHBoxLayout;
     layout->addWidget(flowBox, 3);

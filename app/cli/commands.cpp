@@ -292,14 +292,7 @@ int commandBreakdown(const std::string& file, const std::string& phase, const st
                 return kExitBadInput;
             }
             if (json) {
-                nlohmann::json out = nlohmann::json::array();
-                for (const auto& row : result.flopGroups) {
-                    out.push_back({{"group", row.group},
-                                   {"flops_per_step", row.flopsPerStep},
-                                   {"ms_per_step", row.msPerStep},
-                                   {"achieved_flops_per_second", row.achievedFlopsPerSecond}});
-                }
-                std::cout << out.dump(2) << "\n";
+                std::cout << flopGroupsJson(result.flopGroups).dump(2) << "\n";
             } else {
                 std::cout << formatFlopGroupTable(result.flopGroups);
             }
@@ -313,16 +306,7 @@ int commandBreakdown(const std::string& file, const std::string& phase, const st
             return kExitBadInput;
         }
         if (json) {
-            nlohmann::json out = nlohmann::json::array();
-            for (const auto& row : rows) {
-                out.push_back({{"name", row.name},
-                               {"category", row.category},
-                               {"phase", row.phase},
-                               {"calls", row.calls},
-                               {"total_ms", row.totalMs},
-                               {"share", row.share}});
-            }
-            std::cout << out.dump(2) << "\n";
+            std::cout << breakdownRowsJson(rows).dump(2) << "\n";
         } else {
             std::cout << formatBreakdownTable(rows);
         }

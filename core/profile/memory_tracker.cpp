@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "profile/block_log.h"
+#include "profile/name_table.h"
 #include "profile/trace_clock.h"
 #include "profile/trace_range.h"
 
@@ -51,21 +52,11 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
 
     mutable std::mutex mutex;  // guards what follows
     BlockLog<RawEvent> events;
-    std::vector<std::string> names;
-    std::map<std::string, int32_t, std::less<>> nameIds;
+    NameTable names;
     std::unordered_map<std::type_index, int32_t> nodeNames;
     std::vector<MemoryTrace::PhaseRange> phaseRanges;
 
     explicit State(c10::DeviceType type) : type(type) {}
-
-    int32_t internLocked(std::string_view name) {
-        const auto found = nameIds.find(name);
-        if (found != nameIds.end()) {
-            return found->second;
-        }
-        names.emplace_back(name);
-        return nameIds[names.back()] = int32_t(names.size() - 1);
-    }
 
     // In backward the module is unknown; the autograd node being evaluated
     // on this thread says what is allocating.
@@ -79,7 +70,7 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
         if (found != nodeNames.end()) {
             return found->second;
         }
-        return nodeNames[type] = internLocked(node->name());
+        return nodeNames[type] = names.intern(node->name());
     }
 
     void reportMemoryUsage(void* pointer, int64_t size, size_t totalAllocated, size_t totalReserved,
@@ -111,7 +102,7 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
         }
         {
             const std::lock_guard lock(mutex);
-            open.emplace_back(internLocked(name), now);
+            open.emplace_back(names.intern(name), now);
             path.store(modulePathLocked());
         }
         if (next) {
@@ -127,7 +118,7 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
                 const auto [name, start] = open.back();
                 open.pop_back();
                 for (int i = 1; i < 4; ++i) {
-                    if (names[size_t(name)] == kPhaseRanges[i]) {
+                    if (names[name] == kPhaseRanges[i]) {
                         phaseRanges.push_back({uint8_t(i), step.load(),
                                                double(start - originNs) / 1e3,
                                                double(now - originNs) / 1e3});
@@ -145,7 +136,7 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
     // The innermost module range open on the runner's thread.
     int32_t modulePathLocked() const {
         for (auto it = open.rbegin(); it != open.rend(); ++it) {
-            const std::string& name = names[size_t(it->first)];
+            const std::string& name = names[it->first];
             if (name.rfind("layers.", 0) == 0 || name == "lm_head") {
                 return it->first;
             }
@@ -200,7 +191,7 @@ MemoryTrace MemoryTracker::finish() {
     trace.device = device_.str();
     trace.clockOriginUs = double(state_->originNs) / 1e3;
     const std::lock_guard lock(state_->mutex);
-    trace.paths = state_->names;
+    trace.paths = state_->names.names();
     trace.phases = state_->phaseRanges;
 
     // Pair allocations with frees; facts name the allocation live at their address.

@@ -16,6 +16,7 @@
 #include "bench/flop_groups.h"
 #include "profile/block_log.h"
 #include "profile/kernel_tracer.h"
+#include "profile/name_table.h"
 #include "profile/trace_clock.h"
 #include "profile/trace_range.h"
 
@@ -149,31 +150,17 @@ struct OperatorTracer::State final : public RangeListener {
     std::vector<OpenRange> open;
 
     mutable std::mutex mutex;  // guards what follows
-    std::vector<std::string> names;
-    std::map<std::string, int32_t, std::less<>> nameIds;
+    NameTable names;
     BlockLog<OperatorEvent> operators;
     BlockLog<RangeEvent> ranges;
     std::vector<KernelActivity> activities;
-
-    int32_t intern(std::string_view name) {
-        const std::lock_guard lock(mutex);
-        return internLocked(name);
-    }
-    int32_t internLocked(std::string_view name) {
-        const auto found = nameIds.find(name);
-        if (found != nameIds.end()) {
-            return found->second;
-        }
-        names.emplace_back(name);
-        return nameIds[names.back()] = int32_t(names.size() - 1);
-    }
 
     // The innermost module range, with the attention part inside it if any.
     int32_t currentPath() {
         std::string module;
         std::string part;
         for (const OpenRange& range : open) {
-            const std::string& name = names[size_t(range.name)];
+            const std::string& name = names[range.name];
             if (isModuleRange(name)) {
                 module = name;
                 part.clear();
@@ -184,7 +171,7 @@ struct OperatorTracer::State final : public RangeListener {
         if (module.empty()) {
             return -1;
         }
-        return internLocked(part.empty() ? module : module + "/" + part);
+        return names.intern(part.empty() ? module : module + "/" + part);
     }
 
     void onPush(const std::string& name) override {
@@ -205,7 +192,7 @@ struct OperatorTracer::State final : public RangeListener {
         }
         {
             const std::lock_guard lock(mutex);
-            open.push_back({internLocked(name), now});
+            open.push_back({names.intern(name), now});
             path.store(currentPath());
         }
         if (phaseChanged && kernels) {
@@ -227,7 +214,7 @@ struct OperatorTracer::State final : public RangeListener {
             open.pop_back();
             ranges.push({range.startNs, now, range.name, step.load()});
             path.store(currentPath());
-            const std::string& name = names[size_t(range.name)];
+            const std::string& name = names[range.name];
             if (kernels && (name == "forward" || name == "backward" || name == "optimizer")) {
                 kernels->popPhase();
             }
@@ -290,7 +277,7 @@ void onEnd(const at::RecordFunction& fn, at::ObserverContext*) {
         name.remove_prefix(wrapper.size());
     }
     const std::lock_guard lock(state->mutex);
-    state->operators.push({current.id, current.startNs, end, state->internLocked(name),
+    state->operators.push({current.id, current.startNs, end, state->names.intern(name),
                            state->path.load(), state->step.load(), current.thread,
                            int16_t(state->phase.load())});
 }
@@ -349,7 +336,7 @@ std::vector<TimeRow> OperatorTracer::aggregate(int firstMeasuredStep) const {
         if (event.step < firstMeasuredStep || event.phase == 0) {
             return;
         }
-        const std::string& name = state_->names[size_t(event.name)];
+        const std::string& name = state_->names[event.name];
         TimeRow& row = rows[{event.phase, name}];
         if (row.calls == 0) {
             row.name = name;
@@ -426,7 +413,7 @@ std::vector<TimeRow> OperatorTracer::aggregateKernels(int firstMeasuredStep) con
             row.name = activity.name;
             row.phase = kPhases[launch.phase];
             const std::string opCategory =
-                launch.op ? operatorCategory(state_->names[size_t(launch.op->name)], row.phase)
+                launch.op ? operatorCategory(state_->names[launch.op->name], row.phase)
                           : std::string();
             row.category = kernelCategory(row.name, opCategory, row.phase);
         }
@@ -441,8 +428,8 @@ std::vector<GroupTime> OperatorTracer::forwardGroupTimes(int firstMeasuredStep) 
     std::map<int, bool> steps;
     const std::lock_guard lock(state_->mutex);
     auto groupOf = [&](const OperatorEvent& op) {
-        const std::string& name = state_->names[size_t(op.name)];
-        const std::string path = op.path >= 0 ? state_->names[size_t(op.path)] : std::string();
+        const std::string& name = state_->names[op.name];
+        const std::string path = op.path >= 0 ? state_->names[op.path] : std::string();
         return flopGroupOf(operatorCategory(name, "forward"), path);
     };
     const bool useKernels = !state_->activities.empty();
@@ -476,7 +463,7 @@ StepTimeline OperatorTracer::timeline(int step) const {
     const std::string stepName = "step " + std::to_string(step);
     int64_t origin = -1;
     state_->ranges.forEach([&](const RangeEvent& range) {
-        if (range.step == step && state_->names[size_t(range.name)] == stepName) {
+        if (range.step == step && state_->names[range.name] == stepName) {
             origin = range.startNs;
         }
     });
@@ -492,7 +479,7 @@ StepTimeline OperatorTracer::timeline(int step) const {
         }
         TimelineSpan span;
         span.kind = SpanKind::Range;
-        span.name = state_->names[size_t(range.name)];
+        span.name = state_->names[range.name];
         span.track = "ranges";
         span.startUs = micros(range.startNs);
         span.durationUs = double(range.endNs - range.startNs) / 1e3;
@@ -505,11 +492,11 @@ StepTimeline OperatorTracer::timeline(int step) const {
         }
         TimelineSpan span;
         span.kind = SpanKind::Operator;
-        span.name = state_->names[size_t(op.name)];
+        span.name = state_->names[op.name];
         span.phase = kPhases[op.phase];
         span.category = operatorCategory(span.name, span.phase);
         span.track = "thread " + std::to_string(op.thread);
-        span.detail = op.path >= 0 ? state_->names[size_t(op.path)] : "";
+        span.detail = op.path >= 0 ? state_->names[op.path] : "";
         span.startUs = micros(op.startNs);
         span.durationUs = double(op.endNs - op.startNs) / 1e3;
         timeline.spans.push_back(std::move(span));
@@ -523,7 +510,7 @@ StepTimeline OperatorTracer::timeline(int step) const {
         span.kind = activity.kind;
         span.name = activity.name;
         span.phase = kPhases[launch.phase];
-        const std::string opName = launch.op ? state_->names[size_t(launch.op->name)] : "";
+        const std::string opName = launch.op ? state_->names[launch.op->name] : "";
         span.category = kernelCategory(
             span.name, opName.empty() ? "" : operatorCategory(opName, span.phase), span.phase);
         span.track = "stream " + std::to_string(activity.stream);

@@ -91,4 +91,28 @@ std::string formatFlopGroupTable(const std::vector<FlopGroupRow>& rows) {
     return out.str();
 }
 
+nlohmann::json breakdownRowsJson(const std::vector<BreakdownRow>& rows) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& row : rows) {
+        out.push_back({{"name", row.name},
+                       {"category", row.category},
+                       {"phase", row.phase},
+                       {"calls", row.calls},
+                       {"total_ms", row.totalMs},
+                       {"share", row.share}});
+    }
+    return out;
+}
+
+nlohmann::json flopGroupsJson(const std::vector<FlopGroupRow>& rows) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& row : rows) {
+        out.push_back({{"group", row.group},
+                       {"flops_per_step", row.flopsPerStep},
+                       {"ms_per_step", row.msPerStep},
+                       {"achieved_flops_per_second", row.achievedFlopsPerSecond}});
+    }
+    return out;
+}
+
 }  // namespace stepscope

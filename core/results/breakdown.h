@@ -1,5 +1,7 @@
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -28,5 +30,8 @@ std::vector<BreakdownRow> breakdown(const RunResult& run, const std::string& pha
                                     const std::string& by);
 std::string formatBreakdownTable(const std::vector<BreakdownRow>& rows);  // Markdown
 std::string formatFlopGroupTable(const std::vector<FlopGroupRow>& rows);  // Markdown
+// As the CLI's --json prints them and the run file keeps them.
+nlohmann::json breakdownRowsJson(const std::vector<BreakdownRow>& rows);
+nlohmann::json flopGroupsJson(const std::vector<FlopGroupRow>& rows);
 
 }  // namespace stepscope

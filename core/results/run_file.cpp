@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "results/breakdown.h"
 #include "util/atomic_file.h"
 
 namespace stepscope {
@@ -207,17 +208,6 @@ std::vector<TimeRow> readTimeRows(const FieldReader& root, const std::string& ke
         rows.push_back(row);
     });
     return rows;
-}
-
-json flopGroupsJson(const std::vector<FlopGroupRow>& rows) {
-    json out = json::array();
-    for (const auto& row : rows) {
-        out.push_back({{"group", row.group},
-                       {"flops_per_step", row.flopsPerStep},
-                       {"ms_per_step", row.msPerStep},
-                       {"achieved_flops_per_second", row.achievedFlopsPerSecond}});
-    }
-    return out;
 }
 
 std::optional<SpanKind> parseSpanKind(const std::string& text) {

@@ -23,7 +23,7 @@ struct TimelineSpan {
 };
 
 struct StepTimeline {
-    int step = -1;  // the step it shows; -1 when nothing was traced
+    int step = -1;             // the step it shows; -1 when nothing was traced
     double clockOriginUs = 0;  // its zero on the tracers' clock, to line up with memory
     std::vector<TimelineSpan> spans;
 };
