@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -354,12 +352,6 @@ void OperatorTracer::collectKernels() {
         return;
     }
     std::vector<KernelActivity> collected = state_->kernels->collect();
-    if (std::getenv("STEPSCOPE_TRACE_DEBUG") && !collected.empty()) {
-        const auto& first = collected.front();
-        std::fprintf(stderr, "kernels: first '%s' at %lld ns, operator %lld; operators %lld\n",
-                     first.name.c_str(), (long long)first.startNs, (long long)first.operatorId,
-                     (long long)state_->nextId.load());
-    }
     const std::lock_guard lock(state_->mutex);
     for (auto& activity : collected) {
         state_->activities.push_back(std::move(activity));
