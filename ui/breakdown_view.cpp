@@ -146,8 +146,8 @@ void BreakdownView::refresh() {
             rows_.clear();  // a grouping the run has no records for
         }
     }
-    model_->setHorizontalHeaderLabels(
-        {tr("name"), tr("category"), tr("phase"), tr("calls"), tr("total ms"), tr("share")});
+    model_->setHorizontalHeaderLabels({tr("name"), tr("category"), tr("phase"), tr("calls"),
+                                       tr("total ms"), tr("mean ms"), tr("share")});
     for (const auto& row : rows_) {
         auto* name = new QStandardItem(QString::fromStdString(row.name));
         name->setData(QString::fromStdString(row.name), Qt::UserRole);
@@ -156,9 +156,11 @@ void BreakdownView::refresh() {
         category->setData(category->text(), Qt::UserRole);
         auto* phase = new QStandardItem(QString::fromStdString(row.phase));
         phase->setData(phase->text(), Qt::UserRole);
+        const double mean = row.calls ? row.totalMs / double(row.calls) : 0;
         model_->appendRow({name, category, phase,
                            numberItem(double(row.calls), QString::number(row.calls)),
                            numberItem(row.totalMs, formatMs(row.totalMs)),
+                           numberItem(mean, QString::number(mean, 'f', 4)),
                            numberItem(row.share, formatPercent(row.share))});
     }
     table_->sortByColumn(4, Qt::DescendingOrder);

@@ -58,21 +58,18 @@ std::vector<BreakdownRow> breakdown(const RunResult& run, const std::string& pha
 
 std::string formatBreakdownTable(const std::vector<BreakdownRow>& rows) {
     std::ostringstream out;
-    out << "| name | category | phase | calls | total ms | share of phase |\n"
-        << "|---|---|---|---:|---:|---:|\n";
+    out << "| name | category | phase | calls | total ms | mean ms | share of phase |\n"
+        << "|---|---|---|---:|---:|---:|---:|\n";
     for (const auto& row : rows) {
         char numbers[96];
-        std::snprintf(numbers, sizeof numbers, "%lld | %.3f | %.1f%%",
-                      static_cast<long long>(row.calls), row.totalMs, 100 * row.share);
+        std::snprintf(numbers, sizeof numbers, "%lld | %.3f | %.4f | %.1f%%",
+                      static_cast<long long>(row.calls), row.totalMs,
+                      row.calls ? row.totalMs / double(row.calls) : 0.0, 100 * row.share);
         out << "| " << row.name << " | " << row.category << " | " << row.phase << " | " << numbers
             << " |\n";
     }
     return out.str();
 }
-
-}  // namespace stepscope
-
-namespace stepscope {
 
 std::string formatFlopGroupTable(const std::vector<FlopGroupRow>& rows) {
     std::ostringstream out;
