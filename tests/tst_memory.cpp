@@ -198,6 +198,25 @@ private Q_SLOTS:
         QVERIFY(counters > 10);
     }
 
+    void aCancelledRunKeepsItsMemoryTrace() {
+        struct CancelAfterFirstStep final : RunObserver {
+            std::atomic<bool> cancel{false};
+            void onStep(const StepRecord&) override { cancel.store(true); }
+        } observer;
+        RunConfig config = test::tinyCpuConfig();
+        config.mode = RunMode::TrainStep;
+        config.traceMemory = true;
+        RunControl control;
+        control.observer = &observer;
+        control.cancel = &observer.cancel;
+        const RunResult run = runBenchmark(config, control);
+        QCOMPARE(toString(run.status), std::string("cancelled"));
+        QCOMPARE(run.steps.size(), size_t(1));
+        QVERIFY(!run.memory.empty());
+        QCOMPARE(summarizeMemory(run.memory).maxByCategory[size_t(MemoryCategory::Parameters)],
+                 parameterCount(config.model) * 4);
+    }
+
     void memoryRoundTripsThroughTheRunFile() {
         const RunResult run = memoryRun(RunMode::TrainStep);
         const RunResult back = runResultFromJson(runResultToJson(run));
@@ -211,8 +230,7 @@ private Q_SLOTS:
         int64_t sum = 0;
         for (size_t i = 0; i < run.memory.size(); ++i) {
             sum += run.memory.bytes[i];
-            QCOMPARE(run.memory.allocated[i] - run.memory.allocated[0],
-                     sum - run.memory.bytes[0]);
+            QCOMPARE(run.memory.allocated[i] - run.memory.allocated[0], sum - run.memory.bytes[0]);
         }
         QCOMPARE(summarizeMemory(back.memory).peakBytes, summarizeMemory(run.memory).peakBytes);
         const auto json = memoryReportJson(back);

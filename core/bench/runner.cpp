@@ -247,6 +247,20 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
     const int totalSteps = config.warmupSteps + config.measuredSteps;
     Progress progress(control.observer, totalSteps);
     RunState state;
+    // Outside the try: a run that fails keeps its memory trace up to the failure.
+    std::optional<CudaHistory> history;
+    std::optional<MemoryTracker> memory;
+    auto keepMemoryTraces = [&] {
+        if (memory) {
+            state.memory = nullptr;
+            result.memory = memory->finish();
+            memory.reset();
+        }
+        if (history) {
+            history->write(config.cudaSnapshotPath);
+            history.reset();
+        }
+    };
     try {
         progress.report(0, config.warmupSteps > 0, "setup");
         at::manual_seed(config.seed);
@@ -262,11 +276,9 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         if (const auto reason = attention->unavailableReason(probe)) {
             return finish(RunStatus::Unavailable, "attention " + config.attention + ": " + *reason);
         }
-        std::optional<CudaHistory> history;
         if (!config.cudaSnapshotPath.empty() && device.is_cuda()) {
             history.emplace();
         }
-        std::optional<MemoryTracker> memory;
         if (config.traceMemory) {
             memory.emplace(device);
             state.memory = &*memory;
@@ -319,13 +331,7 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
             collectOperators();
             tracer.reset();
             kernelTracer.reset();
-            if (memory) {
-                state.memory = nullptr;
-                result.memory = memory->finish();
-            }
-            if (history) {
-                history->write(config.cudaSnapshotPath);
-            }
+            keepMemoryTraces();
         };
         for (int index = 0; index < totalSteps; ++index) {
             if (control.cancel && control.cancel->load()) {
@@ -342,12 +348,15 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         }
         collectTraces();
     } catch (const c10::OutOfMemoryError& error) {
+        keepMemoryTraces();  // what was alive when memory ran out
         releaseMemory(state, device);
         return finish(RunStatus::Oom, error.what_without_backtrace());
     } catch (const c10::Error& error) {
+        keepMemoryTraces();
         releaseMemory(state, device);
         return finish(RunStatus::Failed, error.what_without_backtrace());
     } catch (const std::exception& error) {
+        keepMemoryTraces();
         releaseMemory(state, device);
         return finish(RunStatus::Failed, error.what());
     }
