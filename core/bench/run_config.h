@@ -44,8 +44,9 @@ struct RunConfig {
     bool force = false;     // run even when the CPU pre-flight says it will not fit
     bool traceOps = false;  // record every operator's host time per phase (OperatorTracer)
     bool traceKernels = false;
-    bool traceMemory = false;  // record every allocation and free (MemoryTracker)
-    std::string cudaSnapshotPath;  // CUDA: the caching allocator's own history, pickled here  // also every CUDA kernel's device time (KernelTracer, CUDA only)
+    bool traceMemory = false;      // record every allocation and free (MemoryTracker)
+    std::string cudaSnapshotPath;  // CUDA: the caching allocator's own history, pickled here  //
+                                   // also every CUDA kernel's device time (KernelTracer, CUDA only)
 };
 
 // One problem with a config: the field (as the CLI and run file name it) and
