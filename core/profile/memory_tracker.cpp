@@ -24,8 +24,6 @@ namespace stepscope {
 
 namespace {
 
-const char* kPhaseRanges[] = {"", "forward", "backward", "optimizer"};
-
 struct RawEvent {
     int64_t timeNs;
     uint64_t address;
@@ -89,16 +87,11 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
 
     void onPush(const std::string& name) override {
         const int64_t now = traceClockNs();
-        if (name.rfind("step ", 0) == 0) {
-            step.store(std::stoi(name.substr(5)));
-            phase.store(0);
-        } else if (name == "bookkeeping") {
-            phase.store(0);
-        }
-        for (int i = 1; i < 4; ++i) {
-            if (name == kPhaseRanges[i]) {
-                phase.store(i);
+        if (const std::optional<StepMark> mark = stepMarkOf(name)) {
+            if (mark->step) {
+                step.store(*mark->step);
             }
+            phase.store(mark->phase);
         }
         {
             const std::lock_guard lock(mutex);
@@ -117,13 +110,11 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
             if (!open.empty()) {
                 const auto [name, start] = open.back();
                 open.pop_back();
-                for (int i = 1; i < 4; ++i) {
-                    if (names[name] == kPhaseRanges[i]) {
-                        phaseRanges.push_back({uint8_t(i), step.load(),
-                                               double(start - originNs) / 1e3,
-                                               double(now - originNs) / 1e3});
-                        phase.store(0);
-                    }
+                if (const int closed = phaseOfRange(names[name])) {
+                    phaseRanges.push_back({uint8_t(closed), step.load(),
+                                           double(start - originNs) / 1e3,
+                                           double(now - originNs) / 1e3});
+                    phase.store(0);
                 }
                 path.store(modulePathLocked());
             }
@@ -136,8 +127,7 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
     // The innermost module range open on the runner's thread.
     int32_t modulePathLocked() const {
         for (auto it = open.rbegin(); it != open.rend(); ++it) {
-            const std::string& name = names[it->first];
-            if (name.rfind("layers.", 0) == 0 || name == "lm_head") {
+            if (isModuleRange(names[it->first])) {
                 return it->first;
             }
         }

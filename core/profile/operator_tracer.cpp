@@ -22,8 +22,6 @@ namespace stepscope {
 
 namespace {
 
-const char* kPhases[] = {"setup", "forward", "backward", "optimizer"};
-
 struct OperatorEvent {
     int64_t id;
     int64_t startNs;
@@ -33,6 +31,15 @@ struct OperatorEvent {
     int32_t step;
     int16_t thread;
     int16_t phase;
+};
+
+// What a kernel inherits from its launching operator (or, launched outside
+// one, from the phase under way): phase, step, category, the operator itself.
+struct KernelLaunch {
+    int phase = 0;
+    int step = -1;
+    std::string category;
+    const OperatorEvent* op = nullptr;  // into the operator log, whose records never move
 };
 
 struct RangeEvent {
@@ -49,10 +56,6 @@ bool contains(const std::string& text, const char* part) {
 bool containsAny(const std::string& text, std::initializer_list<const char*> parts) {
     return std::any_of(parts.begin(), parts.end(),
                        [&text](const char* part) { return contains(text, part); });
-}
-
-bool isModuleRange(const std::string& name) {
-    return name.rfind("layers.", 0) == 0 || name == "lm_head";
 }
 
 }  // namespace
@@ -152,6 +155,7 @@ struct OperatorTracer::State final : public RangeListener {
     BlockLog<OperatorEvent> operators;
     BlockLog<RangeEvent> ranges;
     std::vector<KernelActivity> activities;
+    std::vector<KernelLaunch> launches;  // one per activity, resolved when collected
 
     // The innermost module range, with the attention part inside it if any.
     int32_t currentPath() {
@@ -174,26 +178,19 @@ struct OperatorTracer::State final : public RangeListener {
 
     void onPush(const std::string& name) override {
         const int64_t now = traceClockNs();
-        bool phaseChanged = false;
-        if (name.rfind("step ", 0) == 0) {
-            step.store(std::stoi(name.substr(5)));
-            phase.store(0);
-        } else if (name == "bookkeeping") {
-            phase.store(0);
-        } else {
-            for (int i = 1; i < 4; ++i) {
-                if (name == kPhases[i]) {
-                    phase.store(i);
-                    phaseChanged = true;
-                }
+        const std::optional<StepMark> mark = stepMarkOf(name);
+        if (mark) {
+            if (mark->step) {
+                step.store(*mark->step);
             }
+            phase.store(mark->phase);
         }
         {
             const std::lock_guard lock(mutex);
             open.push_back({names.intern(name), now});
             path.store(currentPath());
         }
-        if (phaseChanged && kernels) {
+        if (mark && mark->phase != 0 && kernels) {
             kernels->pushPhase(int64_t(step.load()) * 4 + phase.load());
         }
         if (next) {
@@ -212,8 +209,7 @@ struct OperatorTracer::State final : public RangeListener {
             open.pop_back();
             ranges.push({range.startNs, now, range.name, step.load()});
             path.store(currentPath());
-            const std::string& name = names[range.name];
-            if (kernels && (name == "forward" || name == "backward" || name == "optimizer")) {
+            if (kernels && phaseOfRange(names[range.name]) != 0) {
                 kernels->popPhase();
             }
         }
@@ -338,7 +334,7 @@ std::vector<TimeRow> OperatorTracer::aggregate(int firstMeasuredStep) const {
         TimeRow& row = rows[{event.phase, name}];
         if (row.calls == 0) {
             row.name = name;
-            row.phase = kPhases[event.phase];
+            row.phase = phaseName(event.phase);
             row.category = operatorCategory(row.name, row.phase);
         }
         ++row.calls;
@@ -353,61 +349,41 @@ void OperatorTracer::collectKernels() {
     }
     std::vector<KernelActivity> collected = state_->kernels->collect();
     const std::lock_guard lock(state_->mutex);
-    for (auto& activity : collected) {
-        state_->activities.push_back(std::move(activity));
-    }
-}
-
-namespace {
-
-// What a kernel inherits from its launching operator: phase, step, name, path.
-struct Launch {
-    int phase = 0;
-    int step = -1;
-    const OperatorEvent* op = nullptr;
-};
-
-std::unordered_map<int64_t, const OperatorEvent*> operatorsById(
-    const BlockLog<OperatorEvent>& operators) {
     std::unordered_map<int64_t, const OperatorEvent*> byId;
-    byId.reserve(operators.size());
-    operators.forEach([&](const OperatorEvent& event) { byId[event.id] = &event; });
-    return byId;
-}
-
-Launch launchOf(const KernelActivity& activity,
-                const std::unordered_map<int64_t, const OperatorEvent*>& byId) {
-    Launch launch;
-    if (const auto found = byId.find(activity.operatorId); found != byId.end()) {
-        launch.op = found->second;
-        launch.phase = launch.op->phase;
-        launch.step = launch.op->step;
-    } else if (activity.phaseTag >= 0) {  // tag = step · 4 + phase
-        launch.phase = int(activity.phaseTag % 4);
-        launch.step = int(activity.phaseTag / 4);
+    byId.reserve(state_->operators.size());
+    state_->operators.forEach([&](const OperatorEvent& event) { byId[event.id] = &event; });
+    for (auto& activity : collected) {
+        KernelLaunch launch;
+        std::string opCategory;
+        if (const auto found = byId.find(activity.operatorId); found != byId.end()) {
+            launch.op = found->second;
+            launch.phase = launch.op->phase;
+            launch.step = launch.op->step;
+            opCategory = operatorCategory(state_->names[launch.op->name], phaseName(launch.phase));
+        } else if (activity.phaseTag >= 0) {  // tag = step · 4 + phase
+            launch.phase = int(activity.phaseTag % 4);
+            launch.step = int(activity.phaseTag / 4);
+        }
+        launch.category = kernelCategory(activity.name, opCategory, phaseName(launch.phase));
+        state_->activities.push_back(std::move(activity));
+        state_->launches.push_back(std::move(launch));
     }
-    return launch;
 }
-
-}  // namespace
 
 std::vector<TimeRow> OperatorTracer::aggregateKernels(int firstMeasuredStep) const {
     std::map<std::pair<int, std::string>, TimeRow> rows;
     const std::lock_guard lock(state_->mutex);
-    const auto byId = operatorsById(state_->operators);
-    for (const KernelActivity& activity : state_->activities) {
-        const Launch launch = launchOf(activity, byId);
+    for (size_t i = 0; i < state_->activities.size(); ++i) {
+        const KernelActivity& activity = state_->activities[i];
+        const KernelLaunch& launch = state_->launches[i];
         if (launch.step < firstMeasuredStep || launch.phase == 0) {
             continue;
         }
         TimeRow& row = rows[{launch.phase, activity.name}];
         if (row.calls == 0) {
             row.name = activity.name;
-            row.phase = kPhases[launch.phase];
-            const std::string opCategory =
-                launch.op ? operatorCategory(state_->names[launch.op->name], row.phase)
-                          : std::string();
-            row.category = kernelCategory(row.name, opCategory, row.phase);
+            row.phase = phaseName(launch.phase);
+            row.category = launch.category;
         }
         ++row.calls;
         row.totalMs += double(activity.endNs - activity.startNs) / 1e6;
@@ -426,9 +402,9 @@ std::vector<GroupTime> OperatorTracer::forwardGroupTimes(int firstMeasuredStep) 
     };
     const bool useKernels = !state_->activities.empty();
     if (useKernels) {
-        const auto byId = operatorsById(state_->operators);
-        for (const KernelActivity& activity : state_->activities) {
-            const Launch launch = launchOf(activity, byId);
+        for (size_t i = 0; i < state_->activities.size(); ++i) {
+            const KernelActivity& activity = state_->activities[i];
+            const KernelLaunch& launch = state_->launches[i];
             if (launch.op && launch.phase == 1 && launch.step >= firstMeasuredStep) {
                 totals[groupOf(*launch.op)] += double(activity.endNs - activity.startNs) / 1e6;
                 steps[launch.step] = true;
@@ -477,7 +453,6 @@ StepTimeline OperatorTracer::timeline(int step) const {
         span.durationUs = double(range.endNs - range.startNs) / 1e3;
         timeline.spans.push_back(std::move(span));
     });
-    const auto byId = operatorsById(state_->operators);
     state_->operators.forEach([&](const OperatorEvent& op) {
         if (op.step != step) {
             return;
@@ -485,7 +460,7 @@ StepTimeline OperatorTracer::timeline(int step) const {
         TimelineSpan span;
         span.kind = SpanKind::Operator;
         span.name = state_->names[op.name];
-        span.phase = kPhases[op.phase];
+        span.phase = phaseName(op.phase);
         span.category = operatorCategory(span.name, span.phase);
         span.track = "thread " + std::to_string(op.thread);
         span.detail = op.path >= 0 ? state_->names[op.path] : "";
@@ -493,20 +468,19 @@ StepTimeline OperatorTracer::timeline(int step) const {
         span.durationUs = double(op.endNs - op.startNs) / 1e3;
         timeline.spans.push_back(std::move(span));
     });
-    for (const KernelActivity& activity : state_->activities) {
-        const Launch launch = launchOf(activity, byId);
+    for (size_t i = 0; i < state_->activities.size(); ++i) {
+        const KernelActivity& activity = state_->activities[i];
+        const KernelLaunch& launch = state_->launches[i];
         if (launch.step != step) {
             continue;
         }
         TimelineSpan span;
         span.kind = activity.kind;
         span.name = activity.name;
-        span.phase = kPhases[launch.phase];
-        const std::string opName = launch.op ? state_->names[launch.op->name] : "";
-        span.category = kernelCategory(
-            span.name, opName.empty() ? "" : operatorCategory(opName, span.phase), span.phase);
+        span.phase = phaseName(launch.phase);
+        span.category = launch.category;
         span.track = "stream " + std::to_string(activity.stream);
-        span.detail = opName;
+        span.detail = launch.op ? state_->names[launch.op->name] : "";
         span.startUs = micros(activity.startNs);
         span.durationUs = double(activity.endNs - activity.startNs) / 1e3;
         timeline.spans.push_back(std::move(span));

@@ -10,6 +10,37 @@ namespace {
 thread_local RangeListener* currentListener = nullptr;
 }
 
+const char* phaseName(int phase) {
+    static const char* names[] = {"setup", "forward", "backward", "optimizer"};
+    return phase >= 0 && phase < 4 ? names[phase] : names[0];
+}
+
+int phaseOfRange(const std::string& name) {
+    for (int phase = 1; phase < 4; ++phase) {
+        if (name == phaseName(phase)) {
+            return phase;
+        }
+    }
+    return 0;
+}
+
+std::optional<StepMark> stepMarkOf(const std::string& name) {
+    if (name.rfind("step ", 0) == 0) {
+        return StepMark{std::stoi(name.substr(5)), 0};
+    }
+    if (name == "bookkeeping") {
+        return StepMark{std::nullopt, 0};
+    }
+    if (const int phase = phaseOfRange(name)) {
+        return StepMark{std::nullopt, phase};
+    }
+    return std::nullopt;
+}
+
+bool isModuleRange(const std::string& name) {
+    return name.rfind("layers.", 0) == 0 || name == "lm_head";
+}
+
 RangeListenerScope::RangeListenerScope(RangeListener* listener) : previous_(currentListener) {
     currentListener = listener;
 }

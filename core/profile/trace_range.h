@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace stepscope {
@@ -27,6 +28,23 @@ public:
 private:
     RangeListener* previous_;
 };
+
+// The tracers' phases: 0 setup (and anything outside a phase), 1 forward,
+// 2 backward, 3 optimizer.
+const char* phaseName(int phase);  // "setup", "forward", "backward", "optimizer"
+
+// What a range the runner pushes says about the step under way: "step N"
+// starts step N outside any phase, a phase name starts that phase,
+// "bookkeeping" leaves the phases. Other ranges (layers, attention parts)
+// say nothing.
+struct StepMark {
+    std::optional<int> step;  // set by "step N"
+    int phase = 0;
+};
+std::optional<StepMark> stepMarkOf(const std::string& name);
+int phaseOfRange(const std::string& name);  // 1..3 for a phase range, else 0
+// The model's module ranges: "layers.3", "layers.3.attn", "layers.3.ffn", "lm_head".
+bool isModuleRange(const std::string& name);
 
 class TraceRange {
 public:

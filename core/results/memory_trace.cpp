@@ -25,11 +25,6 @@ const char* toString(MemoryCategory category) {
     return "other";
 }
 
-const char* phaseName(int phase) {
-    static const char* names[] = {"setup", "forward", "backward", "optimizer"};
-    return phase >= 0 && phase < 4 ? names[phase] : "setup";
-}
-
 std::vector<MemoryAllocation> memoryAllocations(const MemoryTrace& trace) {
     std::vector<MemoryAllocation> out;
     std::unordered_map<uint64_t, size_t> open;

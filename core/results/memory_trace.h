@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "profile/trace_range.h"  // phaseName
+
 namespace stepscope {
 
 // What each byte is, decided from facts the run records (see MemoryTracker).
@@ -78,8 +80,6 @@ struct MemorySummary {
     std::array<int64_t, 4> peakByPhase{};  // setup, forward, backward, optimizer
     std::vector<MemoryAllocation> top;     // largest allocations, largest first
 };
-
-const char* phaseName(int phase);  // "setup", "forward", "backward", "optimizer"
 
 // Pairs each allocation with its free.
 std::vector<MemoryAllocation> memoryAllocations(const MemoryTrace& trace);
