@@ -79,6 +79,9 @@ MemorySummary summarizeMemory(const MemoryTrace& trace, size_t topCount) {
             summary.atPeak = active;
         }
     }
+    if (topCount == 0) {
+        return summary;  // pairing a million events is the costly part; skip it when unasked
+    }
     summary.top = memoryAllocations(trace);
     const size_t count = std::min(topCount, summary.top.size());
     std::partial_sort(
