@@ -10,6 +10,7 @@
 
 #include "bench/environment.h"
 #include "model/model_dims.h"
+#include "results/run_file.h"
 #include "test_support.h"
 
 using namespace stepscope;
@@ -204,6 +205,50 @@ private Q_SLOTS:
         const CliResult none = runCli({"breakdown", dir.filePath("plain.json")});
         QCOMPARE(none.exitCode, 2);
         QVERIFY(none.err.contains("--ops"));
+    }
+
+    void memoryAndExportsOfATracedRun() {
+        QTemporaryDir dir;
+        const QString file = dir.filePath("traced.json");
+        const CliResult run =
+            runCli(QStringList{"run"} + kTinyRun +
+                   QStringList{"--mode", "train-step", "--ops", "--memory", "--out", file});
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        const RunResult saved = readRunFile(file.toStdString());
+
+        const CliResult memory = runCli({"memory", file, "--json"});
+        QVERIFY2(memory.exitCode == 0, qPrintable(memory.err));
+        const QJsonObject report = QJsonDocument::fromJson(memory.out).object();
+        QCOMPARE(report["peak_bytes"].toDouble(),
+                 double(summarizeMemory(saved.memory, 1).peakBytes));
+        for (const char* key : {"at_peak", "max_by_category"}) {
+            const QJsonObject categories = report[key].toObject();
+            for (const char* category : {"parameters", "gradients", "optimizer_state",
+                                         "activations", "temporaries", "inputs", "other"}) {
+                QVERIFY2(categories.contains(category), category);
+            }
+        }
+        QVERIFY(report["top"].isArray() && !report["top"].toArray().isEmpty());
+
+        const QString trace = dir.filePath("trace.json");
+        const QString pickle = dir.filePath("memory.pickle");
+        const CliResult exported =
+            runCli({"export", file, "--chrome-trace", trace, "--memviz", pickle});
+        QVERIFY2(exported.exitCode == 0, qPrintable(exported.err));
+        QFile traceFile(trace);
+        QVERIFY(traceFile.open(QIODevice::ReadOnly));
+        QVERIFY(QJsonDocument::fromJson(traceFile.readAll())["traceEvents"].isArray());
+        QVERIFY(QFileInfo(pickle).size() > 0);
+
+        // A CPU run has no kernels: a clear error, exit 2, and no file written.
+        const CliResult kernels = runCli({"breakdown", file, "--by", "kernel"});
+        QCOMPARE(kernels.exitCode, 2);
+        QVERIFY(kernels.err.contains("--kernels"));
+        const QString plain = dir.filePath("plain.json");
+        QCOMPARE(runCli(QStringList{"run"} + kTinyRun + QStringList{"--out", plain}).exitCode, 0);
+        const QString missing = dir.filePath("none.pickle");
+        QCOMPARE(runCli({"export", plain, "--memviz", missing}).exitCode, 2);
+        QVERIFY(!QFileInfo::exists(missing));
     }
 
     void precisionToolsPrintJson() {
