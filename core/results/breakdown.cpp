@@ -45,10 +45,14 @@ std::vector<BreakdownRow> breakdown(const RunResult& run, const std::string& pha
         row.calls += op.calls;
         row.totalMs += op.totalMs;
     }
+    // The tracers aggregate the measured steps only; a cancelled run has fewer.
+    const auto measured = std::count_if(run.steps.begin(), run.steps.end(),
+                                        [](const StepRecord& step) { return !step.warmup; });
     std::vector<BreakdownRow> rows;
     for (auto& [key, row] : grouped) {
         const double total = phaseTotals[row.phase];
         row.share = total > 0 ? row.totalMs / total : 0;
+        row.msPerStep = measured > 0 ? row.totalMs / double(measured) : 0;
         rows.push_back(row);
     }
     std::sort(rows.begin(), rows.end(),
@@ -58,12 +62,13 @@ std::vector<BreakdownRow> breakdown(const RunResult& run, const std::string& pha
 
 std::string formatBreakdownTable(const std::vector<BreakdownRow>& rows) {
     std::ostringstream out;
-    out << "| name | category | phase | calls | total ms | mean ms | share of phase |\n"
-        << "|---|---|---|---:|---:|---:|---:|\n";
+    out << "| name | category | phase | calls | total ms | ms / step | mean ms / call | share of "
+           "phase |\n"
+        << "|---|---|---|---:|---:|---:|---:|---:|\n";
     for (const auto& row : rows) {
-        char numbers[96];
-        std::snprintf(numbers, sizeof numbers, "%lld | %.3f | %.4f | %.1f%%",
-                      static_cast<long long>(row.calls), row.totalMs,
+        char numbers[128];
+        std::snprintf(numbers, sizeof numbers, "%lld | %.3f | %.3f | %.4f | %.1f%%",
+                      static_cast<long long>(row.calls), row.totalMs, row.msPerStep,
                       row.calls ? row.totalMs / double(row.calls) : 0.0, 100 * row.share);
         out << "| " << row.name << " | " << row.category << " | " << row.phase << " | " << numbers
             << " |\n";
@@ -96,6 +101,7 @@ nlohmann::json breakdownRowsJson(const std::vector<BreakdownRow>& rows) {
                        {"phase", row.phase},
                        {"calls", row.calls},
                        {"total_ms", row.totalMs},
+                       {"ms_per_step", row.msPerStep},
                        {"share", row.share}});
     }
     return out;

@@ -12,16 +12,17 @@ namespace stepscope {
 
 // Where the time went: a traced run's rows filtered to a phase ("all" keeps
 // every phase) and grouped by kernel, operator or category, with each row's
-// share of its phase's traced total. Categories come from the kernels' device
-// time where kernels were traced, from the operators' host time otherwise.
-// Sorted by total time, largest first.
+// share of its phase's traced total and its mean time per measured step.
+// Categories come from the kernels' device time where kernels were traced, from
+// the operators' host time otherwise. Sorted by total time, largest first.
 struct BreakdownRow {
     std::string name;  // operator, or category when grouped by category
     std::string category;
     std::string phase;
     int64_t calls = 0;
-    double totalMs = 0;
-    double share = 0;  // of its phase's traced total
+    double totalMs = 0;    // over the measured steps
+    double msPerStep = 0;  // totalMs over the run's measured steps
+    double share = 0;      // of its phase's traced total
 };
 
 // Throws std::invalid_argument naming the field for a bad phase or grouping,
