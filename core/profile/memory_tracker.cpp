@@ -2,6 +2,7 @@
 
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/autograd/function.h>
@@ -31,10 +32,38 @@ struct RawEvent {
     int64_t allocated;  // the allocator's totals as reported, 0 when it reports none
     int64_t reserved;
     int32_t path;
+    int32_t op;  // name id of the operator that allocated, -1 when none
     int32_t step;
     uint8_t phase;
     uint8_t fact;  // MemoryCategory + 1 for a fact, 0 for an allocation or free
 };
+
+// The ATen operators running on this thread, innermost last, as their
+// (static) name strings: pushing a pointer is all an operator costs. Filled by
+// a thread-local RecordFunction callback while a tracker lives on the thread.
+thread_local std::vector<const char*> runningOps;
+
+std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
+    runningOps.push_back(fn.name());
+    return nullptr;
+}
+
+void onOpEnd(const at::RecordFunction&, at::ObserverContext*) {
+    if (!runningOps.empty()) {
+        runningOps.pop_back();
+    }
+}
+
+// The op that asked for the memory: the innermost one that is not a bare
+// allocation (aten::empty inside aten::mm says less than aten::mm).
+const char* allocatingOp() {
+    for (auto it = runningOps.rbegin(); it != runningOps.rend(); ++it) {
+        if (std::string_view(*it).substr(0, 11) != "aten::empty") {
+            return *it;
+        }
+    }
+    return runningOps.empty() ? nullptr : runningOps.back();
+}
 
 }  // namespace
 
@@ -52,6 +81,7 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
     BlockLog<RawEvent> events;
     NameTable names;
     std::unordered_map<std::type_index, int32_t> nodeNames;
+    std::unordered_map<const char*, int32_t> opNames;  // by the op's name pointer
     std::vector<MemoryTrace::PhaseRange> phaseRanges;
 
     explicit State(c10::DeviceType type) : type(type) {}
@@ -71,6 +101,17 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
         return nodeNames[type] = names.intern(node->name());
     }
 
+    int32_t opLocked(const char* name) {
+        if (!name) {
+            return -1;
+        }
+        const auto found = opNames.find(name);
+        if (found != opNames.end()) {
+            return found->second;
+        }
+        return opNames[name] = names.intern(name);
+    }
+
     void reportMemoryUsage(void* pointer, int64_t size, size_t totalAllocated, size_t totalReserved,
                            c10::Device device) override {
         if (!listening.load() || device.type() != type || size == 0) {
@@ -78,10 +119,15 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
         }
         const int64_t now = traceClockNs();
         const int currentPhase = phase.load();
+        const char* running = size > 0 && currentPhase != 2 ? allocatingOp() : nullptr;
         const std::lock_guard lock(mutex);
-        const int32_t where = currentPhase == 2 ? backwardNodeLocked() : path.load();
+        // In backward the node is both where and what allocated; the path
+        // keeps it for files read by older versions.
+        const int32_t node = currentPhase == 2 ? backwardNodeLocked() : -1;
+        const int32_t where = currentPhase == 2 ? node : path.load();
+        const int32_t op = currentPhase == 2 ? (size > 0 ? node : -1) : opLocked(running);
         events.push({now, reinterpret_cast<uint64_t>(pointer), size, int64_t(totalAllocated),
-                     int64_t(totalReserved), where, step.load(), uint8_t(currentPhase), 0});
+                     int64_t(totalReserved), where, op, step.load(), uint8_t(currentPhase), 0});
     }
     bool memoryProfilingEnabled() const override { return true; }
 
@@ -146,6 +192,10 @@ MemoryTracker::MemoryTracker(const c10::Device& device)
     state_->next = RangeListenerScope::current();
     guard_ = std::make_unique<c10::DebugInfoGuard>(c10::DebugInfoKind::PROFILER_STATE, state_);
     listenerScope_ = std::make_unique<RangeListenerScope>(state_.get());
+    runningOps.clear();
+    opCallback_ = at::addThreadLocalCallback(at::RecordFunctionCallback(&onOpStart, &onOpEnd)
+                                                 .needsInputs(false)
+                                                 .scopes({at::RecordScope::FUNCTION}));
     if (device.is_cuda()) {
         at::accelerator::synchronizeDevice(device.index());
         at::accelerator::resetPeakStats(device.index());
@@ -154,6 +204,15 @@ MemoryTracker::MemoryTracker(const c10::Device& device)
 
 MemoryTracker::~MemoryTracker() {
     state_->listening.store(false);
+    stopOpCallback();
+}
+
+void MemoryTracker::stopOpCallback() {
+    if (opCallback_) {
+        at::removeCallback(opCallback_);  // a thread-local handle: on the thread that added it
+        opCallback_ = 0;
+        runningOps.clear();
+    }
 }
 
 void MemoryTracker::mark(const std::vector<at::Tensor>& tensors, MemoryCategory category) {
@@ -162,8 +221,8 @@ void MemoryTracker::mark(const std::vector<at::Tensor>& tensors, MemoryCategory 
     for (const at::Tensor& tensor : tensors) {
         if (tensor.defined() && tensor.has_storage()) {
             state_->events.push({now, reinterpret_cast<uint64_t>(tensor.storage().data_ptr().get()),
-                                 0, 0, 0, -1, state_->step.load(), uint8_t(state_->phase.load()),
-                                 uint8_t(int(category) + 1)});
+                                 0, 0, 0, -1, -1, state_->step.load(),
+                                 uint8_t(state_->phase.load()), uint8_t(int(category) + 1)});
         }
     }
 }
@@ -175,6 +234,7 @@ int64_t MemoryTracker::eventCount() const {
 
 MemoryTrace MemoryTracker::finish() {
     state_->listening.store(false);
+    stopOpCallback();
     listenerScope_.reset();
     guard_.reset();
     MemoryTrace trace;
@@ -211,6 +271,7 @@ MemoryTrace MemoryTracker::finish() {
         trace.phase.push_back(event.phase);
         trace.step.push_back(event.step);
         trace.path.push_back(event.path);
+        trace.op.push_back(event.op);
         runningTotal += event.bytes;
         trace.allocated.push_back(event.allocated > 0 ? event.allocated : runningTotal);
         trace.reserved.push_back(event.reserved);

@@ -22,7 +22,9 @@ class RangeListenerScope;
 // lives (a c10::MemoryReportingInfoBase installed for this thread through
 // DebugInfoGuard(PROFILER_STATE); autograd's threads inherit it), with the
 // phase, step and module path the trace ranges say are under way (in
-// backward, the autograd node being evaluated). It cannot run together with
+// backward, the autograd node being evaluated) and the operator that
+// allocated (the innermost ATen op on this thread, from a thread-local
+// RecordFunction callback; in backward the autograd node). It cannot run together with
 // LibTorch's own profiler, which uses the same slot.
 //
 // Categories come from facts: the runner marks the storages that are
@@ -45,7 +47,10 @@ public:
     struct State;
 
 private:
+    void stopOpCallback();
+
     c10::Device device_;
+    uint64_t opCallback_ = 0;  // at::CallbackHandle
     std::shared_ptr<State> state_;
     std::unique_ptr<c10::DebugInfoGuard> guard_;
     std::unique_ptr<RangeListenerScope> listenerScope_;

@@ -37,6 +37,9 @@ std::vector<MemoryAllocation> memoryAllocations(const MemoryTrace& trace) {
             allocation.phase = trace.phase[i];
             allocation.step = trace.step[i];
             allocation.path = trace.path[i] >= 0 ? trace.paths[size_t(trace.path[i])] : "";
+            if (i < trace.op.size() && trace.op[i] >= 0) {
+                allocation.op = trace.paths[size_t(trace.op[i])];
+            }
             allocation.startUs = trace.timeUs[i];
             open[allocation.address] = out.size();
             out.push_back(std::move(allocation));

@@ -38,6 +38,10 @@ struct MemoryTrace {
     std::vector<uint8_t> phase;
     std::vector<int32_t> step;  // -1 before the first step
     std::vector<int32_t> path;  // index into paths, -1 when none
+    // The operator that allocated: the innermost ATen op in forward and the
+    // optimizer, the autograd node in backward. Index into paths, -1 when
+    // none; empty in files written before it was recorded.
+    std::vector<int32_t> op;
     // The allocator's totals after the event: bytes allocated (our running
     // sum where the allocator reports none, as on the CPU) and reserved
     // (CUDA's caching allocator; 0 elsewhere).
@@ -66,6 +70,7 @@ struct MemoryAllocation {
     int phase = 0;
     int step = -1;
     std::string path;
+    std::string op;  // empty when unknown
     double startUs = 0;
     double endUs = -1;  // -1: still alive when the trace ended
 };
