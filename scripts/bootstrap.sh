@@ -21,7 +21,7 @@ torch_version="2.11.0"
 mkdir -p "$cache"
 
 # --- Debian packages -------------------------------------------------------
-debs=(ninja-build ccache nlohmann-json3-dev libcli11-dev)
+debs=(ninja-build ccache nlohmann-json3-dev libcli11-dev libsimdjson-dev)
 command -v cmake >/dev/null || debs+=(cmake)
 command -v g++ >/dev/null || debs+=(g++)
 command -v python3 >/dev/null || debs+=(python3)

@@ -1,6 +1,10 @@
 #include "results/run_file.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#ifdef STEPSCOPE_HAVE_SIMDJSON
+#include <simdjson.h>
+#endif
 
 #include "results/breakdown.h"
 #include "util/atomic_file.h"
@@ -113,7 +117,7 @@ private:
     std::string path_;
 };
 
-json parseJson(const std::string& text) {
+json parseJson(std::string_view text) {
     try {
         return json::parse(text);
     } catch (const json::parse_error& error) {
@@ -263,23 +267,27 @@ json memoryJson(const MemoryTrace& trace) {
     for (const auto& range : trace.phases) {
         phases.push_back({range.phase, range.step, range.startUs, range.endUs});
     }
-    return {{"device", trace.device},
-            {"clock_origin_us", trace.clockOriginUs},
-            {"paths", trace.paths},
-            {"time_us", trace.timeUs},
-            {"address", trace.address},
-            {"bytes", trace.bytes},
-            {"category", trace.category},
-            {"phase", trace.phase},
-            {"step", trace.step},
-            {"path", trace.path},
-            {"allocated", trace.allocated},
-            {"reserved", trace.reserved},
-            {"phases", phases},
-            {"device_peak_allocated",
-             trace.devicePeakAllocated ? json(*trace.devicePeakAllocated) : json(nullptr)},
-            {"device_peak_reserved",
-             trace.devicePeakReserved ? json(*trace.devicePeakReserved) : json(nullptr)}};
+    json memory = {{"device", trace.device},
+                   {"clock_origin_us", trace.clockOriginUs},
+                   {"paths", trace.paths},
+                   {"time_us", trace.timeUs},
+                   {"address", trace.address},
+                   {"bytes", trace.bytes},
+                   {"category", trace.category},
+                   {"phase", trace.phase},
+                   {"step", trace.step},
+                   {"path", trace.path},
+                   {"allocated", trace.allocated},
+                   {"reserved", trace.reserved},
+                   {"phases", phases},
+                   {"device_peak_allocated",
+                    trace.devicePeakAllocated ? json(*trace.devicePeakAllocated) : json(nullptr)},
+                   {"device_peak_reserved",
+                    trace.devicePeakReserved ? json(*trace.devicePeakReserved) : json(nullptr)}};
+    if (trace.op.size() == trace.size()) {
+        memory["op"] = trace.op;  // absent from older files and from traces without it
+    }
+    return memory;
 }
 
 // Columns of equal length with values in range; a million events read in
@@ -324,6 +332,9 @@ MemoryTrace readMemory(const FieldReader& reader) {
     trace.phase = readColumn<uint8_t>(reader, "phase", n, 4);
     trace.step = readColumn<int32_t>(reader, "step", n);
     trace.path = readColumn<int32_t>(reader, "path", n, int64_t(trace.paths.size()));
+    if (reader.has("op")) {
+        trace.op = readColumn<int32_t>(reader, "op", n, int64_t(trace.paths.size()));
+    }
     trace.allocated = readColumn<int64_t>(reader, "allocated", n);
     trace.reserved = readColumn<int64_t>(reader, "reserved", n);
     for (const json& range : reader.required("phases")) {
@@ -342,6 +353,189 @@ MemoryTrace readMemory(const FieldReader& reader) {
     return trace;
 }
 
+#ifdef STEPSCOPE_HAVE_SIMDJSON
+// The memory section holds nearly all of a large run file's bytes (ten
+// numbers per event), and nlohmann spends over a second on a million events.
+// simdjson reads it straight into the columns; the rest of the file, small,
+// still goes through nlohmann with the memory value replaced by null. Any
+// trouble on this path sends the whole file down the nlohmann path, so error
+// messages stay those of readMemory.
+namespace fast {
+
+using namespace simdjson;
+
+struct Failed {};  // any error: the caller falls back to the careful path
+
+template <typename T>
+T check(simdjson_result<T> result) {
+    T value;
+    if (std::move(result).get(value) != SUCCESS) {
+        throw Failed{};
+    }
+    return value;
+}
+
+template <typename T>
+void readColumn(ondemand::value value, int64_t limit, std::vector<T>& out) {
+    out.clear();
+    for (auto element : check(value.get_array())) {
+        T number;
+        if constexpr (std::is_floating_point_v<T>) {
+            number = T(check(element.get_double()));
+        } else if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
+            number = T(check(element.get_uint64()));
+        } else {
+            number = T(check(element.get_int64()));
+        }
+        if (limit >= 0 && (int64_t(number) < -1 || int64_t(number) >= limit)) {
+            throw Failed{};
+        }
+        out.push_back(number);
+    }
+}
+
+std::optional<double> optionalNumber(ondemand::value value) {
+    if (check(value.is_null())) {
+        return std::nullopt;
+    }
+    return check(value.get_double());
+}
+
+// Reads the memory object the iterator stands on; limits are checked after
+// all columns are in, since "paths" may come after the columns.
+MemoryTrace readMemory(ondemand::object object) {
+    MemoryTrace trace;
+    std::vector<int32_t> path;
+    std::vector<int32_t> op;
+    std::vector<uint8_t> category;
+    std::vector<uint8_t> phase;
+    unsigned seen = 0;
+    enum : unsigned { kDevice = 1, kPaths = 2, kPhases = 4, kColumns = 8 };
+    unsigned columns = 0;
+    bool hasOp = false;
+    for (auto field : object) {
+        const std::string_view key = check(field.unescaped_key());
+        ondemand::value value = check(field.value());
+        if (key == "device") {
+            trace.device = std::string(check(value.get_string()));
+            seen |= kDevice;
+        } else if (key == "clock_origin_us") {
+            trace.clockOriginUs = optionalNumber(value).value_or(0);
+        } else if (key == "paths") {
+            for (auto name : check(value.get_array())) {
+                trace.paths.emplace_back(check(name.get_string()));
+            }
+            seen |= kPaths;
+        } else if (key == "time_us") {
+            readColumn(value, -1, trace.timeUs);
+            columns |= 1;
+        } else if (key == "address") {
+            readColumn(value, -1, trace.address);
+            columns |= 2;
+        } else if (key == "bytes") {
+            readColumn(value, -1, trace.bytes);
+            columns |= 4;
+        } else if (key == "category") {
+            readColumn(value, int64_t(kMemoryCategories), category);
+            columns |= 8;
+        } else if (key == "phase") {
+            readColumn(value, 4, phase);
+            columns |= 16;
+        } else if (key == "step") {
+            readColumn(value, -1, trace.step);
+            columns |= 32;
+        } else if (key == "path") {
+            readColumn(value, -1, path);
+            columns |= 64;
+        } else if (key == "op") {
+            readColumn(value, -1, op);
+            hasOp = true;
+        } else if (key == "allocated") {
+            readColumn(value, -1, trace.allocated);
+            columns |= 128;
+        } else if (key == "reserved") {
+            readColumn(value, -1, trace.reserved);
+            columns |= 256;
+        } else if (key == "phases") {
+            for (auto item : check(value.get_array())) {
+                std::vector<double> range;
+                for (auto number : check(item.get_array())) {
+                    range.push_back(check(number.get_double()));
+                }
+                if (range.size() != 4) {
+                    throw Failed{};
+                }
+                trace.phases.push_back({uint8_t(range[0]), int32_t(range[1]), range[2], range[3]});
+            }
+            seen |= kPhases;
+        } else if (key == "device_peak_allocated") {
+            if (const auto peak = optionalNumber(value)) {
+                trace.devicePeakAllocated = int64_t(*peak);
+            }
+        } else if (key == "device_peak_reserved") {
+            if (const auto peak = optionalNumber(value)) {
+                trace.devicePeakReserved = int64_t(*peak);
+            }
+        }
+    }
+    const size_t n = trace.timeUs.size();
+    const auto paths = int32_t(trace.paths.size());
+    const auto inPaths = [&](const std::vector<int32_t>& ids) {
+        return std::all_of(ids.begin(), ids.end(),
+                           [&](int32_t id) { return id >= -1 && id < paths; });
+    };
+    if (seen != (kDevice | kPaths | kPhases) || columns != 511 || trace.address.size() != n ||
+        trace.bytes.size() != n || category.size() != n || phase.size() != n ||
+        trace.step.size() != n || path.size() != n || trace.allocated.size() != n ||
+        trace.reserved.size() != n || (hasOp && op.size() != n) || !inPaths(path) || !inPaths(op)) {
+        throw Failed{};
+    }
+    trace.category = std::move(category);
+    trace.phase = std::move(phase);
+    trace.path = std::move(path);
+    trace.op = std::move(op);
+    return trace;
+}
+
+// The file without its memory value (null in its place) and the memory read,
+// or nullopt when the file is not shaped as expected.
+struct Split {
+    std::string rest;
+    MemoryTrace memory;
+};
+
+std::optional<Split> splitMemory(padded_string_view text) {
+    try {
+        ondemand::parser parser;
+        ondemand::document document = check(parser.iterate(text));
+        const char* begin = text.data();
+        for (auto field : check(document.get_object())) {
+            if (check(field.unescaped_key()) != "memory") {
+                continue;
+            }
+            ondemand::value value = check(field.value());
+            if (check(value.type()) != ondemand::json_type::object) {
+                return std::nullopt;  // null, or wrong: the careful path says which
+            }
+            const size_t start = size_t(check(value.current_location()) - begin);
+            Split split;
+            split.memory = readMemory(check(value.get_object()));
+            // The iterator now stands on the token after the memory object.
+            const size_t end = size_t(check(document.current_location()) - begin);
+            if (start >= end || end > text.size() || text[start] != '{') {
+                return std::nullopt;
+            }
+            split.rest.reserve(text.size() - (end - start) + 4);
+            split.rest.append(text.substr(0, start)).append("null").append(text.substr(end));
+            return split;
+        }
+    } catch (const Failed&) {
+    }
+    return std::nullopt;
+}
+
+}  // namespace fast
+#endif
 }  // namespace
 
 std::string runResultToJson(const RunResult& result, int indent) {
@@ -393,8 +587,23 @@ std::string runResultToJson(const RunResult& result, int indent) {
     return document.dump(indent) + "\n";
 }
 
-RunResult runResultFromJson(const std::string& text) {
+namespace {
+
+// `padded`: the same text with simdjson's padding after it, where there is.
+RunResult fromJson(std::string_view text, [[maybe_unused]] const char* padded) {
+#ifdef STEPSCOPE_HAVE_SIMDJSON
+    std::optional<fast::Split> split;
+    if (padded) {
+        split = fast::splitMemory(simdjson::padded_string_view(
+            padded, text.size(), text.size() + simdjson::SIMDJSON_PADDING));
+    } else {
+        const simdjson::padded_string copy(text);
+        split = fast::splitMemory(copy);
+    }
+    const json document = parseJson(split ? std::string_view(split->rest) : text);
+#else
     const json document = parseJson(text);
+#endif
     const FieldReader root(document, "run");
     if (root.stringOr("format", "") != "stepscope-run") {
         throw RunFileError("run.format: not a StepScope run file (expected \"stepscope-run\")");
@@ -448,6 +657,11 @@ RunResult runResultFromJson(const std::string& text) {
     if (root.has("memory") && !root.required("memory").is_null()) {
         result.memory = readMemory(root.object("memory"));
     }
+#ifdef STEPSCOPE_HAVE_SIMDJSON
+    if (split) {
+        result.memory = std::move(split->memory);
+    }
+#endif
     if (root.has("timeline")) {
         result.timeline = readTimeline(root.object("timeline"));
     }
@@ -456,6 +670,12 @@ RunResult runResultFromJson(const std::string& text) {
     result.summary = summarizeSteps(result.steps, result.config,
                                     summary.optionalNumber("device_peak_flops_per_second"));
     return result;
+}
+
+}  // namespace
+
+RunResult runResultFromJson(const std::string& text) {
+    return fromJson(text, nullptr);
 }
 
 std::string runConfigToJson(const RunConfig& config) {
@@ -472,6 +692,18 @@ void writeRunFile(const RunResult& result, const std::string& path) {
 }
 
 RunResult readRunFile(const std::string& path) {
+#ifdef STEPSCOPE_HAVE_SIMDJSON
+    // Straight into a padded buffer: a large file is read once, not copied.
+    simdjson::padded_string text;
+    if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS) {
+        throw RunFileError("cannot open '" + path + "'");
+    }
+    try {
+        return fromJson(std::string_view(text.data(), text.size()), text.data());
+    } catch (const RunFileError& error) {
+        throw RunFileError("'" + path + "': " + error.what());
+    }
+#else
     std::string text;
     try {
         text = readFile(path);
@@ -483,6 +715,7 @@ RunResult readRunFile(const std::string& path) {
     } catch (const RunFileError& error) {
         throw RunFileError("'" + path + "': " + error.what());
     }
+#endif
 }
 
 }  // namespace stepscope
