@@ -183,9 +183,9 @@ void MainWindow::createViews() {
     connect(timeline_, &KernelTimelineView::visibleRangeChanged, this,
             [this](double startUs, double endUs) {
                 const RunDocument* document = currentDocument();
-                if (!document || document->result.memory.empty() ||
-                    document->result.timeline.step < 0) {
-                    return;
+                if (!memory_->followsTimeline() || !document ||
+                    document->result.memory.empty() || document->result.timeline.step < 0) {
+                    return;  // unlinked in the memory view, or nothing to link
                 }
                 const double shift =
                     document->result.timeline.clockOriginUs - document->result.memory.clockOriginUs;

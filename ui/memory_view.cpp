@@ -2,9 +2,14 @@
 
 #include <qcustomplot.h>
 
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QPushButton>
+#include <QSlider>
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QTableView>
@@ -12,7 +17,10 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
+#include <map>
 
+#include "allocation_bands.h"
 #include "bench/cost_model.h"
 #include "format.h"
 #include "plot_style.h"
@@ -25,10 +33,18 @@ namespace stepscope::ui {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
+constexpr int kDetailSteps = 100;
 
 QStandardItem* bytesItem(int64_t bytes) {
     auto* item = new QStandardItem(QString::fromStdString(formatBytes(double(bytes))));
     item->setData(qlonglong(bytes), Qt::UserRole);
+    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return item;
+}
+
+QStandardItem* numberItem(qlonglong value) {
+    auto* item = new QStandardItem(QString::number(value));
+    item->setData(value, Qt::UserRole);
     item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     return item;
 }
@@ -40,38 +56,144 @@ QColor memoryColor(MemoryCategory category) {
     return colors[size_t(category)];
 }
 
+// Twelve colours that stay apart from each other for modules.
+QColor moduleColor(size_t index) {
+    static const QColor colors[] = {
+        QColor(31, 119, 180),  QColor(255, 127, 14), QColor(44, 160, 44),   QColor(214, 39, 40),
+        QColor(148, 103, 189), QColor(140, 86, 75),  QColor(227, 119, 194), QColor(23, 190, 207),
+        QColor(188, 189, 34),  QColor(57, 59, 121),  QColor(173, 73, 74),   QColor(99, 121, 57)};
+    return colors[index % std::size(colors)];
+}
+
+const QColor kSmallerColour(190, 190, 190);
+const QColor kSelectionColour(220, 0, 160);
+
 }  // namespace
 
 MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     caption_ = new QLabel;
     caption_->setWordWrap(true);
+
+    modeBox_ = new QComboBox;
+    modeBox_->addItem(tr("By category"));
+    modeBox_->addItem(tr("Each allocation"));
+    modeBox_->setToolTip(
+        tr("By category: seven stacked areas. Each allocation: every allocation its own band, "
+           "stacked in the order they were made, as PyTorch's memory_viz draws them."));
+    colourBox_ = new QComboBox;
+    colourBox_->addItem(tr("colour by category"));
+    colourBox_->addItem(tr("colour by module"));
+    detail_ = new QSlider(Qt::Horizontal);
+    detail_->setRange(0, kDetailSteps);
+    detail_->setTracking(false);  // a million events: lay out once the slider is let go
+    detail_->setMinimumWidth(140);
+    detail_->setToolTip(
+        tr("Detail: allocations under the size floor are summed into one grey "
+           "band, so the total stays right"));
+    detailLabel_ = new QLabel;
+    fitButton_ = new QPushButton(tr("Fit"));
+    fitButton_->setToolTip(tr("Show the whole run (or double-click the chart)"));
+    follow_ = new QCheckBox(tr("Follow the Timeline's zoom"));
+    follow_->setChecked(true);
+    followLabel_ = new QLabel;
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(modeBox_);
+    controls->addWidget(colourBox_);
+    controls->addWidget(new QLabel(tr("Detail")));
+    controls->addWidget(detail_);
+    controls->addWidget(detailLabel_, 1);
+    controls->addWidget(fitButton_);
+    controls->addWidget(follow_);
+    controls->addWidget(followLabel_);
+    hoverLabel_ = new QLabel;
+    hoverLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
     plot_ = new QCustomPlot;
     stylePlot(plot_, tr("time (ms)"), tr("active memory (MiB)"));
     plot_->axisRect()->setRangeDrag(Qt::Horizontal);
     plot_->axisRect()->setRangeZoom(Qt::Horizontal);
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->setMouseTracking(true);
     plot_->installEventFilter(this);
-    top_ = new QStandardItemModel(this);
+    plot_->addLayer("categories", plot_->layer("main"), QCustomPlot::limBelow);
+    plot_->addLayer("highlights", plot_->layer("main"), QCustomPlot::limAbove);
+    bands_ = new AllocationBands(plot_->xAxis, plot_->yAxis);
+    bands_->removeFromLegend();
+    highlight_ = new AllocationBands(plot_->xAxis, plot_->yAxis);
+    highlight_->setLayer("highlights");
+    highlight_->setOutline(QPen(QColor(20, 20, 20), 2));
+    highlight_->removeFromLegend();
+    selection_ = new AllocationBands(plot_->xAxis, plot_->yAxis);
+    selection_->setLayer("highlights");
+    selection_->setOutline(QPen(kSelectionColour, 2));
+    selection_->removeFromLegend();
+
+    sites_ = new QStandardItemModel(this);
     estimate_ = new QStandardItemModel(this);
     narrow_ = new QTimer(this);
     narrow_->setSingleShot(true);
     narrow_->setInterval(80);  // zooming sends many range changes; refill once they settle
+    sitesTable_ = readOnlyTable(sites_);
+    sitesTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    sitesTable_->setSelectionMode(QAbstractItemView::SingleSelection);
     auto* tables = new QSplitter(Qt::Horizontal);
-    tables->addWidget(readOnlyTable(top_));
+    tables->addWidget(sitesTable_);
     tables->addWidget(readOnlyTable(estimate_));
     tables->setStretchFactor(0, 3);
-    tables->setStretchFactor(1, 2);
+    tables->setStretchFactor(1, 1);
+    auto* chart = new QWidget;
+    auto* chartLayout = new QVBoxLayout(chart);
+    chartLayout->setContentsMargins(0, 0, 0, 0);
+    chartLayout->addLayout(controls);
+    chartLayout->addWidget(plot_, 1);
+    chartLayout->addWidget(hoverLabel_);
     auto* splitter = new QSplitter(Qt::Vertical);
-    splitter->addWidget(plot_);
+    splitter->addWidget(chart);
     splitter->addWidget(tables);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(caption_);
     layout->addWidget(splitter, 1);
-    connect(plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), narrow_,
-            qOverload<>(&QTimer::start));
-    connect(narrow_, &QTimer::timeout, this, &MemoryView::fillTopTable);
+
+    connect(plot_->xAxis, qOverload<const QCPRange&, const QCPRange&>(&QCPAxis::rangeChanged), this,
+            &MemoryView::keepRangeInRun);
+    connect(narrow_, &QTimer::timeout, this, &MemoryView::fillSitesTable);
+    connect(plot_, &QCustomPlot::mouseDoubleClick, this, &MemoryView::fit);
+    connect(fitButton_, &QPushButton::clicked, this, &MemoryView::fit);
+    connect(modeBox_, &QComboBox::currentIndexChanged, this,
+            [this](int index) { setMode(index == 0 ? Mode::Categories : Mode::Allocations); });
+    connect(colourBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
+        setColouring(index == 0 ? Colouring::ByCategory : Colouring::ByModule);
+    });
+    connect(detail_, &QSlider::valueChanged, this, [this](int value) {
+        int64_t largest = 1;
+        if (index_) {
+            for (const MemoryAllocation& a : index_->allocations()) {
+                largest = std::max(largest, a.bytes);
+            }
+        }
+        // Log scale from 1 byte to the largest allocation.
+        setSizeFloor(value == 0 ? 0
+                                : int64_t(std::llround(
+                                      std::pow(double(largest), double(value) / kDetailSteps))));
+    });
+    connect(sitesTable_, &QTableView::clicked, this,
+            [this](const QModelIndex& index) { selectSite(index.row()); });
+    connect(follow_, &QCheckBox::toggled, this, &MemoryView::updateFollowLabel);
+    updateFollowLabel();
+    colourBox_->setEnabled(false);
+    detail_->setEnabled(false);
+}
+
+MemoryView::~MemoryView() = default;
+
+StackOrder MemoryView::order() const {
+    return mode_ == Mode::Categories ? StackOrder::ByCategory : StackOrder::ByAllocation;
+}
+
+int64_t MemoryView::floorInUse() const {
+    return mode_ == Mode::Allocations ? layout_.floorBytes : 0;
 }
 
 void MemoryView::showRun(const RunDocument* document) {
@@ -84,9 +206,21 @@ void MemoryView::showRun(const RunDocument* document) {
     shownEvents_ = events;
     plot_->clearGraphs();
     plot_->clearItems();
-    top_->clear();
+    peakLabel_ = nullptr;
+    peakArrow_ = nullptr;
+    smallerBottom_ = smallerTop_ = nullptr;
+    bands_->clearBands();
+    highlight_->clearBands();
+    selection_->clearBands();
+    sites_->clear();
+    siteMembers_.clear();
+    siteSelection_.clear();
+    hovered_ = -1;
+    hoverLabel_->clear();
     estimate_->clear();
-    allocations_.clear();
+    index_.reset();
+    layout_ = AllocationLayout{};
+    layoutValid_ = false;
     trace_ = events ? &document->result.memory : nullptr;
     if (!trace_) {
         caption_->setText(
@@ -96,60 +230,15 @@ void MemoryView::showRun(const RunDocument* document) {
         return;
     }
     const MemoryTrace& trace = *trace_;
-    allocations_ = memoryAllocations(trace);
+    index_ = std::make_unique<MemoryIndex>(trace);
     const MemorySummary summary = summarizeMemory(trace, 0);
+    peakBytes_ = summary.peakBytes;
+    peakTimeUs_ = summary.peakTimeUs;
+    peakText_ = tr("peak %1 (%2)")
+                    .arg(QString::fromStdString(formatBytes(double(summary.peakBytes))),
+                         phaseName(summary.peakPhase));
+    drawCategories();
 
-    // Decimate: per time bucket keep the sample with the most bytes alive, so
-    // no peak is lost; then stack categories bottom to top.
-    const double span = std::max(1.0, trace.timeUs.back() - trace.timeUs.front());
-    const size_t buckets = std::min<size_t>(kMaxPoints, trace.size());
-    std::vector<CategoryBytes> samples(buckets, CategoryBytes{});
-    std::vector<double> times(buckets, -1);
-    std::vector<int64_t> best(buckets, -1);
-    CategoryBytes active{};
-    int64_t total = 0;
-    for (size_t i = 0; i < trace.size(); ++i) {
-        active[trace.category[i]] += trace.bytes[i];
-        total += trace.bytes[i];
-        const size_t bucket = std::min(
-            buckets - 1, size_t((trace.timeUs[i] - trace.timeUs.front()) / span * double(buckets)));
-        if (total > best[bucket]) {
-            best[bucket] = total;
-            samples[bucket] = active;
-            times[bucket] = trace.timeUs[i];
-        }
-    }
-    QVector<double> keys;
-    std::vector<QVector<double>> stacked(kMemoryCategories);
-    CategoryBytes last{};
-    for (size_t b = 0; b < buckets; ++b) {
-        if (times[b] < 0) {
-            continue;  // an empty bucket: the step line carries the last value
-        }
-        last = samples[b];
-        keys << times[b] / 1e3;
-        double sum = 0;
-        for (size_t c = 0; c < kMemoryCategories; ++c) {
-            sum += double(last[c]) / kMiB;
-            stacked[c] << sum;
-        }
-    }
-    QCPGraph* below = nullptr;
-    for (size_t c = 0; c < kMemoryCategories; ++c) {
-        QCPGraph* graph = plot_->addGraph();
-        graph->setName(toString(MemoryCategory(c)));
-        graph->setLineStyle(QCPGraph::lsStepLeft);
-        graph->setData(keys, stacked[c], /*alreadySorted=*/true);
-        const QColor color = memoryColor(MemoryCategory(c));
-        graph->setPen(QPen(color.darker(120)));
-        QColor fill = color;
-        fill.setAlpha(170);
-        graph->setBrush(fill);
-        if (below) {
-            graph->setChannelFillGraph(below);
-        }
-        below = graph;
-    }
     // Phase bands along the time axis.
     for (const auto& range : trace.phases) {
         auto* band = new QCPItemRect(plot_);
@@ -163,14 +252,17 @@ void MemoryView::showRun(const RunDocument* document) {
         band->setBrush(color);
         band->setPen(Qt::NoPen);
     }
-    auto* peak = new QCPItemText(plot_);
-    peak->position->setCoords(summary.peakTimeUs / 1e3, double(summary.peakBytes) / kMiB);
-    peak->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
-    peak->setText(tr("▼ peak %1 (%2)")
-                      .arg(QString::fromStdString(formatBytes(double(summary.peakBytes))),
-                           phaseName(summary.peakPhase)));
-    plot_->xAxis->setRange(trace.timeUs.front() / 1e3, trace.timeUs.back() / 1e3);
-    plot_->yAxis->setRange(0, double(summary.peakBytes) / kMiB * 1.15 + 1e-3);
+    // The peak: an arrow to the very point, its label kept inside the chart.
+    peakArrow_ = new QCPItemLine(plot_);
+    peakArrow_->setLayer("highlights");
+    peakArrow_->setHead(QCPLineEnding::esSpikeArrow);
+    peakArrow_->setPen(QPen(QColor(40, 40, 40), 1.2));
+    peakLabel_ = new QCPItemText(plot_);
+    peakLabel_->setLayer("highlights");
+    peakLabel_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    peakLabel_->setText(peakText_);
+    peakLabel_->setPadding(QMargins(3, 1, 3, 1));
+    peakLabel_->setBrush(QColor(255, 255, 255, 210));
 
     const MemoryEstimate estimate = estimateMemory(document->result.config);
     estimate_->setHorizontalHeaderLabels(
@@ -187,121 +279,596 @@ void MemoryView::showRun(const RunDocument* document) {
     estimate_->appendRow({new QStandardItem(tr("residual-stream tensor")), new QStandardItem("–"),
                           new QStandardItem("–"),
                           bytesItem(residualStreamBytes(document->result.config))});
-    caption_->setText(tr("%1 events on %2; peak %3 at %4 ms in %5 of step %6. Wheel zooms and drag "
-                         "pans along time; the table lists the largest allocations alive in view.")
-                          .arg(qulonglong(trace.size()))
-                          .arg(QString::fromStdString(trace.device),
-                               QString::fromStdString(formatBytes(double(summary.peakBytes))))
-                          .arg(summary.peakTimeUs / 1e3, 0, 'f', 1)
-                          .arg(phaseName(summary.peakPhase))
-                          .arg(summary.peakStep));
-    fillTopTable();
+    caption_->setText(
+        tr("%1 events (%2 allocations) on %3; peak %4 at %5 ms in %6 of step %7. Wheel zooms and "
+           "drag pans along time; hover shows an allocation; the table lists allocation sites "
+           "alive in view (click one to see it on the chart).")
+            .arg(qulonglong(trace.size()))
+            .arg(qulonglong(index_->size()))
+            .arg(QString::fromStdString(trace.device),
+                 QString::fromStdString(formatBytes(double(summary.peakBytes))))
+            .arg(summary.peakTimeUs / 1e3, 0, 'f', 1)
+            .arg(phaseName(summary.peakPhase))
+            .arg(summary.peakStep));
+    clamping_ = true;
+    plot_->xAxis->setRange(index_->startUs() / 1e3, index_->endUs() / 1e3);
+    clamping_ = false;
+    redraw();
+    fillSitesTable();
+}
+
+void MemoryView::drawCategories() {
+    // Every kCheckpoint events, the bytes of each category: a zoomed view
+    // starts its series from the nearest one.
+    const MemoryTrace& trace = *trace_;
+    categoryCheckpoints_.clear();
+    CategoryBytes active{};
+    for (size_t i = 0; i < trace.size(); ++i) {
+        if (i % kCheckpoint == 0) {
+            categoryCheckpoints_.push_back(active);
+        }
+        active[trace.category[i]] += trace.bytes[i];
+    }
+    for (size_t c = 0; c < kMemoryCategories; ++c) {
+        QCPGraph* graph = plot_->addGraph();
+        graph->setName(toString(MemoryCategory(c)));
+        graph->setLineStyle(QCPGraph::lsStepLeft);
+        const QColor color = memoryColor(MemoryCategory(c));
+        graph->setPen(QPen(color.darker(120)));
+        graph->setAntialiased(false);  // axis-parallel steps: nothing to smooth, much to pay
+        graph->setAntialiasedFill(false);
+        // Opaque, as the old translucent fill looked on white.
+        graph->setBrush(QColor::fromRgbF(0.333f + 0.667f * color.redF(),
+                                         0.333f + 0.667f * color.greenF(),
+                                         0.333f + 0.667f * color.blueF()));
+    }
+    // Each area fills down to zero, the topmost drawn first and each lower one
+    // over it: the same picture as filling between neighbours, at a fraction
+    // of the cost (QCustomPlot's channel fill took a quarter second here).
+    for (int c = int(kMemoryCategories) - 1; c >= 0; --c) {
+        plot_->graph(c)->setLayer("categories");
+    }
+    sampleCategories(trace.timeUs.front(), trace.timeUs.back());
+}
+
+void MemoryView::sampleCategories(double fromUs, double toUs) {
+    // Decimate what is in view: per time bucket keep the sample with the most
+    // bytes alive, so no peak is lost; then stack categories bottom to top.
+    const MemoryTrace& trace = *trace_;
+    const auto& times = trace.timeUs;
+    size_t first = size_t(std::upper_bound(times.begin(), times.end(), fromUs) - times.begin());
+    first = first > 0 ? first - 1 : 0;  // the state holding at the left edge
+    const size_t last = size_t(std::upper_bound(times.begin(), times.end(), toUs) - times.begin());
+    const size_t count = std::max(first + 1, last) - first;
+    const double start = times[first];
+    const double span = std::max(1e-3, times[std::max(first + 1, last) - 1] - start);
+    const size_t buckets = std::min<size_t>(kMaxPoints, count);
+    std::vector<CategoryBytes> samples(buckets, CategoryBytes{});
+    std::vector<double> sampleTimes(buckets, -1);
+    std::vector<int64_t> best(buckets, INT64_MIN);
+    CategoryBytes active = categoryCheckpoints_[first / kCheckpoint];
+    for (size_t i = first / kCheckpoint * kCheckpoint; i < first; ++i) {
+        active[trace.category[i]] += trace.bytes[i];
+    }
+    for (size_t i = first; i < first + count; ++i) {
+        active[trace.category[i]] += trace.bytes[i];
+        int64_t total = 0;
+        for (const int64_t bytes : active) {
+            total += bytes;
+        }
+        const size_t bucket =
+            std::min(buckets - 1, size_t((times[i] - start) / span * double(buckets)));
+        if (total > best[bucket]) {
+            best[bucket] = total;
+            samples[bucket] = active;
+            sampleTimes[bucket] = times[i];
+        }
+    }
+    QVector<double> keys;
+    std::vector<QVector<double>> stacked(kMemoryCategories);
+    for (size_t b = 0; b < buckets; ++b) {
+        if (sampleTimes[b] < 0) {
+            continue;  // an empty bucket: the step line carries the last value
+        }
+        keys << sampleTimes[b] / 1e3;
+        double sum = 0;
+        for (size_t c = 0; c < kMemoryCategories; ++c) {
+            sum += double(samples[b][c]) / kMiB;
+            stacked[c] << sum;
+        }
+    }
+    if (last < times.size() && !keys.isEmpty()) {
+        keys << times[last] / 1e3;  // carry the line to the right edge
+        for (size_t c = 0; c < kMemoryCategories; ++c) {
+            stacked[c] << stacked[c].back();
+        }
+    }
+    for (size_t c = 0; c < kMemoryCategories && int(c) < plot_->graphCount(); ++c) {
+        plot_->graph(int(c))->setData(keys, stacked[c], /*alreadySorted=*/true);
+    }
+}
+
+QColor MemoryView::bandColour(size_t allocation) const {
+    const MemoryAllocation& a = index_->allocations()[allocation];
+    QColor base;
+    if (colouring_ == Colouring::ByCategory) {
+        base = memoryColor(a.category);
+    } else {
+        base = moduleColor(std::hash<std::string>{}(moduleKind(a.path)));
+    }
+    // Neighbours of one colour stay apart: a small change of lightness each.
+    return base.lighter(100 + int((allocation * 2654435761u) % 5) * 9);
+}
+
+void MemoryView::drawAllocations() {
+    if (!layoutValid_) {
+        layout_ = index_->layout(requestedFloor_, kMaxBands, kMaxVertices, kMaxPoints);
+        layoutValid_ = true;
+    }
+    std::vector<AllocationBands::Band> bands;
+    bands.reserve(layout_.shown.size());
+    for (size_t b = 0; b < layout_.shown.size(); ++b) {
+        const uint32_t a = layout_.shown[b];
+        const size_t end = b + 1 < layout_.firstVertex.size() ? layout_.firstVertex[b + 1]
+                                                              : layout_.vertices.size();
+        bands.push_back({a, index_->allocations()[a].bytes, index_->endOf(a),
+                         layout_.firstVertex[b], end - layout_.firstVertex[b], bandColour(a)});
+    }
+    bands_->setBands(std::move(bands), layout_.vertices);
+    // The smaller allocations, summed: a grey band on top of the drawn ones.
+    smallerBottom_ = plot_->addGraph();
+    smallerTop_ = plot_->addGraph();
+    smallerBottom_->removeFromLegend();
+    smallerTop_->setName(tr("smaller allocations"));
+    QVector<double> keys;
+    QVector<double> bottom;
+    QVector<double> top;
+    for (size_t i = 0; i < layout_.keysUs.size(); ++i) {
+        keys << layout_.keysUs[i] / 1e3;
+        bottom << double(layout_.shownBytes[i]) / kMiB;
+        top << double(layout_.totalBytes[i]) / kMiB;
+    }
+    for (QCPGraph* graph : {smallerBottom_, smallerTop_}) {
+        graph->setLineStyle(QCPGraph::lsStepLeft);
+        graph->setPen(QPen(kSmallerColour.darker(130)));
+    }
+    smallerBottom_->setPen(Qt::NoPen);
+    smallerBottom_->setData(keys, bottom, true);
+    smallerTop_->setData(keys, top, true);
+    smallerTop_->setBrush(kSmallerColour);
+    smallerTop_->setChannelFillGraph(smallerBottom_);
+}
+
+void MemoryView::redraw() {
+    if (!index_) {
+        return;
+    }
+    if (smallerBottom_) {
+        plot_->removeGraph(smallerTop_);
+        plot_->removeGraph(smallerBottom_);
+        smallerBottom_ = smallerTop_ = nullptr;
+    }
+    for (int i = plot_->plottableCount() - 1; i >= 0; --i) {
+        // The module legend's swatches: plottables without bands.
+        auto* swatch = qobject_cast<AllocationBands*>(plot_->plottable(i));
+        if (swatch && swatch != bands_ && swatch != highlight_ && swatch != selection_) {
+            plot_->removePlottable(swatch);
+        }
+    }
+    const bool categories = mode_ == Mode::Categories;
+    for (int c = 0; c < int(kMemoryCategories) && c < plot_->graphCount(); ++c) {
+        QCPGraph* graph = plot_->graph(c);
+        graph->setVisible(categories);
+        if (categories || colouring_ == Colouring::ByCategory) {
+            graph->addToLegend();
+        } else {
+            graph->removeFromLegend();
+        }
+    }
+    bands_->setVisible(!categories);
+    if (categories) {
+        bands_->clearBands();
+    } else {
+        drawAllocations();
+        if (colouring_ == Colouring::ByModule) {
+            // A swatch per kind of module, the most bytes first.
+            std::map<std::string, int64_t> bytes;
+            for (const uint32_t a : layout_.shown) {
+                bytes[moduleKind(index_->allocations()[a].path)] += index_->allocations()[a].bytes;
+            }
+            std::vector<std::pair<int64_t, std::string>> kinds;
+            for (const auto& [kind, total] : bytes) {
+                kinds.emplace_back(total, kind);
+            }
+            std::sort(kinds.rbegin(), kinds.rend());
+            for (size_t k = 0; k < std::min<size_t>(kinds.size(), 12); ++k) {
+                auto* swatch = new AllocationBands(plot_->xAxis, plot_->yAxis);
+                swatch->setName(kinds[k].second.empty() ? tr("(outside modules)")
+                                                        : QString::fromStdString(kinds[k].second));
+                swatch->setBrush(moduleColor(std::hash<std::string>{}(kinds[k].second)));
+            }
+        }
+    }
+    colourBox_->setEnabled(!categories);
+    detail_->setEnabled(!categories);
+    updateDetailLabel();
+    updateHighlights();
+    fitValueAxis();
+    placePeakMarker();
     plot_->replot();
+}
+
+void MemoryView::setMode(Mode mode) {
+    if (mode == mode_) {
+        return;
+    }
+    mode_ = mode;
+    const QSignalBlocker block(modeBox_);
+    modeBox_->setCurrentIndex(mode == Mode::Categories ? 0 : 1);
+    hovered_ = -1;
+    highlight_->clearBands();
+    redraw();
+}
+
+void MemoryView::setColouring(Colouring colouring) {
+    if (colouring == colouring_) {
+        return;
+    }
+    colouring_ = colouring;
+    const QSignalBlocker block(colourBox_);
+    colourBox_->setCurrentIndex(colouring == Colouring::ByCategory ? 0 : 1);
+    redraw();
+}
+
+void MemoryView::setSizeFloor(int64_t bytes) {
+    requestedFloor_ = std::max<int64_t>(0, bytes);
+    layoutValid_ = false;
+    hovered_ = -1;
+    highlight_->clearBands();
+    if (mode_ == Mode::Allocations) {
+        redraw();
+    }
+}
+
+int64_t MemoryView::sizeFloor() const {
+    return floorInUse();
+}
+
+size_t MemoryView::drawnBandCount() const {
+    return mode_ == Mode::Allocations ? layout_.shown.size() : 0;
+}
+
+size_t MemoryView::hiddenAllocationCount() const {
+    return mode_ == Mode::Allocations ? layout_.hiddenCount : 0;
+}
+
+void MemoryView::updateDetailLabel() {
+    if (mode_ != Mode::Allocations || !index_) {
+        detailLabel_->setText(mode_ == Mode::Categories ? tr("(each-allocation mode)") : "");
+        return;
+    }
+    detailLabel_->setText(tr("%1 bands ≥ %2; %3 smaller in grey")
+                              .arg(qulonglong(layout_.shown.size()))
+                              .arg(QString::fromStdString(formatBytes(double(layout_.floorBytes))))
+                              .arg(qulonglong(layout_.hiddenCount)));
+}
+
+bool MemoryView::bandExtent(const MemoryAllocation& allocation, double timeUs, int64_t* bottom,
+                            int64_t* top) const {
+    if (!index_ || index_->allocations().empty() || &allocation < &index_->allocations().front() ||
+        &allocation > &index_->allocations().back()) {
+        return false;
+    }
+    const auto a = size_t(&allocation - &index_->allocations().front());
+    if (mode_ == Mode::Allocations) {
+        return bands_->extentAt(uint32_t(a), timeUs, bottom, top);  // what is drawn
+    }
+    for (const MemoryIndex::Placed& placed : index_->stackAt(timeUs, order(), 0)) {
+        if (placed.allocation == a) {
+            *bottom = placed.bottom;
+            *top = placed.bottom + allocation.bytes;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool MemoryView::smallerBandExtent(double timeUs, int64_t* bottom, int64_t* top) const {
+    if (mode_ != Mode::Allocations || !index_) {
+        return false;
+    }
+    int64_t shown = 0;
+    int64_t hidden = 0;
+    for (const uint32_t a : index_->aliveAt(timeUs)) {
+        (index_->allocations()[a].bytes >= layout_.floorBytes ? shown : hidden) +=
+            index_->allocations()[a].bytes;
+    }
+    *bottom = shown;
+    *top = shown + hidden;
+    return true;
 }
 
 int MemoryView::plottedPoints() const {
     return plot_->graphCount() ? plot_->graph(0)->dataCount() : 0;
 }
 
+// ---- time range -------------------------------------------------------------
+
+void MemoryView::keepRangeInRun(const QCPRange& range, const QCPRange& old) {
+    if (clamping_ || !index_) {
+        return;
+    }
+    const QCPRange run(index_->startUs() / 1e3,
+                       std::max(index_->endUs(), index_->startUs() + 1) / 1e3);
+    QCPRange kept = range;
+    if (kept.size() >= run.size()) {
+        kept = run;
+    } else if (std::abs(kept.size() - old.size()) <= 1e-9 * run.size()) {
+        // A pan: the same width, moved back inside the run.
+        if (kept.lower < run.lower) {
+            kept += run.lower - kept.lower;
+        } else if (kept.upper > run.upper) {
+            kept -= kept.upper - run.upper;
+        }
+    } else {
+        kept.lower = std::max(kept.lower, run.lower);
+        kept.upper = std::min(kept.upper, run.upper);
+        if (kept.upper - kept.lower < 1e-3) {  // narrower than a microsecond: keep the old one
+            kept = old;
+        }
+    }
+    if (kept != range) {
+        clamping_ = true;
+        plot_->xAxis->setRange(kept);
+        clamping_ = false;
+    }
+    if (mode_ == Mode::Categories) {
+        const QCPRange x = plot_->xAxis->range();
+        sampleCategories(x.lower * 1e3, x.upper * 1e3);
+    }
+    fitValueAxis();
+    placePeakMarker();
+    narrow_->start();
+}
+
+void MemoryView::fitValueAxis() {
+    if (!index_) {
+        return;
+    }
+    const QCPRange x = plot_->xAxis->range();
+    const int64_t peak = index_->maxTotal(x.lower * 1e3, x.upper * 1e3);
+    plot_->yAxis->setRange(0, double(std::max<int64_t>(peak, 1)) / kMiB * 1.15);
+}
+
+void MemoryView::placePeakMarker() {
+    if (!peakLabel_ || !peakArrow_) {
+        return;
+    }
+    const QCPRange x = plot_->xAxis->range();
+    const QCPRange y = plot_->yAxis->range();
+    const double t = peakTimeUs_ / 1e3;
+    const double v = double(peakBytes_) / kMiB;
+    const bool inView = t >= x.lower && t <= x.upper && v <= y.upper;
+    peakLabel_->setVisible(inView);
+    peakArrow_->setVisible(inView);
+    if (!inView) {
+        return;
+    }
+    // The label goes above the peak, aligned by where the peak is so that
+    // it never runs past a side; the arrow ends exactly on the peak.
+    const double xr = (t - x.lower) / std::max(x.size(), 1e-12);
+    const double yr = 1 - v / y.upper;
+    Qt::Alignment horizontal = Qt::AlignHCenter;
+    QCPItemAnchor* from = peakLabel_->bottom;
+    if (xr < 0.2) {
+        horizontal = Qt::AlignLeft;
+        from = peakLabel_->bottomLeft;
+    } else if (xr > 0.8) {
+        horizontal = Qt::AlignRight;
+        from = peakLabel_->bottomRight;
+    }
+    peakLabel_->setPositionAlignment(horizontal | Qt::AlignBottom);
+    peakLabel_->position->setCoords(std::clamp(xr, 0.002, 0.998), std::max(0.075, yr - 0.055));
+    peakArrow_->start->setParentAnchor(from);
+    peakArrow_->end->setCoords(t, v);
+}
+
 void MemoryView::setTimeRange(double startUs, double endUs) {
     if (endUs > startUs) {
         plot_->xAxis->setRange(startUs / 1e3, endUs / 1e3);
         plot_->replot();
-        fillTopTable();
+        fillSitesTable();
     }
 }
 
-void MemoryView::fillTopTable() {
-    top_->clear();
-    top_->setHorizontalHeaderLabels({tr("size"), tr("category"), tr("phase"), tr("step"),
-                                     tr("module / node"), tr("lifetime ms")});
-    if (!trace_) {
+std::pair<double, double> MemoryView::timeRange() const {
+    return {plot_->xAxis->range().lower * 1e3, plot_->xAxis->range().upper * 1e3};
+}
+
+void MemoryView::fit() {
+    if (!index_) {
         return;
     }
-    const double lo = plot_->xAxis->range().lower * 1e3;
-    const double hi = plot_->xAxis->range().upper * 1e3;
-    const double end = trace_->timeUs.back();
-    std::vector<const MemoryAllocation*> inView;
-    for (const auto& allocation : allocations_) {
-        const double stop = allocation.endUs >= 0 ? allocation.endUs : end;
-        if (allocation.startUs <= hi && stop >= lo) {
-            inView.push_back(&allocation);
+    plot_->xAxis->setRange(index_->startUs() / 1e3,
+                           std::max(index_->endUs(), index_->startUs() + 1) / 1e3);
+    plot_->replot();
+    fillSitesTable();
+}
+
+bool MemoryView::followsTimeline() const {
+    return follow_->isChecked();
+}
+
+void MemoryView::setFollowsTimeline(bool follow) {
+    follow_->setChecked(follow);
+}
+
+void MemoryView::updateFollowLabel() {
+    followLabel_->setText(follow_->isChecked()
+                              ? tr("<i>linked: zooming the Timeline zooms here</i>")
+                              : tr("<i>not linked</i>"));
+}
+
+// ---- sites and highlights ---------------------------------------------------
+
+void MemoryView::fillSitesTable() {
+    sites_->clear();
+    siteMembers_.clear();
+    sites_->setHorizontalHeaderLabels({tr("largest"), tr("category"), tr("phase"), tr("steps"),
+                                       tr("module / node"), tr("op"), tr("count"), tr("total"),
+                                       tr("sizes"), tr("mean life ms")});
+    if (!index_) {
+        return;
+    }
+    const auto [lo, hi] = timeRange();
+    const std::vector<AllocationSite> sites = groupSites(*index_, index_->aliveBetween(lo, hi));
+    for (size_t s = 0; s < sites.size() && s < size_t(kMaxSiteRows); ++s) {
+        const AllocationSite& site = sites[s];
+        auto* steps = new QStandardItem(QString::fromStdString(formatSteps(site.steps)));
+        steps->setToolTip(steps->text());
+        auto* path = new QStandardItem(site.path.empty() ? tr("(outside modules)")
+                                                         : QString::fromStdString(site.path));
+        path->setToolTip(path->text());
+        sites_->appendRow({bytesItem(site.largest), new QStandardItem(toString(site.category)),
+                           new QStandardItem(phaseName(site.phase)), steps, path,
+                           new QStandardItem(QString::fromStdString(site.op)),
+                           numberItem(qlonglong(site.allocations.size())),
+                           bytesItem(site.totalBytes), numberItem(qlonglong(site.sizes)),
+                           new QStandardItem(QString::number(site.meanLifetimeUs / 1e3, 'f', 3))});
+        siteMembers_.push_back(site.allocations);
+    }
+}
+
+void MemoryView::selectSite(int row) {
+    if (row < 0 || size_t(row) >= siteMembers_.size()) {
+        siteSelection_.clear();
+    } else {
+        siteSelection_ = siteMembers_[size_t(row)];
+        sitesTable_->selectRow(row);
+    }
+    updateHighlights();
+    plot_->replot();
+}
+
+std::vector<const MemoryAllocation*> MemoryView::highlighted() const {
+    std::vector<const MemoryAllocation*> out;
+    for (const uint32_t a : siteSelection_) {
+        out.push_back(&index_->allocations()[a]);
+    }
+    return out;
+}
+
+void MemoryView::updateHighlights() {
+    highlight_->clearBands();
+    selection_->clearBands();
+    for (int i = plot_->itemCount() - 1; i >= 0; --i) {
+        if (plot_->item(i)->property("selectionStrip").toBool()) {
+            plot_->removeItem(i);
         }
     }
-    const size_t count = std::min<size_t>(kTopRows, inView.size());
-    std::partial_sort(
-        inView.begin(), inView.begin() + long(count), inView.end(),
-        [](const MemoryAllocation* a, const MemoryAllocation* b) { return a->bytes > b->bytes; });
-    for (size_t i = 0; i < count; ++i) {
-        const MemoryAllocation& a = *inView[i];
-        const double stop = a.endUs >= 0 ? a.endUs : end;
-        top_->appendRow({bytesItem(a.bytes), new QStandardItem(toString(a.category)),
-                         new QStandardItem(phaseName(a.phase)),
-                         new QStandardItem(QString::number(a.step)),
-                         new QStandardItem(QString::fromStdString(a.path)),
-                         new QStandardItem(QString::number((stop - a.startUs) / 1e3, 'f', 3) +
-                                           (a.endUs >= 0 ? "" : tr(" (alive)")))});
+    if (!index_) {
+        return;
+    }
+    const auto bandFor = [&](uint32_t a) { return index_->bandOf(a, order(), floorInUse()); };
+    if (hovered_ >= 0) {
+        const auto a = uint32_t(hovered_);
+        highlight_->addBand(a, index_->allocations()[a].bytes, index_->endOf(a), bandFor(a),
+                            bandColour(a).lighter(135));
+    }
+    QColor fill = kSelectionColour;
+    fill.setAlpha(70);
+    for (size_t k = 0; k < siteSelection_.size() && k < size_t(kMaxHighlighted); ++k) {
+        const uint32_t a = siteSelection_[k];
+        selection_->addBand(a, index_->allocations()[a].bytes, index_->endOf(a), bandFor(a), fill);
+        // A mark along the time axis too: small allocations are thin bands.
+        auto* strip = new QCPItemRect(plot_);
+        strip->setLayer("highlights");
+        strip->setProperty("selectionStrip", true);
+        strip->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        strip->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        strip->topLeft->setCoords(index_->allocations()[a].startUs / 1e3, 0.985);
+        strip->bottomRight->setCoords(index_->endOf(a) / 1e3, 1.0);
+        strip->setPen(Qt::NoPen);
+        strip->setBrush(kSelectionColour);
     }
 }
 
 const MemoryAllocation* MemoryView::allocationAt(double timeUs, double bytes) const {
-    if (!trace_ || bytes < 0) {
+    if (!index_) {
         return nullptr;
     }
-    // Stack the allocations alive at that time as the chart does: by category,
-    // then in the order they were made; find the one covering the height.
-    const double end = trace_->timeUs.back();
-    std::vector<const MemoryAllocation*> alive;
-    for (const auto& allocation : allocations_) {
-        if (allocation.startUs > timeUs) {
-            break;
-        }
-        if ((allocation.endUs >= 0 ? allocation.endUs : end + 1) > timeUs) {
-            alive.push_back(&allocation);
-        }
-    }
-    std::stable_sort(alive.begin(), alive.end(),
-                     [](const MemoryAllocation* a, const MemoryAllocation* b) {
-                         return a->category < b->category;
-                     });
-    double below = 0;
-    for (const MemoryAllocation* allocation : alive) {
-        below += double(allocation->bytes);
-        if (bytes < below) {
-            return allocation;
-        }
-    }
-    return nullptr;
+    const int64_t a = index_->allocationAt(timeUs, bytes, order(), floorInUse());
+    return a >= 0 ? &index_->allocations()[size_t(a)] : nullptr;
+}
+
+const MemoryAllocation* MemoryView::hovered() const {
+    return hovered_ >= 0 ? &index_->allocations()[size_t(hovered_)] : nullptr;
 }
 
 QString MemoryView::describe(const MemoryAllocation& a) const {
-    const double end = a.endUs >= 0 ? a.endUs : trace_->timeUs.back();
-    return tr("%1 · %2\n%3 of step %4 · %5\nalive %6 ms%7")
+    const double end = a.endUs >= 0 ? a.endUs : (trace_ ? trace_->timeUs.back() : a.startUs);
+    return tr("%1 · %2\n%3 of step %4 · %5\nop %6\nmade at %7 ms, alive %8 ms%9")
         .arg(QString::fromStdString(formatBytes(double(a.bytes))), toString(a.category),
              phaseName(a.phase))
         .arg(a.step)
-        .arg(a.path.empty() ? tr("(outside modules)") : QString::fromStdString(a.path))
+        .arg(a.path.empty() ? tr("(outside modules)") : QString::fromStdString(a.path),
+             a.op.empty() ? tr("(not recorded)") : QString::fromStdString(a.op))
+        .arg(a.startUs / 1e3, 0, 'f', 3)
         .arg((end - a.startUs) / 1e3, 0, 'f', 3)
         .arg(a.endUs >= 0 ? QString() : tr(", still alive at the end"));
+}
+
+void MemoryView::hoverAt(const QPointF& position) {
+    if (!index_) {
+        return;
+    }
+    const double time = plot_->xAxis->pixelToCoord(position.x()) * 1e3;
+    const double bytes = plot_->yAxis->pixelToCoord(position.y()) * kMiB;
+    const MemoryAllocation* allocation = allocationAt(time, bytes);
+    const int64_t hit = allocation ? int64_t(allocation - &index_->allocations().front()) : -1;
+    if (allocation) {
+        hoverLabel_->setText(describe(*allocation).replace('\n', "  ·  "));
+    } else if (mode_ == Mode::Allocations && bytes >= 0) {
+        int64_t bottom = 0;
+        int64_t top = 0;
+        smallerBandExtent(time, &bottom, &top);
+        hoverLabel_->setText(
+            bytes >= double(bottom) && bytes < double(top)
+                ? tr("smaller allocations (under %1): %2 in all")
+                      .arg(QString::fromStdString(formatBytes(double(layout_.floorBytes))),
+                           QString::fromStdString(formatBytes(double(top - bottom))))
+                : QString());
+    } else {
+        hoverLabel_->clear();
+    }
+    if (hit != hovered_) {
+        hovered_ = hit;
+        updateHighlights();
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+    }
 }
 
 bool MemoryView::eventFilter(QObject* watched, QEvent* event) {
     if (watched == plot_ && event->type() == QEvent::MouseMove && trace_) {
         const auto* mouse = static_cast<QMouseEvent*>(event);
-        const double time = plot_->xAxis->pixelToCoord(mouse->position().x()) * 1e3;
-        const double bytes = plot_->yAxis->pixelToCoord(mouse->position().y()) * kMiB;
-        if (const MemoryAllocation* allocation = allocationAt(time, bytes)) {
+        hoverAt(mouse->position());
+        if (const MemoryAllocation* allocation = hovered()) {
             QToolTip::showText(mouse->globalPosition().toPoint(), describe(*allocation), plot_);
         } else {
             QToolTip::hideText();
         }
+    } else if (watched == plot_ && event->type() == QEvent::Leave && hovered_ >= 0) {
+        hovered_ = -1;
+        hoverLabel_->clear();
+        updateHighlights();
+        plot_->replot(QCustomPlot::rpQueuedReplot);
     }
     return RunView::eventFilter(watched, event);
 }
 
 QList<ExportTarget> MemoryView::exportTargets() {
     return {{"memory-timeline", plot_, nullptr},
-            {"memory-top-allocations", nullptr, top_},
+            {"memory-allocation-sites", nullptr, sites_},
             {"memory-estimate", nullptr, estimate_}};
 }
 

@@ -1,0 +1,440 @@
+// The memory view against memory_viz: per-allocation bands stacked as the
+// allocations were made, the detail floor, hover, fit and bounded zoom, the
+// sites list, and the operator column from the tracker through the run file.
+// The hand-made trace's expected stacks are worked out by hand below.
+#include <QtTest/QtTest>
+
+#include <qcustomplot.h>
+
+#include <QAbstractItemModelTester>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <random>
+
+#include "memory_index.h"
+#include "memory_view.h"
+#include "results/run_file.h"
+#include "run_document.h"
+
+using namespace stepscope;
+using namespace stepscope::ui;
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Paths (module paths, ops, autograd nodes share one table).
+enum Path { kAttn, kHead, kMm, kEmpty, kMmBackward };
+
+// Six allocations, µs:
+//   A   100 B  parameters  setup            t 0  → end
+//   B  1000 B  activations forward step 0   t 10 → 40   layers.0.attn aten::mm
+//   C    50 B  temporaries forward step 0   t 20 → 50   layers.0.attn aten::empty
+//   D  2000 B  activations forward step 0   t 30 → 70   lm_head       aten::mm
+//   E  1000 B  activations forward step 1   t 60 → 80   layers.0.attn aten::mm
+//   F    10 B  other       backward step 1  t 90 → end  MmBackward0
+RunResult handMadeRun() {
+    RunResult run;
+    run.config.model.name = "hand";
+    MemoryTrace& trace = run.memory;
+    trace.device = "cpu";
+    trace.paths = {"layers.0.attn", "lm_head", "aten::mm", "aten::empty", "MmBackward0"};
+    int64_t total = 0;
+    auto push = [&](double time, uint64_t address, int64_t bytes, MemoryCategory category,
+                    int phase, int step, int path, int op) {
+        trace.timeUs.push_back(time);
+        trace.address.push_back(address);
+        trace.bytes.push_back(bytes);
+        trace.category.push_back(uint8_t(category));
+        trace.phase.push_back(uint8_t(phase));
+        trace.step.push_back(step);
+        trace.path.push_back(path);
+        trace.op.push_back(op);
+        total += bytes;
+        trace.allocated.push_back(total);
+        trace.reserved.push_back(0);
+    };
+    using C = MemoryCategory;
+    push(0, 1, 100, C::Parameters, 0, -1, -1, kEmpty);
+    push(10, 2, 1000, C::Activations, 1, 0, kAttn, kMm);
+    push(20, 3, 50, C::Temporaries, 1, 0, kAttn, kEmpty);
+    push(30, 4, 2000, C::Activations, 1, 0, kHead, kMm);
+    push(40, 2, -1000, C::Activations, 1, 0, kAttn, -1);
+    push(50, 3, -50, C::Temporaries, 1, 0, kAttn, -1);
+    push(60, 5, 1000, C::Activations, 1, 1, kAttn, kMm);
+    push(70, 4, -2000, C::Activations, 1, 1, kHead, -1);
+    push(80, 5, -1000, C::Activations, 1, 1, kAttn, -1);
+    push(90, 6, 10, C::Other, 2, 1, kMmBackward, kMmBackward);
+    trace.phases = {{1, 0, 5, 55}, {1, 1, 55, 85}, {2, 1, 85, 95}};
+    return run;
+}
+
+// The allocation made at `address` (A = 1, B = 2, … F = 6), as the view holds it.
+const MemoryAllocation& allocation(const MemoryView& view, uint64_t address) {
+    const auto& all = view.index()->allocations();
+    const auto found = std::find_if(
+        all.begin(), all.end(), [&](const MemoryAllocation& a) { return a.address == address; });
+    if (found == all.end()) {
+        qFatal("no allocation at %llu", qulonglong(address));
+    }
+    return *found;
+}
+
+void compareRange(const MemoryView& view, double from, double to) {
+    QCOMPARE(view.timeRange().first, from);
+    QCOMPARE(view.timeRange().second, to);
+}
+
+struct Extent {
+    int64_t bottom = -1;
+    int64_t top = -1;
+    bool operator==(const Extent&) const = default;
+};
+
+Extent extent(const MemoryView& view, const MemoryAllocation& a, double time) {
+    Extent e;
+    if (!view.bandExtent(a, time, &e.bottom, &e.top)) {
+        return {};
+    }
+    return e;
+}
+
+// The row of the sites table whose module and op are these, or -1.
+int siteRow(const QStandardItemModel* sites, const QString& path, const QString& op,
+            const QString& category) {
+    for (int row = 0; row < sites->rowCount(); ++row) {
+        if (sites->index(row, 4).data().toString() == path &&
+            sites->index(row, 5).data().toString() == op &&
+            sites->index(row, 1).data().toString() == category) {
+            return row;
+        }
+    }
+    return -1;
+}
+
+QString cliRun(const QString& path, const QStringList& extra) {
+    QProcess process;
+    process.start(QStringLiteral(STEPSCOPE_CLI),
+                  QStringList{"run", "--model", "nano", "--vocab", "97", "--ctx", "16", "--batch",
+                              "2", "--warmup", "1", "--steps", "2", "--out", path} +
+                      extra);
+    process.waitForFinished(120000);
+    return process.exitCode() == 0 ? QString() : QString::fromUtf8(process.readAllStandardError());
+}
+
+}  // namespace
+
+class TestMemoryView : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir dir_;
+    RunDocument document_;
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        document_.id = 1;
+        document_.result = handMadeRun();
+    }
+
+    void categoryModeStacksByCategoryThenAge() {
+        MemoryView view;
+        view.showRun(&document_);
+        QCOMPARE(view.mode(), MemoryView::Mode::Categories);
+        QCOMPARE(view.plot()->graphCount(), int(kMemoryCategories));
+        // t = 35: parameters A [0,100); activations B [100,1100), D [1100,3100);
+        // temporaries C [3100,3150).
+        QCOMPARE(extent(view, allocation(view, 1), 35), (Extent{0, 100}));
+        QCOMPARE(extent(view, allocation(view, 2), 35), (Extent{100, 1100}));
+        QCOMPARE(extent(view, allocation(view, 4), 35), (Extent{1100, 3100}));
+        QCOMPARE(extent(view, allocation(view, 3), 35), (Extent{3100, 3150}));
+        QCOMPARE(view.allocationAt(35, 3120)->bytes, int64_t(50));
+        QVERIFY(!view.allocationAt(35, 3150));
+    }
+
+    void eachAllocationIsABandThatShiftsDownWhenOneBelowIsFreed() {
+        MemoryView view;
+        view.showRun(&document_);
+        view.setMode(MemoryView::Mode::Allocations);
+        QCOMPARE(view.drawnBandCount(), size_t(6));
+        QCOMPARE(view.hiddenAllocationCount(), size_t(0));
+        const MemoryAllocation& c = allocation(view, 3);
+        const MemoryAllocation& d = allocation(view, 4);
+        const MemoryAllocation& e = allocation(view, 5);
+        // In the order they were made: A, B, C, D at t = 35.
+        QCOMPARE(extent(view, allocation(view, 1), 35), (Extent{0, 100}));
+        QCOMPARE(extent(view, allocation(view, 2), 35), (Extent{100, 1100}));
+        QCOMPARE(extent(view, c, 35), (Extent{1100, 1150}));
+        QCOMPARE(extent(view, d, 35), (Extent{1150, 3150}));
+        // B freed at 40: C and D move down by 1000.
+        QCOMPARE(extent(view, c, 45), (Extent{100, 150}));
+        QCOMPARE(extent(view, d, 45), (Extent{150, 2150}));
+        // C freed at 50: D sits on A.
+        QCOMPARE(extent(view, d, 55), (Extent{100, 2100}));
+        // E made at 60 goes on top; D freed at 70 lets it down.
+        QCOMPARE(extent(view, e, 65), (Extent{2100, 3100}));
+        QCOMPARE(extent(view, e, 75), (Extent{100, 1100}));
+        QCOMPARE(extent(view, d, 75), Extent{});  // freed: not drawn
+        // Hit-testing agrees with the drawing.
+        QCOMPARE(view.allocationAt(45, 120), &c);
+        QCOMPARE(view.allocationAt(65, 2500), &e);
+    }
+
+    void detailFloorHidesExactlyTheSmallerOnesAndKeepsTheTotal() {
+        MemoryView view;
+        view.showRun(&document_);
+        view.setMode(MemoryView::Mode::Allocations);
+        view.setSizeFloor(100);
+        QCOMPARE(view.sizeFloor(), int64_t(100));
+        QCOMPARE(view.drawnBandCount(), size_t(4));         // A, B, D, E
+        QCOMPARE(view.hiddenAllocationCount(), size_t(2));  // C (50 B), F (10 B)
+        QCOMPARE(extent(view, allocation(view, 3), 35), Extent{});
+        // t = 35 without C: A, B, D; the grey band holds C's 50 bytes on top.
+        QCOMPARE(extent(view, allocation(view, 4), 35), (Extent{1100, 3100}));
+        int64_t bottom = 0;
+        int64_t top = 0;
+        QVERIFY(view.smallerBandExtent(35, &bottom, &top));
+        QCOMPARE(bottom, int64_t(3100));
+        QCOMPARE(top, int64_t(3150));  // the total alive, as without the floor
+        QVERIFY(view.smallerBandExtent(95, &bottom, &top));
+        QCOMPARE(bottom, int64_t(100));
+        QCOMPARE(top, int64_t(110));
+        QVERIFY(!view.allocationAt(35, 3120));  // in the grey band: no single allocation
+        // The chart's grey band reaches the peak total (3150 at t = 30).
+        double greyTop = 0;
+        for (int g = 0; g < view.plot()->graphCount(); ++g) {
+            if (view.plot()->graph(g)->name() == "smaller allocations") {
+                const auto* data = view.plot()->graph(g)->data().data();
+                for (auto it = data->constBegin(); it != data->constEnd(); ++it) {
+                    greyTop = std::max(greyTop, it->value);
+                }
+            }
+        }
+        QCOMPARE(qint64(std::llround(greyTop * kMiB)), qint64(3150));
+    }
+
+    void hoverHighlightsTheAllocationAndNamesItsModuleAndOp() {
+        MemoryView view;
+        view.resize(1000, 700);
+        view.show();
+        view.showRun(&document_);
+        view.setMode(MemoryView::Mode::Allocations);
+        view.plot()->replot();
+        const MemoryAllocation* d = view.allocationAt(35, 2000);
+        QVERIFY(d);
+        QCOMPARE(d->bytes, int64_t(2000));
+        const QString text = view.describe(*d);
+        QVERIFY2(text.contains("lm_head"), qPrintable(text));
+        QVERIFY2(text.contains("aten::mm"), qPrintable(text));
+        QVERIFY2(text.contains("activations"), qPrintable(text));
+        // Through the chart's pixels, as the mouse does.
+        const QPointF pixel(view.plot()->xAxis->coordToPixel(35 / 1e3),
+                            view.plot()->yAxis->coordToPixel(2000 / kMiB));
+        view.hoverAt(pixel);
+        QCOMPARE(view.hovered(), d);
+        view.hoverAt(QPointF(pixel.x(), view.plot()->yAxis->coordToPixel(50 / kMiB)));
+        QCOMPARE(view.hovered()->address, uint64_t(1));  // A, the parameter, at the bottom
+    }
+
+    void fitAndZoomStayWithinTheRun() {
+        MemoryView view;
+        view.showRun(&document_);
+        compareRange(view, 0, 90);
+        view.setTimeRange(20, 40);
+        compareRange(view, 20, 40);
+        view.fit();
+        compareRange(view, 0, 90);
+        view.setTimeRange(20, 40);
+        QTest::mouseDClick(view.plot(), Qt::LeftButton);  // double-click: the whole run
+        compareRange(view, 0, 90);
+        // Zooming out past the run shows the run.
+        view.setTimeRange(-100, 500);
+        compareRange(view, 0, 90);
+        // Panning past an end keeps the width and stops at the end.
+        view.setTimeRange(20, 40);
+        view.plot()->xAxis->setRange(QCPRange(80 / 1e3, 100 / 1e3));
+        compareRange(view, 70, 90);
+        view.plot()->xAxis->setRange(QCPRange(-15 / 1e3, 5 / 1e3));
+        compareRange(view, 0, 20);
+        // y fits the peak in view: 1150 B before t = 20, 3150 B at t = 30,
+        // 1100 B after 75.
+        QVERIFY(view.plot()->yAxis->range().upper * kMiB >= 1150);
+        QVERIFY(view.plot()->yAxis->range().upper * kMiB < 1500);
+        view.fit();
+        QVERIFY(view.plot()->yAxis->range().upper * kMiB >= 3150);
+        view.setTimeRange(75, 90);
+        QVERIFY(view.plot()->yAxis->range().upper * kMiB < 1500);
+        QVERIFY(view.plot()->yAxis->range().upper * kMiB >= 1100);
+    }
+
+    void followingTheTimelineCanBeSwitchedOff() {
+        MemoryView view;
+        QVERIFY(view.followsTimeline());
+        view.setFollowsTimeline(false);
+        QVERIFY(!view.followsTimeline());
+    }
+
+    void sitesGroupTheSameSiteAcrossStepsAndAClickHighlightsThem() {
+        MemoryView view;
+        view.resize(1000, 700);
+        view.show();
+        view.showRun(&document_);
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QAbstractItemModelTester tester(view.sitesModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QStandardItemModel* sites = view.sitesModel();
+        // B (step 0) and E (step 1): one row.
+        const int row = siteRow(sites, "layers.0.attn", "aten::mm", "activations");
+        QVERIFY(row >= 0);
+        QCOMPARE(sites->index(row, 6).data(Qt::UserRole).toLongLong(), 2LL);     // count
+        QCOMPARE(sites->index(row, 7).data(Qt::UserRole).toLongLong(), 2000LL);  // total
+        QCOMPARE(sites->index(row, 0).data(Qt::UserRole).toLongLong(), 1000LL);  // largest
+        QCOMPARE(sites->index(row, 3).data().toString(), QString("0–1"));        // steps
+        QCOMPARE(sites->rowCount(), 5);                                          // A, B+E, C, D, F
+        // The largest first.
+        QCOMPARE(sites->index(0, 0).data(Qt::UserRole).toLongLong(), 2000LL);
+        // A click on the row highlights B and E.
+        QTableView* table = view.sitesTable();
+        const QRect cell = table->visualRect(sites->index(row, 1));
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
+        const std::vector<const MemoryAllocation*> marked = view.highlighted();
+        QCOMPARE(marked.size(), size_t(2));
+        QCOMPARE(marked[0]->address, uint64_t(2));
+        QCOMPARE(marked[1]->address, uint64_t(5));
+        // Narrowed to 62–68 (step 1 only), the row counts E alone.
+        view.setTimeRange(62, 68);
+        const int narrowed = siteRow(sites, "layers.0.attn", "aten::mm", "activations");
+        QVERIFY(narrowed >= 0);
+        QCOMPARE(sites->index(narrowed, 6).data(Qt::UserRole).toLongLong(), 1LL);
+        QCOMPARE(sites->index(narrowed, 3).data().toString(), QString("1"));
+    }
+
+    void indexAnswersAsALinearScanDoes() {
+        // A longer random trace: the checkpointed index against a plain scan.
+        MemoryTrace trace;
+        trace.device = "cpu";
+        std::mt19937 random(7);
+        std::vector<std::pair<uint64_t, int64_t>> live;
+        uint64_t next = 1;
+        for (int i = 0; i < 20000; ++i) {
+            const bool free = !live.empty() && (random() % 2 == 0 || live.size() > 3000);
+            trace.timeUs.push_back(double(i));
+            if (free) {
+                const size_t k = random() % live.size();
+                trace.address.push_back(live[k].first);
+                trace.bytes.push_back(-live[k].second);
+                live.erase(live.begin() + long(k));
+            } else {
+                const int64_t bytes = 1 + int64_t(random() % 5000);
+                trace.address.push_back(next);
+                trace.bytes.push_back(bytes);
+                live.emplace_back(next++, bytes);
+            }
+            trace.category.push_back(uint8_t(random() % kMemoryCategories));
+            trace.phase.push_back(1);
+            trace.step.push_back(0);
+            trace.path.push_back(-1);
+        }
+        const MemoryIndex index(trace);
+        const std::vector<MemoryAllocation> all = memoryAllocations(trace);
+        QCOMPARE(index.size(), all.size());
+        for (const double t : {0.0, 999.5, 4096.0, 12345.0, 19999.0}) {
+            std::vector<uint32_t> expected;
+            for (size_t a = 0; a < all.size(); ++a) {
+                if (all[a].startUs <= t && (all[a].endUs < 0 || all[a].endUs > t)) {
+                    expected.push_back(uint32_t(a));
+                }
+            }
+            QCOMPARE(index.aliveAt(t), expected);
+        }
+    }
+
+    void opColumnRoundTripsAndOldFilesLoad() {
+        const QString path = dir_.filePath("op.json");
+        writeRunFile(document_.result, path.toStdString());
+        const RunResult back = readRunFile(path.toStdString());
+        QCOMPARE(back.memory.op, document_.result.memory.op);
+        QCOMPARE(memoryAllocations(back.memory)[3].op, std::string("aten::mm"));
+        QCOMPARE(runResultFromJson(runResultToJson(document_.result)).memory.op,
+                 document_.result.memory.op);
+
+        // A file written before the op column: loads, without ops.
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QJsonObject root = QJsonDocument::fromJson(file.readAll()).object();
+        file.close();
+        QJsonObject memory = root["memory"].toObject();
+        memory.remove("op");
+        root["memory"] = memory;
+        const QString old = dir_.filePath("old.json");
+        QFile out(old);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QJsonDocument(root).toJson());
+        out.close();
+        const RunResult oldRun = readRunFile(old.toStdString());
+        QCOMPARE(oldRun.memory.size(), document_.result.memory.size());
+        QCOMPARE(oldRun.memory.bytes, document_.result.memory.bytes);
+        QVERIFY(oldRun.memory.op.empty());
+        QVERIFY(memoryAllocations(oldRun.memory)[1].op.empty());
+
+        // An op column of the wrong length names the field.
+        QJsonArray shorter = root["memory"].toObject()["bytes"].toArray();
+        shorter.removeLast();
+        memory["op"] = shorter;
+        root["memory"] = memory;
+        try {
+            runResultFromJson(QJsonDocument(root).toJson().toStdString());
+            QFAIL("a short op column was accepted");
+        } catch (const RunFileError& error) {
+            QVERIFY2(QString(error.what()).contains("memory.op"), error.what());
+        }
+        // And a wrong length in an older column too, on the fast path.
+        memory.remove("op");
+        memory["time_us"] = shorter;
+        root["memory"] = memory;
+        try {
+            runResultFromJson(QJsonDocument(root).toJson().toStdString());
+            QFAIL("a short address column was accepted");
+        } catch (const RunFileError& error) {
+            QVERIFY2(QString(error.what()).contains("memory.address"), error.what());
+        }
+    }
+
+    void aRealRunRecordsTheOpThatAllocated() {
+        const QString path = dir_.filePath("real.json");
+        const QString error = cliRun(path, {"--memory", "--mode", "train-step"});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const RunResult run = readRunFile(path.toStdString());
+        QCOMPARE(run.memory.op.size(), run.memory.size());
+        size_t forward = 0;
+        size_t withAtenOp = 0;
+        size_t backward = 0;
+        size_t backwardNamed = 0;
+        for (const MemoryAllocation& a : memoryAllocations(run.memory)) {
+            if (a.phase == 1) {
+                ++forward;
+                withAtenOp += a.op.rfind("aten::", 0) == 0;
+            } else if (a.phase == 2) {
+                ++backward;
+                backwardNamed += !a.op.empty() && a.op == a.path;  // the autograd node
+            }
+        }
+        QVERIFY(forward > 20);
+        QVERIFY2(withAtenOp * 10 >= forward * 9,
+                 qPrintable(QString("%1 of %2 forward allocations name an aten op")
+                                .arg(withAtenOp)
+                                .arg(forward)));
+        QVERIFY(backward > 0);
+        QVERIFY2(backwardNamed * 10 >= backward * 9,
+                 qPrintable(QString("%1 of %2").arg(backwardNamed).arg(backward)));
+    }
+};
+
+QTEST_MAIN(TestMemoryView)
+#include "tst_memory_view.moc"
