@@ -7,6 +7,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <set>
 
 #include "format.h"
 #include "plot_style.h"
@@ -21,6 +22,25 @@ bool onGpu(const TimelineSpan& span) {
            span.kind == SpanKind::Memset;
 }
 
+bool isPhase(const TimelineSpan& span) {
+    return span.kind == SpanKind::Range &&
+           (span.name == "forward" || span.name == "backward" || span.name == "optimizer");
+}
+
+QColor bandColor(const std::string& phase) {
+    QColor color = phaseColor(QString::fromStdString(phase));
+    color.setAlpha(40);
+    return color;
+}
+
+// A legend row for a colour drawn with items: an empty series carries the swatch.
+void addLegendEntry(QCustomPlot* plot, const QString& name, const QBrush& brush, const QPen& pen) {
+    auto* swatch = new QCPBars(plot->xAxis, plot->yAxis);
+    swatch->setName(name);
+    swatch->setBrush(brush);
+    swatch->setPen(pen);
+}
+
 }  // namespace
 
 KernelTimelineView::KernelTimelineView(QWidget* parent) : RunView(parent) {
@@ -31,7 +51,8 @@ KernelTimelineView::KernelTimelineView(QWidget* parent) : RunView(parent) {
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->axisRect()->setRangeDrag(Qt::Horizontal);
     plot_->axisRect()->setRangeZoom(Qt::Horizontal);
-    removeLegend(plot_);  // colours are categories, named on hover
+    keepSaneSize(plot_);
+    plot_->legend->setWrap(5);  // the legend row says what each colour means
     plot_->setMouseTracking(true);
     plot_->installEventFilter(this);
     auto* layout = new QVBoxLayout(this);
@@ -51,17 +72,23 @@ void KernelTimelineView::showRun(const RunDocument* document) {
     shownId_ = id;
     shownSpans_ = spans;
     plot_->clearItems();
+    plot_->clearPlottables();
     drawn_.clear();
     tracks_.clear();
     const StepTimeline* timeline = document ? &document->result.timeline : nullptr;
     if (!timeline || timeline->step < 0) {
         caption_->setText(
-            tr("This run has no traced step. Tick “Trace operators” (or “Trace CUDA "
-               "kernels” on a GPU) before running to see its operators and "
-               "kernels here."));
+            document ? tr("This run has no traced step. Tick “Trace operators” (or “Trace CUDA "
+                          "kernels” on a GPU) before running to see its operators and "
+                          "kernels here.")
+                     : tr("No run selected: pick one in the Runs list or open a run file."));
+        plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        plot_->yAxis->setRangeReversed(false);
+        setNoData(plot_, document ? tr("No traced step in this run") : tr("No run selected"));
         plot_->replot();
         return;
     }
+    setNoData(plot_, QString());
     // Tracks: host threads first, then streams, each in order of first use.
     std::vector<const TimelineSpan*> drawable;
     for (const auto& span : timeline->spans) {
@@ -94,18 +121,19 @@ void KernelTimelineView::showRun(const RunDocument* document) {
     });
     const int rows = int(tracks_.size());
     // Phase bands behind everything.
+    std::vector<std::string> phases;
     for (const auto& span : timeline->spans) {
-        if (span.kind != SpanKind::Range ||
-            (span.name != "forward" && span.name != "backward" && span.name != "optimizer")) {
+        if (!isPhase(span)) {
             continue;
+        }
+        if (std::find(phases.begin(), phases.end(), span.name) == phases.end()) {
+            phases.push_back(span.name);
         }
         auto* band = new QCPItemRect(plot_);
         band->setLayer("background");
         band->topLeft->setCoords(span.startUs, -0.6);
         band->bottomRight->setCoords(span.startUs + span.durationUs, rows - 0.4);
-        QColor color = phaseColor(QString::fromStdString(span.name));
-        color.setAlpha(40);
-        band->setBrush(color);
+        band->setBrush(bandColor(span.name));
         band->setPen(Qt::NoPen);
         auto* label = new QCPItemText(plot_);
         label->position->setCoords(span.startUs + span.durationUs / 2, -0.5);
@@ -113,7 +141,9 @@ void KernelTimelineView::showRun(const RunDocument* document) {
         label->setColor(phaseColor(QString::fromStdString(span.name)));
         endUs = std::max(endUs, span.startUs + span.durationUs);
     }
+    std::set<std::string> categories;
     for (const Drawn& drawn : drawn_) {
+        categories.insert(drawn.span->category);
         auto* rect = new QCPItemRect(plot_);
         const double top = drawn.track - (onGpu(*drawn.span) ? 0.4 : 0.3);
         rect->topLeft->setCoords(drawn.span->startUs, top);
@@ -123,6 +153,16 @@ void KernelTimelineView::showRun(const RunDocument* document) {
         rect->setPen(Qt::NoPen);
         rect->setSelectable(false);
     }
+    for (const auto& category : categories) {
+        const QString name = QString::fromStdString(category);
+        addLegendEntry(plot_, name.isEmpty() ? tr("(no category)") : name, categoryColor(name),
+                       Qt::NoPen);
+    }
+    for (const auto& phase : phases) {
+        addLegendEntry(plot_, tr("%1 phase").arg(QString::fromStdString(phase)), bandColor(phase),
+                       QPen(phaseColor(QString::fromStdString(phase))));
+    }
+    plot_->legend->setVisible(true);
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     for (int i = 0; i < rows; ++i) {
         ticker->addTick(i, tracks_[i]);
@@ -136,7 +176,8 @@ void KernelTimelineView::showRun(const RunDocument* document) {
         kernels += onGpu(*drawn.span);
     }
     caption_->setText(tr("Step %1: %2 operators and %3 kernels/copies on %4 tracks. Wheel zooms, "
-                         "drag pans; colours are categories.")
+                         "drag pans. Bar colours are operator and kernel categories, shaded "
+                         "bands the phases (legend above the chart); hover names a bar.")
                           .arg(timeline->step)
                           .arg(int(drawn_.size()) - kernels)
                           .arg(kernels)

@@ -12,7 +12,8 @@ class QLabel;
 namespace stepscope::ui {
 
 // One traced step on a time axis: kernels, memcpys and memsets on their
-// streams and operators on their host threads, under bands for the phases.
+// streams and operators on their host threads, under bands for the phases;
+// a legend above the chart names each colour (categories, phase bands).
 // Zoom and pan along time (wheel, drag); hovering names what is under the
 // cursor. The visible time range is shared with other views through
 // visibleRangeChanged / setVisibleRange.

@@ -42,6 +42,85 @@ void useIntegerTicks(QCPAxis* axis) {
     axis->setTicker(ticker);
 }
 
+void keepSaneSize(QCustomPlot* plot) {
+    plot->setMinimumSize(kMinPlotWidth, kMinPlotHeight);
+}
+
+namespace {
+
+const char kNoDataName[] = "stepscope-no-data";
+const char kLegendTaken[] = "stepscope-legend-taken";
+
+// An empty legend (shown or not) in the layout's top row caps the column's
+// width and squeezes the axis rect to a sliver, so an empty chart lends it out.
+void takeLegend(QCustomPlot* plot) {
+    QCPLayoutGrid* layout = plot->plotLayout();
+    if (layout->hasElement(0, 0) && layout->element(0, 0) == plot->legend) {
+        layout->take(plot->legend);
+        layout->simplify();
+        plot->legend->setVisible(false);
+        plot->setProperty(kLegendTaken, true);
+    }
+}
+
+void restoreLegend(QCustomPlot* plot) {
+    if (plot->property(kLegendTaken).toBool()) {
+        QCPLayoutGrid* layout = plot->plotLayout();
+        layout->insertRow(0);
+        layout->addElement(0, 0, plot->legend);
+        layout->setRowStretchFactor(0, 0.001);
+        plot->legend->setVisible(true);
+        plot->setProperty(kLegendTaken, false);
+    }
+}
+
+QCPItemText* noDataItem(const QCustomPlot* plot) {
+    for (int i = 0; i < plot->itemCount(); ++i) {
+        if (plot->item(i)->objectName() == kNoDataName) {
+            return qobject_cast<QCPItemText*>(plot->item(i));
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+void setNoData(QCustomPlot* plot, const QString& text) {
+    QCPItemText* note = noDataItem(plot);
+    for (QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
+        axis->setTickLabels(text.isEmpty());
+    }
+    if (text.isEmpty()) {
+        if (note) {
+            plot->removeItem(note);
+        }
+        restoreLegend(plot);
+        return;
+    }
+    takeLegend(plot);
+    if (!note) {
+        note = new QCPItemText(plot);
+        note->setObjectName(kNoDataName);
+        note->setClipToAxisRect(true);
+        note->position->setType(QCPItemPosition::ptAxisRectRatio);
+        note->position->setCoords(0.5, 0.5);
+        note->setPositionAlignment(Qt::AlignCenter);
+        note->setTextAlignment(Qt::AlignCenter);
+        note->setColor(QColor(110, 110, 110));
+        QFont font = plot->font();
+        font.setPointSize(11);
+        note->setFont(font);
+    }
+    note->setText(text);
+    plot->xAxis->setRange(0, 1);
+    plot->yAxis->setRange(0, 1);
+}
+
+QString noDataText(const QCustomPlot* plot) {
+    const QCPItemText* note = noDataItem(plot);
+    return note ? note->text() : QString();
+}
+
 QColor phaseColor(const QString& phase) {
     if (phase == "forward") {
         return QColor(52, 101, 164);

@@ -17,6 +17,19 @@ void removeLegend(QCustomPlot* plot);
 
 void useIntegerTicks(QCPAxis* axis);  // step numbers: 1, 2, 5, 10, … never 2.5
 
+// Empty charts keep a size a reader can see: no run or a run without data
+// must not squeeze a chart to a sliver.
+constexpr int kMinPlotWidth = 280;
+constexpr int kMinPlotHeight = 200;
+void keepSaneSize(QCustomPlot* plot);
+
+// A chart with nothing to draw says why in its middle, over 0..1 axes without
+// tick labels, instead of a 0..0 axis or the last run's ticks. An empty text
+// takes the note away and brings the tick labels (and the legend) back; call
+// it before drawing.
+void setNoData(QCustomPlot* plot, const QString& text);
+QString noDataText(const QCustomPlot* plot);  // empty when the chart shows data
+
 QColor phaseColor(const QString& phase);        // "forward", "backward", "optimizer"
 QColor seriesColor(int index);                  // for runs and sweep lines
 QColor categoryColor(const QString& category);  // matmul, softmax, … (breakdown categories)

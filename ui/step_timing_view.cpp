@@ -28,9 +28,11 @@ std::optional<double> phaseOf(const StepRecord& step, int phase) {
 
 StepTimingView::StepTimingView(QWidget* parent) : RunView(parent) {
     plot_ = new QCustomPlot;
-    plot_->setMinimumHeight(260);
     useIntegerTicks(plot_->xAxis);
     stylePlot(plot_, tr("step"), tr("time per step (ms)"));
+    keepSaneSize(plot_);
+    plot_->setMinimumHeight(260);
+    setNoData(plot_, tr("No run selected"));
 
     summary_ = new QTableWidget(4, 6);
     summary_->setHorizontalHeaderLabels(
@@ -81,11 +83,15 @@ void StepTimingView::showRun(const RunDocument* document) {
         steps_->setSteps({});
         summary_->clearContents();
         throughput_->clear();
+        setNoData(plot_, tr("No run selected"));
         plot_->replot();
         return;
     }
     const RunResult& run = document->result;
     steps_->setSteps(run.steps);
+    // Nothing to rescale to: fixed axes and a note, not a range that grows
+    // with every refresh of a run that has no steps yet.
+    setNoData(plot_, run.steps.empty() ? tr("No steps measured yet") : QString());
 
     if (int(run.steps.size()) <= kMaxBars) {
         // Stacked bars: measured and warm-up steps in separate stacks so that
@@ -161,10 +167,13 @@ void StepTimingView::showRun(const RunDocument* document) {
         mean->setPen(QPen(Qt::black, 1.5, Qt::DashLine));
         mean->setName(tr("mean %1 ms").arg(s.total.mean, 0, 'f', 2));
     }
-    plot_->rescaleAxes();
-    plot_->yAxis->setRangeLower(0);
-    plot_->yAxis->setRangeUpper(plot_->yAxis->range().upper * 1.1);
-    plot_->xAxis->setRange(plot_->xAxis->range().lower - 0.5, plot_->xAxis->range().upper + 0.5);
+    if (!run.steps.empty()) {
+        plot_->rescaleAxes();
+        plot_->yAxis->setRangeLower(0);
+        plot_->yAxis->setRangeUpper(plot_->yAxis->range().upper * 1.1);
+        plot_->xAxis->setRange(plot_->xAxis->range().lower - 0.5,
+                               plot_->xAxis->range().upper + 0.5);
+    }
     plot_->replot(QCustomPlot::rpQueuedReplot);
 
     const std::optional<Stats> rows[] = {

@@ -1,0 +1,347 @@
+// The run views on their own, fed hand-made runs (QT_QPA_PLATFORM=offscreen):
+// the breakdown's figures against sums done here, names shown once and in
+// full on hover, the timeline's legend against the colours it draws, and
+// charts that keep a readable size and say so when there is nothing to draw.
+#include <QtTest/QtTest>
+
+#include <qcustomplot.h>
+
+#include <QHeaderView>
+#include <QSet>
+#include <QTableView>
+#include <cmath>
+#include <map>
+
+#include "breakdown_view.h"
+#include "kernel_timeline_view.h"
+#include "plot_style.h"
+#include "run_document.h"
+#include "step_timing_view.h"
+
+using namespace stepscope;
+using namespace stepscope::ui;
+
+namespace {
+
+const std::string kLongKernel =
+    "void at::native::(anonymous namespace)::vectorized_layer_norm_backward_kernel<float, "
+    "float, 4, 128>(long, float const*, float const*, float const*, float*, float*)";
+
+// Two warm-up and four measured steps; operators as a traced CPU run keeps them.
+RunResult tracedRun() {
+    RunResult run;
+    run.config.warmupSteps = 2;
+    run.config.measuredSteps = 4;
+    for (int i = 0; i < 6; ++i) {
+        StepRecord step;
+        step.index = i;
+        step.warmup = i < 2;
+        step.totalMs = 10.0 + i;
+        step.forwardMs = 4.0;
+        step.backwardMs = 6.0 + i;
+        run.steps.push_back(step);
+    }
+    run.operators = {
+        {"aten::linear", "matmul", "forward", 16, 12.5},
+        {"aten::softmax", "softmax", "forward", 4, 3.25},
+        {"aten::add", "elementwise", "forward", 24, 1.75},
+        {"aten::linear", "matmul", "backward", 8, 2.0},  // same name, another phase
+        {"AddmmBackward0", "matmul", "backward", 16, 21.0},
+        {kLongKernel, "normalisation", "backward", 4, 5.5},
+        {"aten::_foreach_add_", "optimizer", "optimizer", 4, 0.8},
+    };
+    return run;
+}
+
+// Built member by member: GCC 12 takes a braced RunResult{} for uninitialised.
+RunDocument makeDocument(int id, const RunResult& result, const QString& title) {
+    RunDocument made;
+    made.id = id;
+    made.result = result;
+    made.title = title;
+    return made;
+}
+
+QStringList shownHeaders(const QTableView* table) {
+    QStringList headers;
+    const QAbstractItemModel* model = table->model();
+    for (int column = 0; column < model->columnCount(); ++column) {
+        if (!table->isColumnHidden(column)) {
+            headers << model->headerData(column, Qt::Horizontal).toString();
+        }
+    }
+    return headers;
+}
+
+QStringList allHeaders(const QAbstractItemModel* model) {
+    QStringList headers;
+    for (int column = 0; column < model->columnCount(); ++column) {
+        headers << model->headerData(column, Qt::Horizontal).toString();
+    }
+    return headers;
+}
+
+bool saneRange(const QCPRange& range) {
+    return std::isfinite(range.lower) && std::isfinite(range.upper) && range.upper > range.lower &&
+           range.size() < 1e6;
+}
+
+// What is wrong with an empty chart; empty when nothing is.
+QString emptyPlotProblem(QCustomPlot* plot) {
+    plot->replot();  // lays the chart out at its present size
+    if (plot->width() < kMinPlotWidth || plot->height() < kMinPlotHeight) {
+        return QString("collapsed to %1×%2").arg(plot->width()).arg(plot->height());
+    }
+    // The drawing area too, not only the widget (a hidden legend squeezes it).
+    const QRect area = plot->axisRect()->rect();
+    if (area.width() < plot->width() / 2 || area.height() < plot->height() / 3) {
+        return QString("axis rect squeezed to %1×%2 in %3×%4")
+            .arg(area.width())
+            .arg(area.height())
+            .arg(plot->width())
+            .arg(plot->height());
+    }
+    if (!saneRange(plot->xAxis->range()) || !saneRange(plot->yAxis->range())) {
+        return "axis range not sane";
+    }
+    if (noDataText(plot).isEmpty()) {
+        return "no note saying why it is empty";
+    }
+    if (plot->xAxis->tickLabels() || plot->yAxis->tickLabels()) {
+        return "tick labels of nothing (0..0 or the last run's)";
+    }
+    return {};
+}
+
+}  // namespace
+
+class TestViews : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void breakdownShowsPerStepAndShareOfPhase() {
+        RunDocument document = makeDocument(1, tracedRun(), "traced");
+        const RunResult& run = document.result;
+        // Independently: per (phase, name) totals, phase totals, measured steps.
+        std::map<std::pair<std::string, std::string>, double> totals;
+        std::map<std::string, double> phaseTotals;
+        for (const auto& row : run.operators) {
+            totals[{row.phase, row.name}] += row.totalMs;
+            phaseTotals[row.phase] += row.totalMs;
+        }
+        const double measured = 4;
+
+        BreakdownView view;
+        view.showRun(&document);
+        view.setGrouping("op", "all");
+        const QAbstractItemModel* model = view.tableModel();
+        QCOMPARE(model->rowCount(), int(totals.size()));
+        for (int r = 0; r < model->rowCount(); ++r) {
+            const std::string name =
+                model->index(r, BreakdownView::NameColumn).data().toString().toStdString();
+            const std::string phase =
+                model->index(r, BreakdownView::PhaseColumn).data().toString().toStdString();
+            QVERIFY2(totals.count({phase, name}), name.c_str());
+            const double perStep = totals[{phase, name}] / measured;
+            const double share = totals[{phase, name}] / phaseTotals[phase];
+            const QModelIndex perStepCell = model->index(r, BreakdownView::PerStepColumn);
+            const QModelIndex shareCell = model->index(r, BreakdownView::ShareColumn);
+            QVERIFY2(std::abs(perStepCell.data(Qt::UserRole).toDouble() - perStep) < 1e-12,
+                     name.c_str());
+            QCOMPARE(perStepCell.data().toString(), QString::number(perStep, 'f', 3));
+            QVERIFY2(std::abs(shareCell.data(Qt::UserRole).toDouble() - share) < 1e-12,
+                     name.c_str());
+            QCOMPARE(shareCell.data().toString(), QString::number(100 * share, 'f', 1) + "%");
+            QCOMPARE(model->index(r, BreakdownView::NameColumn).data(Qt::ToolTipRole).toString(),
+                     QString::fromStdString(name));
+        }
+        // The long kernel-like name is whole in its tooltip, whatever the cell shows.
+        const QModelIndexList found =
+            model->match(model->index(0, BreakdownView::NameColumn), Qt::ToolTipRole,
+                         QString::fromStdString(kLongKernel), 1, Qt::MatchExactly);
+        QCOMPARE(found.size(), 1);
+        QCOMPARE(model->headerData(BreakdownView::PerStepColumn, Qt::Horizontal).toString(),
+                 QString("ms / step"));
+        QCOMPARE(model->headerData(BreakdownView::ShareColumn, Qt::Horizontal).toString(),
+                 QString("share of phase"));
+    }
+
+    void breakdownShowsEachNameOnce_data() {
+        QTest::addColumn<QString>("by");
+        QTest::addColumn<QString>("phase");
+        QTest::newRow("op, all") << "op"
+                                 << "all";
+        QTest::newRow("op, backward") << "op"
+                                      << "backward";
+        QTest::newRow("category, all") << "category"
+                                       << "all";
+        QTest::newRow("category, forward") << "category"
+                                           << "forward";
+    }
+
+    void breakdownShowsEachNameOnce() {
+        QFETCH(QString, by);
+        QFETCH(QString, phase);
+        RunDocument document = makeDocument(1, tracedRun(), "traced");
+        BreakdownView view;
+        view.showRun(&document);
+        view.setGrouping(by, phase);
+        const QTableView* table = view.tableView();
+        const QStringList headers = shownHeaders(table);
+        QCOMPARE(QSet<QString>(headers.begin(), headers.end()).size(), headers.size());
+        const QStringList exported = allHeaders(view.exportModel());
+        QCOMPARE(exported, headers);  // the export holds what the table shows
+        const QAbstractItemModel* model = view.tableModel();
+        QVERIFY(model->rowCount() > 0);
+        for (int r = 0; r < model->rowCount(); ++r) {
+            const QString name = model->index(r, BreakdownView::NameColumn).data().toString();
+            int shown = 0;  // the phase column may say "optimizer" beside that category
+            for (int column = 0; column < model->columnCount(); ++column) {
+                shown += column != BreakdownView::PhaseColumn && !table->isColumnHidden(column) &&
+                         model->index(r, column).data().toString() == name;
+            }
+            QVERIFY2(shown == 1, qPrintable(name));
+        }
+    }
+
+    void breakdownChartsNameBarsInFull() {
+        RunDocument document = makeDocument(1, tracedRun(), "traced");
+        BreakdownView view;
+        view.resize(1200, 900);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.showRun(&document);
+        view.setGrouping("op", "backward");
+        QCustomPlot* top = view.topPlot();
+        top->replot();
+        // Bars largest first: AddmmBackward0 (21 ms), then the long kernel (5.5 ms).
+        const int count = 3;
+        QCOMPARE(view.rows().size(), size_t(count));
+        QCOMPARE(view.rows()[1].name, kLongKernel);
+        const double y = top->yAxis->coordToPixel(count - 1);  // the second bar's key
+        const QRect area = top->axisRect()->rect();
+        QCOMPARE(view.topBarAt(QPointF(top->xAxis->coordToPixel(1.0), y)), 1);  // on the bar
+        QCOMPARE(view.topBarAt(QPointF(area.left() - 30, y)), 1);               // on its label
+        QCOMPARE(view.topBarAt(QPointF(area.left() + 5, area.top() - 5)), -1);
+        QVERIFY(view.topBarToolTip(1).contains(QString::fromStdString(kLongKernel)));
+        QVERIFY(view.topBarToolTip(1).contains("1.375 ms / step"));  // 5.5 ms over 4 steps
+        QVERIFY(view.topBarToolTip(count).isEmpty());
+
+        // The stacked shares name the category under the cursor.
+        QCustomPlot* shares = view.sharesPlot();
+        shares->replot();
+        const double x = shares->xAxis->coordToPixel(1);  // the forward column
+        // Forward: elementwise 1.75, matmul 12.5, softmax 3.25 of 17.5, stacked in that order.
+        const QString bottom = view.sharesToolTipAt(QPointF(x, shares->yAxis->coordToPixel(5)));
+        QVERIFY2(bottom.contains("elementwise") && bottom.contains("10.0%"), qPrintable(bottom));
+        const QString middle = view.sharesToolTipAt(QPointF(x, shares->yAxis->coordToPixel(50)));
+        QVERIFY2(middle.contains("matmul"), qPrintable(middle));
+    }
+
+    void timelineLegendListsEveryColour() {
+        RunDocument document = makeDocument(1, RunResult(), "timeline");
+        StepTimeline& timeline = document.result.timeline;
+        timeline.step = 3;
+        auto span = [&](SpanKind kind, const char* name, const char* category, const char* phase,
+                        const char* track, double start, double duration) {
+            timeline.spans.push_back({kind, name, category, phase, track, "", start, duration});
+        };
+        span(SpanKind::Range, "step 3", "", "", "ranges", 0, 100);
+        span(SpanKind::Range, "forward", "", "forward", "ranges", 0, 40);
+        span(SpanKind::Range, "backward", "", "backward", "ranges", 40, 60);
+        span(SpanKind::Operator, "aten::linear", "matmul", "forward", "thread 0", 1, 10);
+        span(SpanKind::Operator, "aten::softmax", "softmax", "forward", "thread 0", 12, 5);
+        span(SpanKind::Operator, "AddmmBackward0", "matmul", "backward", "thread 0", 41, 20);
+        span(SpanKind::Kernel, "elementwise_kernel", "elementwise", "backward", "stream 7", 45, 3);
+        span(SpanKind::Kernel, "mystery_kernel", "something new", "backward", "stream 7", 50, 2);
+        span(SpanKind::Kernel, "misc_kernel", "other", "backward", "stream 7", 53, 2);
+
+        KernelTimelineView view;
+        view.showRun(&document);
+        QCustomPlot* plot = view.plot();
+        QSet<QRgb> drawn;
+        for (int i = 0; i < plot->itemCount(); ++i) {
+            if (const auto* rect = qobject_cast<QCPItemRect*>(plot->item(i))) {
+                drawn.insert(rect->brush().color().rgba());
+            }
+        }
+        QSet<QRgb> listed;
+        QStringList names;
+        QVERIFY(plot->legend->visible());
+        for (int i = 0; i < plot->legend->itemCount(); ++i) {
+            // Cells of the wrapped legend's grid past the last entry are empty.
+            if (auto* entry = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i))) {
+                listed.insert(entry->plottable()->brush().color().rgba());
+                names << entry->plottable()->name();
+            }
+        }
+        // 5 categories ("something new" is drawn in the grey of "other") + 2 phase bands.
+        QCOMPARE(drawn.size(), 6);
+        QCOMPARE(listed, drawn);
+        for (const char* name : {"matmul", "softmax", "elementwise", "something new", "other",
+                                 "forward phase", "backward phase"}) {
+            QVERIFY2(names.contains(name), name);
+        }
+        QCOMPARE(names.size(), 7);
+
+        // Another run with nothing traced: no legend left from the last one.
+        RunDocument plain = makeDocument(2, RunResult(), "plain");
+        view.showRun(&plain);
+        for (int i = 0; i < plot->legend->itemCount(); ++i) {
+            QVERIFY(!qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i)));
+        }
+    }
+
+    void emptyChartsKeepASaneSize() {
+        RunDocument empty = makeDocument(1, RunResult(), "empty");
+        RunDocument traced = makeDocument(2, tracedRun(), "traced");
+
+        StepTimingView timing;
+        BreakdownView breakdown;
+        KernelTimelineView timeline;
+        for (QWidget* view : std::initializer_list<QWidget*>{&timing, &breakdown, &timeline}) {
+            view->resize(150, 100);  // a window made small: charts must not collapse
+            view->show();
+            QVERIFY(QTest::qWaitForWindowExposed(view));
+        }
+        const std::pair<const RunDocument*, const char*> cases[] = {
+            {nullptr, "no run"}, {&empty, "empty run"}, {&traced, "back to none"}};
+        for (const auto& [document, label] : cases) {
+            const RunDocument* shown = document == &traced ? nullptr : document;
+            if (document == &traced) {  // data first, then none: nothing stale is left
+                timing.showRun(&traced);
+                breakdown.showRun(&traced);
+                QVERIFY(noDataText(timing.plot()).isEmpty());
+                QVERIFY(timing.plot()->xAxis->tickLabels());
+                QVERIFY(noDataText(breakdown.topPlot()).isEmpty());
+            }
+            timing.showRun(shown);
+            breakdown.showRun(shown);
+            timeline.showRun(shown);
+            QApplication::processEvents();
+            const std::pair<QCustomPlot*, const char*> plots[] = {
+                {timing.plot(), "step timing"},
+                {breakdown.topPlot(), "breakdown top rows"},
+                {breakdown.sharesPlot(), "breakdown shares"},
+                {timeline.plot(), "timeline"}};
+            for (const auto& [plot, name] : plots) {
+                const QString problem = emptyPlotProblem(plot);
+                QVERIFY2(problem.isEmpty(),
+                         qPrintable(QString("%1, %2: %3")
+                                        .arg(QLatin1String(label), QLatin1String(name), problem)));
+            }
+        }
+        // A live run without steps yet is shown again and again: its axes stay put.
+        timing.showRun(&empty);
+        const QCPRange x = timing.plot()->xAxis->range();
+        const QCPRange y = timing.plot()->yAxis->range();
+        for (int i = 0; i < 5; ++i) {
+            timing.showRun(&empty);
+        }
+        QCOMPARE(timing.plot()->xAxis->range(), x);
+        QCOMPARE(timing.plot()->yAxis->range(), y);
+    }
+};
+
+QTEST_MAIN(TestViews)
+#include "tst_views.moc"
