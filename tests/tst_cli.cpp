@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 
 #include "bench/environment.h"
@@ -37,6 +38,13 @@ CliResult runCli(const QStringList& arguments) {
     return result;
 }
 
+// Whether a --help text lists `flag` itself (--mode, not the start of --model).
+bool listsFlag(const QByteArray& help, const char* flag) {
+    const QRegularExpression pattern(
+        QString(R"((^|[\s,])%1(?![\w-]))").arg(QRegularExpression::escape(flag)));
+    return pattern.match(QString::fromUtf8(help)).hasMatch();
+}
+
 const QStringList kTinyRun = {"--model", "nano", "--vocab",  "97", "--ctx",   "16",
                               "--batch", "2",    "--warmup", "1",  "--steps", "2"};
 
@@ -63,7 +71,7 @@ private Q_SLOTS:
             runCli(QStringList{"run"} + kTinyRun +
                    QStringList{"--mode", "forward-backward", "--out", out, "--json"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
-        QVERIFY2(r.err.contains("step 3 (measured)"), qPrintable(r.err));  // progress on stderr
+        QVERIFY2(r.err.contains("step 2 (measured)"), qPrintable(r.err));  // progress on stderr
         const QJsonObject printed = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(printed["status"].toString(), QString("ok"));
         QCOMPARE(printed["steps"].toArray().size(), 3);
@@ -78,6 +86,97 @@ private Q_SLOTS:
         QCOMPARE(shown.exitCode, 0);
         QVERIFY(shown.out.contains("StepScope run: ok"));
         QVERIFY(shown.out.contains("backward"));
+    }
+
+    void progressNamesStepsAsTheTablesDo() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("run.json");
+        const CliResult r =
+            runCli(QStringList{"run"} + kTinyRun + QStringList{"--mode", "forward", "--out", out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const RunResult saved = readRunFile(out.toStdString());
+        const int total = int(saved.steps.size());
+        QCOMPARE(total, 3);
+        QVERIFY2(r.err.contains(
+                     QString("(%1 steps to run, numbered 0 to %2)").arg(total).arg(total - 1)),
+                 qPrintable(r.err));
+        static const QRegularExpression line(
+            R"(^  step (\d+) \((warm-up|measured)\): [0-9.]+ ms · (\d+) of (\d+) steps done$)");
+        std::vector<QRegularExpressionMatch> progress;
+        for (const QString& text : r.err.split('\n')) {
+            if (const auto match = line.match(text); match.hasMatch()) {
+                progress.push_back(match);
+            }
+        }
+        QCOMPARE(int(progress.size()), total);
+        for (size_t i = 0; i < progress.size(); ++i) {
+            const StepRecord& step = saved.steps[i];
+            QCOMPARE(progress[i].captured(1).toInt(), step.index);  // as the step table says
+            QCOMPARE(progress[i].captured(2) == "warm-up", step.warmup);
+            QCOMPARE(progress[i].captured(3).toInt(), int(i) + 1);
+            QCOMPARE(progress[i].captured(4).toInt(), total);
+        }
+        // The report's step table numbers the same steps the same way.
+        const CliResult shown = runCli({"show", out});
+        for (const auto& step : saved.steps) {
+            const QString row =
+                QString("%1  %2").arg(step.index, 4).arg(step.warmup ? "warm-up" : "measure");
+            QVERIFY2(shown.out.contains(row.toUtf8()), qPrintable(row));
+        }
+    }
+
+    void paramsHelpListsOnlyItsOwnFlags() {
+        const CliResult params = runCli({"params", "--help"});
+        QCOMPARE(params.exitCode, 0);
+        for (const char* own : {"--model", "--d-model", "--d-ff", "--layers", "--heads", "--vocab",
+                                "--all", "--json"}) {
+            QVERIFY2(listsFlag(params.out, own), own);
+        }
+        for (const char* runOnly :
+             {"--steps", "--warmup", "--attention", "--ctx", "--batch", "--mode", "--precision",
+              "--device", "--ops", "--memory", "--force", "--seed", "--threads"}) {
+            QVERIFY2(!listsFlag(params.out, runOnly), runOnly);
+        }
+        // run keeps them all.
+        const CliResult run = runCli({"run", "--help"});
+        QCOMPARE(run.exitCode, 0);
+        for (const char* flag : {"--model", "--mode", "--steps", "--attention", "--ctx", "--ops"}) {
+            QVERIFY2(listsFlag(run.out, flag), flag);
+        }
+        // Counting still works with the smaller set.
+        const CliResult nano = runCli({"params", "--model", "nano", "--vocab", "97", "--json"});
+        QVERIFY2(nano.exitCode == 0, qPrintable(nano.err));
+        ModelDims dims = *findPreset("nano");
+        dims.vocabSize = 97;
+        QCOMPARE(QJsonDocument::fromJson(nano.out).object()["nano"].toInteger(),
+                 parameterCount(dims));
+    }
+
+    void runHelpListsTheAttentionBackends() {
+        const std::vector<std::string> backends = validationContext().attentionBackends;
+        QVERIFY(backends.size() >= 3);
+        QString allowed;
+        for (const auto& name : backends) {
+            allowed += (allowed.isEmpty() ? "" : ",") + QString::fromStdString(name);
+        }
+        const CliResult help = runCli({"run", "--help"});
+        QCOMPARE(help.exitCode, 0);
+        QString attentionLine;
+        for (const QString& text : QString::fromUtf8(help.out).split('\n')) {
+            if (text.trimmed().startsWith("--attention")) {
+                attentionLine = text;
+            }
+        }
+        QVERIFY2(attentionLine.contains("{" + allowed + "}"), qPrintable(help.out));
+        // A name not in the list: exit 2, the flag and every allowed name in the message.
+        const CliResult bad = runCli({"run", "--attention", "flashy"});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY2(bad.err.contains("--attention") && bad.err.contains("flashy"),
+                 qPrintable(bad.err));
+        for (const auto& name : backends) {
+            QVERIFY2(bad.err.contains(QString::fromStdString(name)), qPrintable(bad.err));
+        }
+        QVERIFY(bad.out.isEmpty());
     }
 
     void badInputExitsTwoNamingTheField_data() {
@@ -195,8 +294,15 @@ private Q_SLOTS:
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const QJsonArray rows = QJsonDocument::fromJson(r.out).array();
         QVERIFY(!rows.isEmpty());
-        for (const char* key : {"name", "category", "phase", "calls", "total_ms", "share"}) {
+        for (const char* key :
+             {"name", "category", "phase", "calls", "total_ms", "ms_per_step", "share"}) {
             QVERIFY2(rows[0].toObject().contains(key), key);
+        }
+        // Per step: the total over the run's two measured steps.
+        for (const auto& row : rows) {
+            const QJsonObject object = row.toObject();
+            QVERIFY(std::abs(object["ms_per_step"].toDouble() - object["total_ms"].toDouble() / 2) <
+                    1e-9);
         }
         QCOMPARE(rows[0].toObject()["phase"].toString(), QString("forward"));
         const CliResult untraced = runCli(QStringList{"run"} + kTinyRun +

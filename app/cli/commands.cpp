@@ -26,16 +26,24 @@ namespace stepscope::cli {
 namespace {
 
 // Progress on stderr, one line per step, so stdout stays clean for results.
+// Steps are named by their index as the step tables number them (from 0,
+// warm-up first), with how many of the run's steps are done.
 class StderrProgress final : public RunObserver, public SweepObserver {
 public:
     void onStep(const StepRecord& step) override {
-        std::fprintf(stderr, "  step %d %s: %.2f ms\n", step.index + 1,
-                     step.warmup ? "(warm-up)" : "(measured)", step.totalMs);
+        std::fprintf(stderr, "  step %d (%s): %.2f ms", step.index,
+                     step.warmup ? "warm-up" : "measured", step.totalMs);
+        if (totalSteps_ > 0) {
+            std::fprintf(stderr, " · %d of %d steps done", step.index + 1, totalSteps_);
+        }
+        std::fprintf(stderr, "\n");
     }
     void onProgress(const RunProgress& progress) override {
         if (progress.phase == "setup") {
-            std::fprintf(stderr, "  building the model and data (%d steps to run)\n",
-                         progress.totalSteps);
+            totalSteps_ = progress.totalSteps;
+            std::fprintf(stderr,
+                         "  building the model and data (%d steps to run, numbered 0 to %d)\n",
+                         progress.totalSteps, progress.totalSteps - 1);
         }
     }
     void onPointStarted(int index, int total, const RunConfig& config) override {
@@ -44,6 +52,9 @@ public:
     void onPointFinished(int, int, const RunResult& result, const std::string& file) override {
         std::fprintf(stderr, "  -> %s, %s\n", toString(result.status).c_str(), file.c_str());
     }
+
+private:
+    int totalSteps_ = 0;  // of the run under way, from its setup report
 };
 
 int exitCodeFor(const RunResult& result) {

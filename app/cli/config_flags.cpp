@@ -1,5 +1,6 @@
 #include "cli/config_flags.h"
 
+#include "attention/attention_registry.h"
 #include "bench/runner.h"
 #include "util/strings.h"
 
@@ -21,7 +22,7 @@ Enum parseOrThrow(const std::string& field, const std::string& text,
 
 }  // namespace
 
-void ConfigFlags::addTo(CLI::App& command, bool lists) {
+void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups) {
     auto multi = [lists](CLI::Option* option) {
         if (lists) {
             option->delimiter(',');
@@ -30,41 +31,56 @@ void ConfigFlags::addTo(CLI::App& command, bool lists) {
         }
         return option;
     };
-    multi(command.add_option("--model", models,
-                             "preset: " + joinNames(presetNames()) + " (or give the dims)"));
-    command.add_option("--d-model", dModel, "custom model width (with --d-ff --layers --heads)");
-    command.add_option("--d-ff", dFf, "custom MLP width");
-    command.add_option("--layers", layers, "custom number of blocks");
-    command.add_option("--heads", heads, "custom number of attention heads");
-    command.add_option("--vocab", vocab, "vocabulary size")->capture_default_str();
-    command.add_option("--max-ctx", maxContext, "the model's maximum context length")
-        ->capture_default_str();
-    multi(command.add_option("--ctx", contexts, "context length"))->capture_default_str();
-    command.add_option("--batch", batch, "batch size")->capture_default_str();
-    multi(command.add_option("--mode", modes, "mode: " + joinNames(runModeNames())))
-        ->capture_default_str();
-    multi(command.add_option("--precision", precisions,
-                             "precision: " + joinNames(precisionNames()) + " (autocast)"))
-        ->capture_default_str();
-    command.add_flag("--tf32", tf32, "allow TF32 tensor cores for fp32 matmuls (CUDA)");
-    command.add_option("--attention", attention, "attention backend")->capture_default_str();
-    command.add_option("--warmup", warmup, "warm-up steps (recorded, not summarised)")
-        ->capture_default_str();
-    command.add_option("--steps", steps, "measured steps")->capture_default_str();
-    command.add_option("--device", device, "device: " + joinNames(deviceNames()))
-        ->capture_default_str();
-    command.add_option("--seed", seed, "random seed")->capture_default_str();
-    command.add_option("--threads", threads, "CPU threads (0: LibTorch's default)")
-        ->capture_default_str();
-    command.add_flag("--force", force, "run even when the CPU pre-flight says it will not fit");
-    command.add_flag("--ops", traceOps, "record each operator's time per phase into the run file");
-    command.add_flag("--kernels", traceKernels,
-                     "record each CUDA kernel's device time per phase (CUPTI; --device cuda)");
-    command.add_flag("--memory", traceMemory,
-                     "record every allocation and free, attributed to phase, module and category");
-    command.add_option("--cuda-snapshot", cudaSnapshot,
-                       "CUDA: also record the caching allocator's own history; pickle it here "
-                       "(opens in memory_viz)");
+    if (groups & kModelFlags) {
+        multi(command.add_option("--model", models,
+                                 "preset: " + joinNames(presetNames()) + " (or give the dims)"));
+        command.add_option("--d-model", dModel,
+                           "custom model width (with --d-ff --layers --heads)");
+        command.add_option("--d-ff", dFf, "custom MLP width");
+        command.add_option("--layers", layers, "custom number of blocks");
+        command.add_option("--heads", heads, "custom number of attention heads");
+        command.add_option("--vocab", vocab, "vocabulary size")->capture_default_str();
+    }
+    if (groups & kWorkloadFlags) {
+        command.add_option("--max-ctx", maxContext, "the model's maximum context length")
+            ->capture_default_str();
+        multi(command.add_option("--ctx", contexts, "context length"))->capture_default_str();
+        command.add_option("--batch", batch, "batch size")->capture_default_str();
+        multi(command.add_option("--mode", modes, "mode: " + joinNames(runModeNames())))
+            ->capture_default_str();
+        multi(command.add_option("--precision", precisions,
+                                 "precision: " + joinNames(precisionNames()) + " (autocast)"))
+            ->capture_default_str();
+        command.add_flag("--tf32", tf32, "allow TF32 tensor cores for fp32 matmuls (CUDA)");
+        // The registry's names (what validationContext() allows), in the help
+        // and checked at parsing with a message that lists them.
+        command.add_option("--attention", attention, "attention backend")
+            ->check(CLI::IsMember(attentionBackendNames()))
+            ->capture_default_str();
+    }
+    if (groups & kStepFlags) {
+        command.add_option("--warmup", warmup, "warm-up steps (recorded, not summarised)")
+            ->capture_default_str();
+        command.add_option("--steps", steps, "measured steps")->capture_default_str();
+        command.add_option("--device", device, "device: " + joinNames(deviceNames()))
+            ->capture_default_str();
+        command.add_option("--seed", seed, "random seed")->capture_default_str();
+        command.add_option("--threads", threads, "CPU threads (0: LibTorch's default)")
+            ->capture_default_str();
+        command.add_flag("--force", force, "run even when the CPU pre-flight says it will not fit");
+    }
+    if (groups & kTraceFlags) {
+        command.add_flag("--ops", traceOps,
+                         "record each operator's time per phase into the run file");
+        command.add_flag("--kernels", traceKernels,
+                         "record each CUDA kernel's device time per phase (CUPTI; --device cuda)");
+        command.add_flag("--memory", traceMemory,
+                         "record every allocation and free, attributed to phase, module and "
+                         "category");
+        command.add_option("--cuda-snapshot", cudaSnapshot,
+                           "CUDA: also record the caching allocator's own history; pickle it "
+                           "here (opens in memory_viz)");
+    }
 }
 
 RunConfig ConfigFlags::toRunConfig() const {

@@ -10,8 +10,19 @@
 
 namespace stepscope::cli {
 
+// Groups of config flags, so a command lists only the flags it reads.
+enum FlagGroups : unsigned {
+    kModelFlags = 1u << 0,  // --model, --d-model, --d-ff, --layers, --heads, --vocab
+    kWorkloadFlags =
+        1u << 1,            // --max-ctx, --ctx, --batch, --mode, --precision, --tf32, --attention
+    kStepFlags = 1u << 2,   // --warmup, --steps, --device, --seed, --threads, --force
+    kTraceFlags = 1u << 3,  // --ops, --kernels, --memory, --cuda-snapshot
+    kAllFlags = kModelFlags | kWorkloadFlags | kStepFlags | kTraceFlags,
+};
+
 // The config flags every command that takes a config shares. Sweep flags take
-// comma lists; single-run commands take one value each.
+// comma lists; single-run commands take one value each. Flags a command does
+// not add keep their defaults.
 struct ConfigFlags {
     std::vector<std::string> models{"nano"};
     int64_t dModel = 0, dFf = 0, layers = 0, heads = 0;
@@ -34,7 +45,7 @@ struct ConfigFlags {
     bool traceMemory = false;
     std::string cudaSnapshot;
 
-    void addTo(CLI::App& command, bool lists);
+    void addTo(CLI::App& command, bool lists, unsigned groups = kAllFlags);
     // Throws InvalidConfigError (field-named) for a value no config can hold.
     RunConfig toRunConfig() const;
     SweepSpec toSweepSpec(const std::string& outDir) const;

@@ -4,7 +4,9 @@
 
 #include <csignal>
 
+#include "attention/attention_registry.h"
 #include "cli/commands.h"
+#include "util/strings.h"
 
 using namespace stepscope::cli;
 
@@ -21,7 +23,7 @@ int main(int argc, char** argv) {
     ConfigFlags paramsFlags;
     bool all = false;
     auto* params = app.add_subcommand("params", "parameter counts of presets or custom dims");
-    paramsFlags.addTo(*params, /*lists=*/true);
+    paramsFlags.addTo(*params, /*lists=*/true, kModelFlags);  // counts need the dims only
     params->add_flag("--all", all, "every preset");
     params->add_flag("--json", json, "print {preset: count}");
 
@@ -52,7 +54,10 @@ int main(int argc, char** argv) {
     AttentionFlags attentionFlags;
     auto* attention = app.add_subcommand(
         "attention", "attention backends × head dims × sequence lengths × precisions");
-    attention->add_option("--backends", attentionFlags.backends, "backends (comma list)")
+    attention
+        ->add_option(
+            "--backends", attentionFlags.backends,
+            "backends (comma list): " + stepscope::joinNames(stepscope::attentionBackendNames()))
         ->delimiter(',')
         ->capture_default_str();
     attention->add_option("--d", attentionFlags.headDims, "head dims (comma list)")
