@@ -109,10 +109,10 @@ size_t MemoryIndex::position(double timeUs) const {
                   trace_->timeUs.begin());
 }
 
-std::vector<uint32_t> MemoryIndex::aliveAtPosition(size_t position) const {
-    std::vector<uint32_t> alive;
+template <typename Fn>
+void MemoryIndex::forEachAlive(size_t position, Fn fn) const {
     if (checkpoint_.empty()) {
-        return alive;
+        return;
     }
     const size_t c = size_t(std::upper_bound(checkpoint_.begin(), checkpoint_.end(), position) -
                             checkpoint_.begin()) -
@@ -122,7 +122,7 @@ std::vector<uint32_t> MemoryIndex::aliveAtPosition(size_t position) const {
         c + 1 < checkpointStart_.size() ? checkpointStart_[c + 1] : checkpointAlive_.size();
     for (size_t k = from; k < to; ++k) {
         if (endEvent_[checkpointAlive_[k]] >= position) {
-            alive.push_back(checkpointAlive_[k]);
+            fn(checkpointAlive_[k]);
         }
     }
     const auto first =
@@ -130,9 +130,14 @@ std::vector<uint32_t> MemoryIndex::aliveAtPosition(size_t position) const {
                startEvent_.begin());
     for (size_t a = first; a < allocations_.size() && startEvent_[a] < position; ++a) {
         if (endEvent_[a] >= position) {
-            alive.push_back(uint32_t(a));
+            fn(uint32_t(a));
         }
     }
+}
+
+std::vector<uint32_t> MemoryIndex::aliveAtPosition(size_t position) const {
+    std::vector<uint32_t> alive;
+    forEachAlive(position, [&](uint32_t a) { alive.push_back(a); });
     return alive;
 }
 
@@ -172,12 +177,40 @@ int64_t MemoryIndex::allocationAt(double timeUs, double bytes, StackOrder order,
     if (bytes < 0) {
         return -1;
     }
-    for (const Placed& placed : stackAt(timeUs, order, floorBytes)) {
-        if (bytes < double(placed.bottom + allocations_[placed.allocation].bytes)) {
-            return placed.allocation;
+    // No stack is built: one pass finds the category the height falls in
+    // (by category), a second the allocation within it.
+    const size_t at = position(timeUs);
+    int category = -1;
+    double below = 0;
+    if (order == StackOrder::ByCategory) {
+        CategoryBytes sums{};
+        forEachAlive(at, [&](uint32_t a) {
+            sums[size_t(allocations_[a].category)] += allocations_[a].bytes;
+        });
+        for (size_t c = 0; c < kMemoryCategories; ++c) {
+            if (bytes < below + double(sums[c])) {
+                category = int(c);
+                break;
+            }
+            below += double(sums[c]);
+        }
+        if (category < 0) {
+            return -1;
         }
     }
-    return -1;
+    int64_t found = -1;
+    forEachAlive(at, [&](uint32_t a) {
+        const MemoryAllocation& allocation = allocations_[a];
+        if (found >= 0 || (category >= 0 && int(allocation.category) != category) ||
+            (order == StackOrder::ByAllocation && allocation.bytes < floorBytes)) {
+            return;
+        }
+        below += double(allocation.bytes);
+        if (bytes < below) {
+            found = a;
+        }
+    });
+    return found;
 }
 
 std::vector<BandVertex> MemoryIndex::bandOf(size_t allocation, StackOrder order,

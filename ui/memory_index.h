@@ -84,6 +84,9 @@ public:
 private:
     size_t position(double timeUs) const;  // events at or before the time
     std::vector<uint32_t> aliveAtPosition(size_t position) const;
+    // Calls fn(allocation) for each alive at the position, in the order made.
+    template <typename Fn>
+    void forEachAlive(size_t position, Fn fn) const;
     bool below(uint32_t a, uint32_t b, StackOrder order) const;  // a stacks under b
 
     static constexpr size_t kBlock = 256;  // events per block maximum

@@ -66,6 +66,8 @@ QColor moduleColor(size_t index) {
 }
 
 const QColor kSmallerColour(190, 190, 190);
+const QColor kOtherModules(120, 144, 156);
+constexpr size_t kModuleColours = 11;  // the rest share one colour
 const QColor kSelectionColour(220, 0, 160);
 
 }  // namespace
@@ -160,6 +162,8 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
             &MemoryView::keepRangeInRun);
     connect(narrow_, &QTimer::timeout, this, &MemoryView::fillSitesTable);
     connect(plot_, &QCustomPlot::mouseDoubleClick, this, &MemoryView::fit);
+    // Pixel geometry is known after the layout: place the peak's label then.
+    connect(plot_, &QCustomPlot::afterLayout, this, &MemoryView::placePeakMarker);
     connect(fitButton_, &QPushButton::clicked, this, &MemoryView::fit);
     connect(modeBox_, &QComboBox::currentIndexChanged, this,
             [this](int index) { setMode(index == 0 ? Mode::Categories : Mode::Allocations); });
@@ -394,7 +398,10 @@ QColor MemoryView::bandColour(size_t allocation) const {
     if (colouring_ == Colouring::ByCategory) {
         base = memoryColor(a.category);
     } else {
-        base = moduleColor(std::hash<std::string>{}(moduleKind(a.path)));
+        const auto rank = moduleRank_.find(moduleKind(a.path));
+        base = rank != moduleRank_.end() && rank->second < kModuleColours
+                   ? moduleColor(rank->second)
+                   : kOtherModules;
     }
     // Neighbours of one colour stay apart: a small change of lightness each.
     return base.lighter(100 + int((allocation * 2654435761u) % 5) * 9);
@@ -404,6 +411,21 @@ void MemoryView::drawAllocations() {
     if (!layoutValid_) {
         layout_ = index_->layout(requestedFloor_, kMaxBands, kMaxVertices, kMaxPoints);
         layoutValid_ = true;
+    }
+    // Kinds of module ranked by the bytes of their bands: the largest get
+    // the distinct colours.
+    std::map<std::string, int64_t> bytes;
+    for (const uint32_t a : layout_.shown) {
+        bytes[moduleKind(index_->allocations()[a].path)] += index_->allocations()[a].bytes;
+    }
+    std::vector<std::pair<int64_t, std::string>> kinds;
+    for (const auto& [kind, total] : bytes) {
+        kinds.emplace_back(total, kind);
+    }
+    std::sort(kinds.rbegin(), kinds.rend());
+    moduleRank_.clear();
+    for (size_t k = 0; k < kinds.size(); ++k) {
+        moduleRank_[kinds[k].second] = std::min(k, kModuleColours);
     }
     std::vector<AllocationBands::Band> bands;
     bands.reserve(layout_.shown.size());
@@ -471,21 +493,21 @@ void MemoryView::redraw() {
     } else {
         drawAllocations();
         if (colouring_ == Colouring::ByModule) {
-            // A swatch per kind of module, the most bytes first.
-            std::map<std::string, int64_t> bytes;
-            for (const uint32_t a : layout_.shown) {
-                bytes[moduleKind(index_->allocations()[a].path)] += index_->allocations()[a].bytes;
+            // A swatch per kind of module, the most bytes first, then the rest.
+            std::vector<std::pair<size_t, std::string>> kinds;
+            for (const auto& [kind, rank] : moduleRank_) {
+                kinds.emplace_back(rank, kind);
             }
-            std::vector<std::pair<int64_t, std::string>> kinds;
-            for (const auto& [kind, total] : bytes) {
-                kinds.emplace_back(total, kind);
-            }
-            std::sort(kinds.rbegin(), kinds.rend());
-            for (size_t k = 0; k < std::min<size_t>(kinds.size(), 12); ++k) {
+            std::sort(kinds.begin(), kinds.end());
+            for (const auto& [rank, kind] : kinds) {
                 auto* swatch = new AllocationBands(plot_->xAxis, plot_->yAxis);
-                swatch->setName(kinds[k].second.empty() ? tr("(outside modules)")
-                                                        : QString::fromStdString(kinds[k].second));
-                swatch->setBrush(moduleColor(std::hash<std::string>{}(kinds[k].second)));
+                swatch->setName(rank == kModuleColours ? tr("other modules")
+                                : kind.empty()         ? tr("(outside modules)")
+                                                       : QString::fromStdString(kind));
+                swatch->setBrush(rank == kModuleColours ? kOtherModules : moduleColor(rank));
+                if (rank == kModuleColours) {
+                    break;  // one swatch for all the rest
+                }
             }
         }
     }
@@ -544,13 +566,16 @@ size_t MemoryView::hiddenAllocationCount() const {
 
 void MemoryView::updateDetailLabel() {
     if (mode_ != Mode::Allocations || !index_) {
-        detailLabel_->setText(mode_ == Mode::Categories ? tr("(each-allocation mode)") : "");
+        detailLabel_->setText(QString());
         return;
     }
-    detailLabel_->setText(tr("%1 bands ≥ %2; %3 smaller in grey")
-                              .arg(qulonglong(layout_.shown.size()))
-                              .arg(QString::fromStdString(formatBytes(double(layout_.floorBytes))))
-                              .arg(qulonglong(layout_.hiddenCount)));
+    detailLabel_->setText(
+        layout_.hiddenCount == 0
+            ? tr("all %1 drawn").arg(qulonglong(layout_.shown.size()))
+            : tr("%1 drawn (≥ %2), %3 in grey")
+                  .arg(qulonglong(layout_.shown.size()))
+                  .arg(QString::fromStdString(formatBytes(double(layout_.floorBytes))))
+                  .arg(qulonglong(layout_.hiddenCount)));
 }
 
 bool MemoryView::bandExtent(const MemoryAllocation& allocation, double timeUs, int64_t* bottom,
@@ -636,8 +661,12 @@ void MemoryView::fitValueAxis() {
         return;
     }
     const QCPRange x = plot_->xAxis->range();
-    const int64_t peak = index_->maxTotal(x.lower * 1e3, x.upper * 1e3);
-    plot_->yAxis->setRange(0, double(std::max<int64_t>(peak, 1)) / kMiB * 1.15);
+    const double peak =
+        double(std::max<int64_t>(index_->maxTotal(x.lower * 1e3, x.upper * 1e3), 1));
+    // Room above the peak for its label and arrow: 15% or kPeakRoom pixels.
+    const double height = plot_->axisRect()->height();
+    const double room = height > 0 ? std::min(0.5, std::max(0.13, kPeakRoom / height)) : 0.13;
+    plot_->yAxis->setRange(0, peak / kMiB / (1 - room));
 }
 
 void MemoryView::placePeakMarker() {
@@ -654,10 +683,9 @@ void MemoryView::placePeakMarker() {
     if (!inView) {
         return;
     }
-    // The label goes above the peak, aligned by where the peak is so that
-    // it never runs past a side; the arrow ends exactly on the peak.
+    // The arrow ends exactly on the peak; the label sits above it, aligned
+    // by where the peak is so that it never runs past a side.
     const double xr = (t - x.lower) / std::max(x.size(), 1e-12);
-    const double yr = 1 - v / y.upper;
     Qt::Alignment horizontal = Qt::AlignHCenter;
     QCPItemAnchor* from = peakLabel_->bottom;
     if (xr < 0.2) {
@@ -667,10 +695,13 @@ void MemoryView::placePeakMarker() {
         horizontal = Qt::AlignRight;
         from = peakLabel_->bottomRight;
     }
-    peakLabel_->setPositionAlignment(horizontal | Qt::AlignBottom);
-    peakLabel_->position->setCoords(std::clamp(xr, 0.002, 0.998), std::max(0.075, yr - 0.055));
-    peakArrow_->start->setParentAnchor(from);
     peakArrow_->end->setCoords(t, v);
+    peakLabel_->setPositionAlignment(horizontal | Qt::AlignBottom);
+    const double px = plot_->xAxis->coordToPixel(t);
+    const double py = plot_->yAxis->coordToPixel(v);
+    const QRect area = plot_->axisRect()->rect();
+    peakLabel_->position->setPixelPosition(QPointF(px, std::max(area.top() + 20.0, py - 22)));
+    peakArrow_->start->setParentAnchor(from);
 }
 
 void MemoryView::setTimeRange(double startUs, double endUs) {
@@ -704,9 +735,10 @@ void MemoryView::setFollowsTimeline(bool follow) {
 }
 
 void MemoryView::updateFollowLabel() {
-    followLabel_->setText(follow_->isChecked()
-                              ? tr("<i>linked: zooming the Timeline zooms here</i>")
-                              : tr("<i>not linked</i>"));
+    followLabel_->setText(follow_->isChecked() ? tr("<i>linked</i>") : tr("<i>not linked</i>"));
+    follow_->setToolTip(follow_->isChecked()
+                            ? tr("Linked: zooming the Timeline (of the same run) zooms this chart")
+                            : tr("Not linked: this chart zooms on its own"));
 }
 
 // ---- sites and highlights ---------------------------------------------------
@@ -769,7 +801,21 @@ void MemoryView::updateHighlights() {
     if (!index_) {
         return;
     }
-    const auto bandFor = [&](uint32_t a) { return index_->bandOf(a, order(), floorInUse()); };
+    const auto bandFor = [&](uint32_t a) {
+        if (mode_ == Mode::Allocations) {  // drawn already: its corners are laid out
+            const auto it = std::lower_bound(layout_.shown.begin(), layout_.shown.end(), a);
+            if (it != layout_.shown.end() && *it == a) {
+                const auto b = size_t(it - layout_.shown.begin());
+                const size_t end = b + 1 < layout_.firstVertex.size() ? layout_.firstVertex[b + 1]
+                                                                      : layout_.vertices.size();
+                return std::vector<BandVertex>(
+                    layout_.vertices.begin() + long(layout_.firstVertex[b]),
+                    layout_.vertices.begin() + long(end));
+            }
+            return std::vector<BandVertex>{};  // in the grey band
+        }
+        return index_->bandOf(a, order(), floorInUse());
+    };
     if (hovered_ >= 0) {
         const auto a = uint32_t(hovered_);
         highlight_->addBand(a, index_->allocations()[a].bytes, index_->endOf(a), bandFor(a),

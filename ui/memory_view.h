@@ -1,6 +1,8 @@
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "memory_index.h"
@@ -44,6 +46,7 @@ public:
     static constexpr size_t kMaxVertices = 3000000;  // their corners, all together
     static constexpr int kMaxSiteRows = 500;
     static constexpr int kMaxHighlighted = 200;
+    static constexpr double kPeakRoom = 44;  // pixels above the peak for its label
 
     enum class Mode { Categories, Allocations };
     enum class Colouring { ByCategory, ByModule };
@@ -119,6 +122,7 @@ private:
     static constexpr size_t kCheckpoint = 4096;
     std::unique_ptr<MemoryIndex> index_;
     std::vector<CategoryBytes> categoryCheckpoints_;
+    std::map<std::string, size_t> moduleRank_;  // kind of module → colour
     AllocationLayout layout_;
     bool layoutValid_ = false;
     Mode mode_ = Mode::Categories;
