@@ -6,9 +6,12 @@
 //  3. Opening and drawing a run with one million memory events, and the
 //     queries the memory view answers on hover and on zoom.
 // Sections can be named: stepscope-ui-bench [stream] [steps] [memory].
+// `stepscope-ui-bench gallery RUN.json OUTDIR` instead saves pictures of the
+// memory view of that run in each of its modes (docs/memory-view.md).
 #include <qcustomplot.h>
 
 #include <QApplication>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -21,7 +24,9 @@
 
 #include "config_panel.h"
 #include "main_window.h"
+#include "memory_index.h"
 #include "memory_view.h"
+#include "results/memory_trace.h"
 #include "results/run_file.h"
 #include "step_timing_view.h"
 
@@ -166,6 +171,56 @@ Opened openAndDraw(const QString& path, const QString& tab,
     return opened;
 }
 
+// The memory view of a run, grabbed as the user would see it: categories,
+// each allocation coloured by module, a hovered allocation, a site clicked.
+int gallery(const QString& run, const QString& out) {
+    ui::MainWindow window;
+    window.resize(1500, 1150);
+    window.selectTab("Memory");
+    window.show();
+    if (!window.openRunFile(run)) {
+        return 1;
+    }
+    ui::MemoryView* view = window.memoryView();
+    auto save = [&](const char* name) {
+        QApplication::processEvents();
+        view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        QApplication::processEvents();
+        const QString path = QDir(out).filePath(QString("memory-view-%1.png").arg(name));
+        view->grab().save(path);
+        std::printf("%s\n", qPrintable(path));
+    };
+    save("categories");
+    view->setMode(ui::MemoryView::Mode::Allocations);
+    view->setColouring(ui::MemoryView::Colouring::ByModule);
+    save("allocations-by-module");
+    // Hover over the largest allocation alive at the peak, a third of the way up it.
+    const MemorySummary summary = summarizeMemory(window.currentDocument()->result.memory, 0);
+    const MemoryAllocation* target = nullptr;
+    for (double bytes = 0; bytes < double(summary.peakBytes);
+         bytes += double(summary.peakBytes) / 400) {
+        const MemoryAllocation* hit = view->allocationAt(summary.peakTimeUs, bytes);
+        if (hit && (!target || hit->bytes > target->bytes)) {
+            target = hit;
+        }
+    }
+    if (target) {
+        int64_t bottom = 0;
+        int64_t top = 0;
+        const double at = view->bandExtent(*target, summary.peakTimeUs, &bottom, &top)
+                              ? double(bottom + top) / 2
+                              : 0;
+        view->hoverAt(QPointF(view->plot()->xAxis->coordToPixel(summary.peakTimeUs / 1e3),
+                              view->plot()->yAxis->coordToPixel(at / (1024.0 * 1024.0))));
+    }
+    save("hover");
+    view->hoverAt(QPointF(-10, -10));
+    view->setColouring(ui::MemoryView::Colouring::ByCategory);
+    view->selectSite(0);
+    save("sites");
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,6 +233,9 @@ int main(int argc, char** argv) {
     QTemporaryDir dir;
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, dir.filePath("settings"));
     QStringList sections = app.arguments().mid(1);
+    if (sections.size() == 3 && sections[0] == "gallery") {
+        return gallery(sections[1], sections[2]);
+    }
     if (sections.isEmpty()) {
         sections = {"stream", "steps", "memory"};
     }
@@ -267,6 +325,43 @@ int main(int argc, char** argv) {
                         hoverCategoryMs, hoverEachMs, narrowMs, wholeMs);
             std::fflush(stdout);
         }
+
+        // The worst case for hover: a quarter of a million allocations alive.
+        MemoryTrace crowded;
+        crowded.device = "cpu";
+        for (size_t i = 0; i < 500000; ++i) {  // half of them freed at once, half kept
+            for (int event = 0; event < (i % 2 == 0 ? 2 : 1); ++event) {
+                crowded.timeUs.push_back(double(crowded.timeUs.size()));
+                crowded.address.push_back(i + 1);
+                crowded.bytes.push_back(event == 0 ? int64_t(512 + i % 4096)
+                                                   : -int64_t(512 + i % 4096));
+                crowded.category.push_back(uint8_t(i % kMemoryCategories));
+                crowded.phase.push_back(1);
+                crowded.step.push_back(0);
+                crowded.path.push_back(-1);
+            }
+        }
+        QElapsedTimer timer;
+        timer.start();
+        const ui::MemoryIndex index(crowded);
+        const double buildMs = double(timer.nsecsElapsed()) / 1e6;
+        const double end = crowded.timeUs.back();
+        double worst[2] = {0, 0};
+        for (const auto order : {ui::StackOrder::ByCategory, ui::StackOrder::ByAllocation}) {
+            for (const double at : {end / 2, end}) {
+                timer.restart();
+                index.allocationAt(at, 1e8, order, 0);
+                worst[int(order)] = std::max(worst[int(order)], double(timer.nsecsElapsed()) / 1e6);
+            }
+        }
+        timer.restart();
+        index.bandOf(1, ui::StackOrder::ByCategory, 0);  // alive from the start to the end
+        const double bandMs = double(timer.nsecsElapsed()) / 1e6;
+        std::printf(
+            "\nHover with %zu allocations alive (%zu events): index built in %.0f ms; the "
+            "allocation under the cursor in %.2f ms (category) / %.2f ms (each allocation); the "
+            "band of one allocation alive throughout in %.1f ms.\n",
+            index.aliveAt(end).size(), crowded.size(), buildMs, worst[0], worst[1], bandMs);
     }
     return 0;
 }
