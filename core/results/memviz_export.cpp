@@ -108,7 +108,12 @@ std::string memvizPickle(const MemoryTrace& trace) {
     bool unknownSeen = false;
     for (size_t i = 0; i < trace.size(); ++i) {
         const bool alloc = trace.bytes[i] > 0;
-        const std::string path = trace.path[i] >= 0 ? trace.paths[size_t(trace.path[i])] : "";
+        std::string path = trace.path[i] >= 0 ? trace.paths[size_t(trace.path[i])] : "";
+        // The op that allocated, where recorded and not the path itself (backward's node).
+        if (alloc && i < trace.op.size() && trace.op[i] >= 0 && trace.op[i] != trace.path[i]) {
+            const std::string& op = trace.paths[size_t(trace.op[i])];
+            path = path.empty() ? op : path + " · " + op;
+        }
         const char* category = toString(MemoryCategory(trace.category[i]));
         writeEntry(out, alloc ? "alloc" : "free_completed", trace.address[i],
                    alloc ? trace.bytes[i] : -trace.bytes[i], int64_t(trace.timeUs[i]), category,
