@@ -16,6 +16,8 @@
 #include <QTemporaryDir>
 #include <random>
 
+#include "kernel_timeline_view.h"
+#include "main_window.h"
 #include "memory_index.h"
 #include "memory_view.h"
 #include "results/run_file.h"
@@ -274,10 +276,26 @@ private Q_SLOTS:
     }
 
     void followingTheTimelineCanBeSwitchedOff() {
-        MemoryView view;
-        QVERIFY(view.followsTimeline());
-        view.setFollowsTimeline(false);
-        QVERIFY(!view.followsTimeline());
+        const QString path = dir_.filePath("timeline.json");
+        const QString error = cliRun(path, {"--memory", "--ops", "--mode", "train-step"});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const RunResult run = readRunFile(path.toStdString());
+        MainWindow window;
+        QVERIFY(window.openRunFile(path));
+        MemoryView* view = window.memoryView();
+        QVERIFY(view->followsTimeline());  // on by default
+        const double shift = run.timeline.clockOriginUs - run.memory.clockOriginUs;
+        window.timelineView()->setVisibleRange(100, 900);
+        QCOMPARE(view->timeRange().first, 100 + shift);
+        QCOMPARE(view->timeRange().second, 900 + shift);
+        // Unlinked: the Timeline's zoom leaves this chart where it is.
+        view->setFollowsTimeline(false);
+        window.timelineView()->setVisibleRange(300, 600);
+        QCOMPARE(view->timeRange().first, 100 + shift);
+        QCOMPARE(view->timeRange().second, 900 + shift);
+        view->setFollowsTimeline(true);
+        window.timelineView()->setVisibleRange(300, 700);
+        QCOMPARE(view->timeRange().first, 300 + shift);
     }
 
     void sitesGroupTheSameSiteAcrossStepsAndAClickHighlightsThem() {
