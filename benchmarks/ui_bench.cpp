@@ -216,6 +216,11 @@ int gallery(const QString& run, const QString& out) {
     save("hover");
     view->hoverAt(QPointF(-10, -10));
     view->setColouring(ui::MemoryView::Colouring::ByCategory);
+    view->setSizeFloor(1 << 20);  // a MiB: the rest summed in grey
+    view->setTimeRange(summary.peakTimeUs - 60000, summary.peakTimeUs + 40000);
+    save("detail");
+    view->setSizeFloor(0);
+    view->fit();
     view->selectSite(0);
     save("sites");
     return 0;

@@ -219,6 +219,23 @@ private Q_SLOTS:
             }
         }
         QCOMPARE(qint64(std::llround(greyTop * kMiB)), qint64(3150));
+        // Zoomed in, the grey band is sampled for the range in view: from 42
+        // to 48 A and D are drawn (2100 B) and C's 50 B sit on top.
+        view.setTimeRange(42, 48);
+        for (int g = 0; g < view.plot()->graphCount(); ++g) {
+            const QString name = view.plot()->graph(g)->name();
+            const int64_t expected = name == "smaller allocations"           ? 2150
+                                     : name == "smaller allocations, bottom" ? 2100
+                                                                             : -1;
+            if (expected < 0) {
+                continue;
+            }
+            const auto* data = view.plot()->graph(g)->data().data();
+            QVERIFY(data->size() >= 2);
+            for (auto it = data->constBegin(); it != data->constEnd(); ++it) {
+                QCOMPARE(qint64(std::llround(it->value * kMiB)), qint64(expected));
+            }
+        }
     }
 
     void hoverHighlightsTheAllocationAndNamesItsModuleAndOp() {

@@ -282,8 +282,8 @@ std::vector<uint32_t> MemoryIndex::aliveBetween(double fromUs, double toUs) cons
     return alive;
 }
 
-AllocationLayout MemoryIndex::layout(int64_t floorBytes, size_t maxBands, size_t maxVertices,
-                                     size_t maxPoints) const {
+AllocationLayout MemoryIndex::layout(int64_t floorBytes, size_t maxBands,
+                                     size_t maxVertices) const {
     AllocationLayout out;
     if (!trace_ || trace_->empty()) {
         return out;
@@ -316,12 +316,6 @@ AllocationLayout MemoryIndex::layout(int64_t floorBytes, size_t maxBands, size_t
     std::vector<uint32_t> stack;  // bands alive, bottom first: in the order they were made
     size_t vertexCount = 0;
     int64_t shownSum = 0;
-    int64_t hiddenSum = 0;
-    const double start = trace_->timeUs.front();
-    const double span = std::max(1.0, trace_->timeUs.back() - start);
-    const size_t buckets = std::max<size_t>(1, std::min(maxPoints, n));
-    std::vector<int64_t> best(buckets, -1);
-    std::vector<std::pair<int64_t, double>> bestAt(buckets);
     for (size_t j = 0; j < n; ++j) {
         const int32_t a = allocationOfEvent_[j];
         const double time = trace_->timeUs[j];
@@ -349,17 +343,51 @@ AllocationLayout MemoryIndex::layout(int64_t floorBytes, size_t maxBands, size_t
                     }
                 }
                 if (vertexCount > maxVertices && maxBands > 16) {
-                    return layout(floorBytes, maxBands / 2, maxVertices, maxPoints);
+                    return layout(floorBytes, maxBands / 2, maxVertices);
                 }
             }
-        } else if (a >= 0) {
-            hiddenSum += trace_->bytes[j];
         }
+    }
+    out.vertices.reserve(vertexCount);
+    for (auto& v : vertices) {
+        out.firstVertex.push_back(out.vertices.size());
+        out.vertices.insert(out.vertices.end(), v.begin(), v.end());
+    }
+    return out;
+}
+
+SmallerBand MemoryIndex::smallerBand(double fromUs, double toUs, int64_t floorBytes,
+                                     size_t maxPoints) const {
+    SmallerBand out;
+    if (!trace_ || trace_->empty() || toUs <= fromUs) {
+        return out;
+    }
+    const size_t first = position(fromUs);
+    const size_t last = position(toUs);
+    int64_t shown = 0;
+    int64_t hidden = 0;
+    forEachAlive(first, [&](uint32_t a) {
+        (allocations_[a].bytes >= floorBytes ? shown : hidden) += allocations_[a].bytes;
+    });
+    out.keysUs.push_back(fromUs);  // the state holding at the left edge
+    out.shownBytes.push_back(shown);
+    out.totalBytes.push_back(shown + hidden);
+    const size_t buckets = std::max<size_t>(1, maxPoints);
+    std::vector<int64_t> best(buckets, -1);
+    std::vector<std::pair<int64_t, double>> bestAt(buckets);
+    const double span = toUs - fromUs;
+    for (size_t j = first; j < last; ++j) {
+        const int32_t a = allocationOfEvent_[j];
+        if (a < 0) {
+            continue;
+        }
+        (allocations_[size_t(a)].bytes >= floorBytes ? shown : hidden) += trace_->bytes[j];
+        const double time = trace_->timeUs[j];
         const size_t bucket =
-            std::min(buckets - 1, size_t((time - start) / span * double(buckets)));
-        if (shownSum + hiddenSum > best[bucket]) {
-            best[bucket] = shownSum + hiddenSum;
-            bestAt[bucket] = {shownSum, time};
+            std::min(buckets - 1, size_t((time - fromUs) / span * double(buckets)));
+        if (shown + hidden > best[bucket]) {
+            best[bucket] = shown + hidden;
+            bestAt[bucket] = {shown, time};
         }
     }
     for (size_t b = 0; b < buckets; ++b) {
@@ -369,11 +397,9 @@ AllocationLayout MemoryIndex::layout(int64_t floorBytes, size_t maxBands, size_t
             out.totalBytes.push_back(best[b]);
         }
     }
-    out.vertices.reserve(vertexCount);
-    for (auto& v : vertices) {
-        out.firstVertex.push_back(out.vertices.size());
-        out.vertices.insert(out.vertices.end(), v.begin(), v.end());
-    }
+    out.keysUs.push_back(toUs);  // carried to the right edge
+    out.shownBytes.push_back(out.shownBytes.back());
+    out.totalBytes.push_back(out.totalBytes.back());
     return out;
 }
 

@@ -22,17 +22,21 @@ struct BandVertex {
 };
 
 // The per-allocation chart: which allocations get a band (at least the
-// floor, and no more than a cap: the floor rises until they fit), each
-// band's vertices, and the rest summed into one band on top of them,
-// decimated per time bucket (the bucket's highest total kept).
+// floor, and no more than a cap: the floor rises until they fit) and each
+// band's vertices.
 struct AllocationLayout {
     int64_t floorBytes = 0;  // what was asked for, raised to fit the cap
     std::vector<uint32_t> shown;
     std::vector<size_t> firstVertex;  // per shown band, into vertices
     std::vector<BandVertex> vertices;
     size_t hiddenCount = 0;
-    std::vector<double> keysUs;       // the summed band, decimated
-    std::vector<int64_t> shownBytes;  // its bottom: bytes in bands
+};
+
+// The band of allocations under the floor, summed on top of the drawn ones,
+// decimated for a time range (per bucket the sample with the highest total).
+struct SmallerBand {
+    std::vector<double> keysUs;
+    std::vector<int64_t> shownBytes;  // its bottom: bytes in drawn bands
     std::vector<int64_t> totalBytes;  // its top: every allocation alive
 };
 
@@ -78,8 +82,8 @@ public:
     // Allocations alive at some time within [fromUs, toUs].
     std::vector<uint32_t> aliveBetween(double fromUs, double toUs) const;
 
-    AllocationLayout layout(int64_t floorBytes, size_t maxBands, size_t maxVertices,
-                            size_t maxPoints) const;
+    AllocationLayout layout(int64_t floorBytes, size_t maxBands, size_t maxVertices) const;
+    SmallerBand smallerBand(double fromUs, double toUs, int64_t floorBytes, size_t maxPoints) const;
 
 private:
     size_t position(double timeUs) const;  // events at or before the time

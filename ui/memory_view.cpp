@@ -65,7 +65,7 @@ QColor moduleColor(size_t index) {
     return colors[index % std::size(colors)];
 }
 
-const QColor kSmallerColour(190, 190, 190);
+const QColor kSmallerColour(214, 214, 214);
 const QColor kOtherModules(120, 144, 156);
 constexpr size_t kModuleColours = 11;  // the rest share one colour
 const QColor kSelectionColour(220, 0, 160);
@@ -171,16 +171,10 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
         setColouring(index == 0 ? Colouring::ByCategory : Colouring::ByModule);
     });
     connect(detail_, &QSlider::valueChanged, this, [this](int value) {
-        int64_t largest = 1;
-        if (index_) {
-            for (const MemoryAllocation& a : index_->allocations()) {
-                largest = std::max(largest, a.bytes);
-            }
-        }
         // Log scale from 1 byte to the largest allocation.
         setSizeFloor(value == 0 ? 0
-                                : int64_t(std::llround(
-                                      std::pow(double(largest), double(value) / kDetailSteps))));
+                                : int64_t(std::llround(std::pow(double(largestAllocation()),
+                                                                double(value) / kDetailSteps))));
     });
     connect(sitesTable_, &QTableView::clicked, this,
             [this](const QModelIndex& index) { selectSite(index.row()); });
@@ -409,7 +403,7 @@ QColor MemoryView::bandColour(size_t allocation) const {
 
 void MemoryView::drawAllocations() {
     if (!layoutValid_) {
-        layout_ = index_->layout(requestedFloor_, kMaxBands, kMaxVertices, kMaxPoints);
+        layout_ = index_->layout(requestedFloor_, kMaxBands, kMaxVertices);
         layoutValid_ = true;
     }
     // Kinds of module ranked by the bytes of their bands: the largest get
@@ -441,24 +435,34 @@ void MemoryView::drawAllocations() {
     smallerBottom_ = plot_->addGraph();
     smallerTop_ = plot_->addGraph();
     smallerBottom_->removeFromLegend();
+    smallerBottom_->setName(tr("smaller allocations, bottom"));
     smallerTop_->setName(tr("smaller allocations"));
-    QVector<double> keys;
-    QVector<double> bottom;
-    QVector<double> top;
-    for (size_t i = 0; i < layout_.keysUs.size(); ++i) {
-        keys << layout_.keysUs[i] / 1e3;
-        bottom << double(layout_.shownBytes[i]) / kMiB;
-        top << double(layout_.totalBytes[i]) / kMiB;
-    }
     for (QCPGraph* graph : {smallerBottom_, smallerTop_}) {
         graph->setLineStyle(QCPGraph::lsStepLeft);
         graph->setPen(QPen(kSmallerColour.darker(130)));
     }
     smallerBottom_->setPen(Qt::NoPen);
-    smallerBottom_->setData(keys, bottom, true);
-    smallerTop_->setData(keys, top, true);
     smallerTop_->setBrush(kSmallerColour);
     smallerTop_->setChannelFillGraph(smallerBottom_);
+    const QCPRange x = plot_->xAxis->range();
+    sampleSmaller(x.lower * 1e3, x.upper * 1e3);
+}
+
+void MemoryView::sampleSmaller(double fromUs, double toUs) {
+    if (!smallerTop_ || !index_) {
+        return;
+    }
+    const SmallerBand band = index_->smallerBand(fromUs, toUs, layout_.floorBytes, kMaxPoints);
+    QVector<double> keys;
+    QVector<double> bottom;
+    QVector<double> top;
+    for (size_t i = 0; i < band.keysUs.size(); ++i) {
+        keys << band.keysUs[i] / 1e3;
+        bottom << double(band.shownBytes[i]) / kMiB;
+        top << double(band.totalBytes[i]) / kMiB;
+    }
+    smallerBottom_->setData(keys, bottom, true);
+    smallerTop_->setData(keys, top, true);
 }
 
 void MemoryView::redraw() {
@@ -542,8 +546,26 @@ void MemoryView::setColouring(Colouring colouring) {
     redraw();
 }
 
+int64_t MemoryView::largestAllocation() const {
+    int64_t largest = 2;
+    if (index_) {
+        for (const MemoryAllocation& a : index_->allocations()) {
+            largest = std::max(largest, a.bytes);
+        }
+    }
+    return largest;
+}
+
 void MemoryView::setSizeFloor(int64_t bytes) {
     requestedFloor_ = std::max<int64_t>(0, bytes);
+    {
+        const QSignalBlocker block(detail_);  // the slider shows the floor asked for
+        detail_->setValue(
+            requestedFloor_ <= 1
+                ? 0
+                : int(std::lround(std::log(double(requestedFloor_)) /
+                                  std::log(double(largestAllocation())) * kDetailSteps)));
+    }
     layoutValid_ = false;
     hovered_ = -1;
     highlight_->clearBands();
@@ -647,9 +669,11 @@ void MemoryView::keepRangeInRun(const QCPRange& range, const QCPRange& old) {
         plot_->xAxis->setRange(kept);
         clamping_ = false;
     }
+    const QCPRange x = plot_->xAxis->range();
     if (mode_ == Mode::Categories) {
-        const QCPRange x = plot_->xAxis->range();
         sampleCategories(x.lower * 1e3, x.upper * 1e3);
+    } else {
+        sampleSmaller(x.lower * 1e3, x.upper * 1e3);
     }
     fitValueAxis();
     placePeakMarker();

@@ -103,6 +103,7 @@ protected:
 private:
     void drawCategories();
     void sampleCategories(double fromUs, double toUs);
+    void sampleSmaller(double fromUs, double toUs);
     void drawAllocations();
     void redraw();
     void fillSitesTable();
@@ -115,6 +116,7 @@ private:
     QColor bandColour(size_t allocation) const;
     StackOrder order() const;
     int64_t floorInUse() const;
+    int64_t largestAllocation() const;
 
     int shownId_ = -2;
     size_t shownEvents_ = 0;
