@@ -138,6 +138,7 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     sitesTable_ = readOnlyTable(sites_);
     sitesTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
     sitesTable_->setSelectionMode(QAbstractItemView::SingleSelection);
+    sitesTable_->setWordWrap(false);
     auto* tables = new QSplitter(Qt::Horizontal);
     tables->addWidget(sitesTable_);
     tables->addWidget(readOnlyTable(estimate_));
@@ -792,6 +793,12 @@ void MemoryView::fillSitesTable() {
                            bytesItem(site.totalBytes), numberItem(qlonglong(site.sizes)),
                            new QStandardItem(QString::number(site.meanLifetimeUs / 1e3, 'f', 3))});
         siteMembers_.push_back(site.allocations);
+    }
+    // Module paths and ops readable without a drag, but none wider than a third.
+    sitesTable_->resizeColumnsToContents();
+    for (int column = 0; column < sites_->columnCount(); ++column) {
+        sitesTable_->setColumnWidth(
+            column, std::min(sitesTable_->columnWidth(column), std::max(120, width() / 3)));
     }
 }
 
