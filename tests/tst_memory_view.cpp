@@ -7,9 +7,11 @@
 #include <qcustomplot.h>
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMouseEvent>
 #include <QProcess>
 #include <QStandardItemModel>
 #include <QTableView>
@@ -259,6 +261,14 @@ private Q_SLOTS:
         QCOMPARE(view.hovered(), d);
         view.hoverAt(QPointF(pixel.x(), view.plot()->yAxis->coordToPixel(50 / kMiB)));
         QCOMPARE(view.hovered()->address, uint64_t(1));  // A, the parameter, at the bottom
+        // A real mouse move over the chart goes the same way.
+        QMouseEvent move(QEvent::MouseMove, pixel, view.plot()->mapToGlobal(pixel), Qt::NoButton,
+                         Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(view.plot(), &move);
+        QCOMPARE(view.hovered(), d);
+        QEvent leave(QEvent::Leave);
+        QApplication::sendEvent(view.plot(), &leave);
+        QVERIFY(!view.hovered());
     }
 
     void fitAndZoomStayWithinTheRun() {
