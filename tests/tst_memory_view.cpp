@@ -439,6 +439,19 @@ private Q_SLOTS:
         } catch (const RunFileError& error) {
             QVERIFY2(QString(error.what()).contains("memory.op"), error.what());
         }
+        // A category that only fits a byte after wrapping is refused, not read as 1.
+        QJsonObject wrapped = memory;
+        wrapped.remove("op");
+        QJsonArray categories = wrapped["category"].toArray();
+        categories[0] = 257;
+        wrapped["category"] = categories;
+        root["memory"] = wrapped;
+        try {
+            runResultFromJson(QJsonDocument(root).toJson().toStdString());
+            QFAIL("category 257 was accepted");
+        } catch (const RunFileError& error) {
+            QVERIFY2(QString(error.what()).contains("memory.category: 257"), error.what());
+        }
         // And a wrong length in an older column too, on the fast path.
         memory.remove("op");
         memory["time_us"] = shorter;

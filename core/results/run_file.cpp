@@ -1,6 +1,7 @@
 #include "results/run_file.h"
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #ifdef STEPSCOPE_HAVE_SIMDJSON
 #include <simdjson.h>
@@ -307,12 +308,23 @@ std::vector<T> readColumn(const FieldReader& reader, const std::string& key, siz
         if (!value.is_number()) {
             throw RunFileError(reader.where(key) + ": expected numbers only");
         }
-        const T number = value.get<T>();
-        if (limit >= 0 && (int64_t(number) < -1 || int64_t(number) >= limit)) {
-            throw RunFileError(reader.where(key) + ": " + std::to_string(int64_t(number)) +
-                               " is out of range 0.." + std::to_string(limit - 1));
+        if constexpr (std::is_floating_point_v<T> || sizeof(T) == 8) {
+            values.push_back(value.get<T>());
+        } else {
+            // Checked before narrowing: 257 must not pass as category 1.
+            const auto wide = value.get<int64_t>();
+            const int64_t lowest = std::is_unsigned_v<T> ? 0 : -1;
+            if (limit >= 0 && (wide < lowest || wide >= limit)) {
+                throw RunFileError(reader.where(key) + ": " + std::to_string(wide) +
+                                   " is out of range 0.." + std::to_string(limit - 1));
+            }
+            if (wide < int64_t(std::numeric_limits<T>::min()) ||
+                wide > int64_t(std::numeric_limits<T>::max())) {
+                throw RunFileError(reader.where(key) + ": " + std::to_string(wide) +
+                                   " is out of range");
+            }
+            values.push_back(T(wide));
         }
-        values.push_back(number);
     }
     return values;
 }
@@ -385,10 +397,14 @@ void readColumn(ondemand::value value, int64_t limit, std::vector<T>& out) {
         } else if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
             number = T(check(element.get_uint64()));
         } else {
-            number = T(check(element.get_int64()));
-        }
-        if (limit >= 0 && (int64_t(number) < -1 || int64_t(number) >= limit)) {
-            throw Failed{};
+            const int64_t wide = check(element.get_int64());
+            const int64_t lowest = std::is_unsigned_v<T> ? 0 : -1;
+            if ((limit >= 0 && (wide < lowest || wide >= limit)) ||
+                wide < int64_t(std::numeric_limits<T>::min()) ||
+                wide > int64_t(std::numeric_limits<T>::max())) {
+                throw Failed{};  // the careful path says which value
+            }
+            number = T(wide);
         }
         out.push_back(number);
     }
