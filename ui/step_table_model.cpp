@@ -6,8 +6,8 @@ namespace {
 enum Column { Index, Kind, Total, Forward, Backward, Optimizer, Loss, ColumnCount };
 }
 
-void StepTableModel::setSteps(const std::vector<StepRecord>& steps) {
-    if (steps.size() >= steps_.size() && !steps_.empty() &&
+void StepTableModel::setSteps(int documentId, const std::vector<StepRecord>& steps) {
+    if (documentId == documentId_ && steps.size() >= steps_.size() && !steps_.empty() &&
         std::equal(steps_.begin(), steps_.end(), steps.begin(),
                    [](const StepRecord& a, const StepRecord& b) { return a.index == b.index; })) {
         // A live run grew: append only the new rows.
@@ -19,6 +19,7 @@ void StepTableModel::setSteps(const std::vector<StepRecord>& steps) {
         return;
     }
     beginResetModel();
+    documentId_ = documentId;
     steps_ = steps;
     endResetModel();
 }

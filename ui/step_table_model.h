@@ -15,7 +15,10 @@ class StepTableModel final : public QAbstractTableModel {
 
 public:
     using QAbstractTableModel::QAbstractTableModel;
-    void setSteps(const std::vector<StepRecord>& steps);
+    // The steps of run `documentId`. Only the same run, grown by a live run's
+    // new steps, appends rows; any other run replaces them all.
+    void setSteps(int documentId, const std::vector<StepRecord>& steps);
+    int documentId() const { return documentId_; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -23,6 +26,7 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
 
 private:
+    int documentId_ = -1;
     std::vector<StepRecord> steps_;
 };
 

@@ -80,7 +80,7 @@ int StepTimingView::plottedSteps() const {
 void StepTimingView::showRun(const RunDocument* document) {
     clearPlot();
     if (!document) {
-        steps_->setSteps({});
+        steps_->setSteps(-1, {});
         summary_->clearContents();
         throughput_->clear();
         setNoData(plot_, tr("No run selected"));
@@ -88,7 +88,7 @@ void StepTimingView::showRun(const RunDocument* document) {
         return;
     }
     const RunResult& run = document->result;
-    steps_->setSteps(run.steps);
+    steps_->setSteps(document->id, run.steps);
     // Nothing to rescale to: fixed axes and a note, not a range that grows
     // with every refresh of a run that has no steps yet.
     setNoData(plot_, run.steps.empty() ? tr("No steps measured yet") : QString());
