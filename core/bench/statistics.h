@@ -18,4 +18,11 @@ struct Stats {
 
 Stats summarize(std::vector<double> values);
 
+// Whether two series of step times differ by more than their noise: the
+// two-sided p-value of the Mann–Whitney U test. Rank-based, so one outlier
+// step does not decide it. Exact for up to 30 values a side without ties,
+// the normal approximation with tie and continuity corrections otherwise;
+// 1 when either side is empty.
+double mannWhitneyPValue(const std::vector<double>& a, const std::vector<double>& b);
+
 }  // namespace stepscope
