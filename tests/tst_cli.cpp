@@ -223,7 +223,9 @@ private Q_SLOTS:
         // 2.7B train-step at batch 64 on CPU needs far more than any test machine has.
         const CliResult r = runCli({"run", "--model", "2.7B", "--ctx", "1024", "--batch", "64"});
         QCOMPARE(r.exitCode, 3);
-        QVERIFY2(r.err.contains("refused") && r.err.contains("is available"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("refused") && r.err.contains("is available") &&
+                     r.err.contains("pass --force"),
+                 qPrintable(r.err));
     }
 
     void evalPrintsReferenceLoss() {

@@ -178,6 +178,8 @@ int commandRun(const ConfigFlags& flags, const std::string& outFile, bool json) 
         std::cout << (json ? runResultToJson(result) : formatRunReport(result));
         if (result.status != RunStatus::Ok) {
             std::cerr << "stepscope-cli: run " << toString(result.status) << ": " << result.message
+                      << (result.status == RunStatus::Refused ? "; or pass --force to run anyway"
+                                                              : "")
                       << "\n";
         }
         return exitCodeFor(result);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 namespace stepscope {
 
@@ -52,6 +53,52 @@ MemoryEstimate estimateMemory(const RunConfig& config) {
                                         : perLayer + head;
     estimate.activations = elements * actBytes;
     return estimate;
+}
+
+namespace {
+
+// The largest value in [1, high] for which `fits` holds, given that it holds
+// for 1 and that the estimate grows with the value; 0 when it fails at 1.
+int64_t largestFitting(int64_t high, const std::function<bool(int64_t)>& fits) {
+    if (!fits(1)) {
+        return 0;
+    }
+    int64_t low = 1;
+    while (low < high) {
+        const int64_t middle = low + (high - low + 1) / 2;
+        if (fits(middle)) {
+            low = middle;
+        } else {
+            high = middle - 1;
+        }
+    }
+    return low;
+}
+
+}  // namespace
+
+std::optional<RunConfig> shrinkToFit(const RunConfig& config, int64_t available) {
+    auto fits = [&](RunConfig candidate) { return estimateMemory(candidate).total() <= available; };
+    RunConfig shrunk = config;
+    shrunk.batchSize = largestFitting(std::max<int64_t>(1, config.batchSize), [&](int64_t batch) {
+        RunConfig candidate = config;
+        candidate.batchSize = batch;
+        return fits(candidate);
+    });
+    if (shrunk.batchSize > 0) {
+        return shrunk;
+    }
+    shrunk.batchSize = 1;
+    shrunk.contextLength =
+        largestFitting(std::max<int64_t>(1, config.contextLength), [&](int64_t context) {
+            RunConfig candidate = shrunk;
+            candidate.contextLength = context;
+            return fits(candidate);
+        });
+    if (shrunk.contextLength > 0) {
+        return shrunk;
+    }
+    return std::nullopt;
 }
 
 std::optional<double> devicePeakFlopsPerSecond(const std::string& deviceName, Precision precision,

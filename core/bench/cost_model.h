@@ -27,6 +27,12 @@ struct MemoryEstimate {
 };
 MemoryEstimate estimateMemory(const RunConfig& config);
 
+// The config with the largest batch, and failing that the longest context at
+// batch 1, not above its own whose estimate fits in `available` bytes;
+// nullopt when even batch 1 at context 1 does not fit (the parameters,
+// gradients and optimizer state alone are too large).
+std::optional<RunConfig> shrinkToFit(const RunConfig& config, int64_t available);
+
 // Dense tensor-core (or fp32) peak of known GPUs, for MFU; nullopt where the
 // device or precision is not in the table (CPUs among them).
 std::optional<double> devicePeakFlopsPerSecond(const std::string& deviceName, Precision precision,

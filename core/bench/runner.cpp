@@ -235,7 +235,7 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
                           "the run needs about " + formatBytes(static_cast<double>(needed)) +
                               " (parameters, gradients, optimizer state, activations) but only " +
                               formatBytes(static_cast<double>(available)) +
-                              " is available; shrink the run or pass --force");
+                              " is available; shrink the batch, the context or the model");
         }
     }
 
