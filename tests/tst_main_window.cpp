@@ -5,6 +5,7 @@
 #include <qcustomplot.h>
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QComboBox>
 #include <QImage>
 #include <QLineEdit>
@@ -35,6 +36,7 @@
 #include "precision_page.h"
 #include "results/breakdown.h"
 #include "results/run_file.h"
+#include "run_label.h"
 #include "step_table_model.h"
 #include "step_timing_view.h"
 #include "sweep_page.h"
@@ -71,6 +73,74 @@ int csvDataRows(const QString& path) {
         return -1;
     }
     return int(file.readAll().trimmed().split('\n').size()) - 1;
+}
+
+// Clicks the button labelled `text` in the message box the app is about to
+// show modally, after keeping its text in `shown`.
+void answerNextMessageBox(const QString& text, QString* shown) {
+    QTimer::singleShot(0, [text, shown] {
+        auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+        QVERIFY(box);
+        *shown = box->text();
+        for (QAbstractButton* button : box->buttons()) {
+            if (button->text() == text) {
+                button->click();
+                return;
+            }
+        }
+        box->reject();  // no such button: the test's QVERIFY on `shown` says why
+    });
+}
+
+// A finished run made by hand: one warm-up step, then measured totals.
+RunDocument handMadeRun(int id, const std::vector<double>& totals) {
+    RunDocument document;
+    document.id = id;
+    document.result.config = quickConfig(1, int(totals.size()));
+    StepRecord warmup;
+    warmup.index = 0;
+    warmup.warmup = true;
+    warmup.totalMs = 999;
+    document.result.steps.push_back(warmup);
+    for (size_t i = 0; i < totals.size(); ++i) {
+        StepRecord step;
+        step.index = int(i) + 1;
+        step.totalMs = totals[i];
+        document.result.steps.push_back(step);
+    }
+    document.result.summary =
+        summarizeSteps(document.result.steps, document.result.config, std::nullopt);
+    document.title = QString("#%1").arg(id);
+    return document;
+}
+
+// Every view and export of the selected run shows `expected` (from its file).
+void checkShowsRun(MainWindow& window, const RunResult& expected, const QString& which) {
+    const QByteArray where = which.toUtf8();
+    QAbstractItemModel* steps = window.stepTimingView()->exportTargets()[2].table;
+    QVERIFY2(steps->rowCount() == int(expected.steps.size()), where);
+    for (int row = 0; row < steps->rowCount(); ++row) {
+        const StepRecord& step = expected.steps[size_t(row)];
+        QVERIFY2(steps->index(row, 0).data().toInt() == step.index, where);
+        QVERIFY2(steps->index(row, 2).data().toString() == QString::number(step.totalMs, 'f', 3),
+                 where);
+    }
+    const QStringList csv = exporter::tableToCsv(steps).trimmed().split('\n');
+    QVERIFY2(csv.size() == int(expected.steps.size()) + 1, where);
+    QVERIFY2(csv[1].startsWith(QString("%1,").arg(expected.steps[0].index)), where);
+    QVERIFY2(window.stepTimingView()->summaryTable()->item(0, 0)->text() ==
+                 formatMs(expected.summary.total.mean),
+             where);
+    QVERIFY2(window.stepTimingView()->plottedSteps() == int(expected.steps.size()), where);
+    const RunConfig shown = window.configPanel()->config();
+    QVERIFY2(window.configPanel()->isReadOnly(), where);
+    QVERIFY2(shown.contextLength == expected.config.contextLength &&
+                 shown.warmupSteps == expected.config.warmupSteps &&
+                 shown.measuredSteps == expected.config.measuredSteps &&
+                 shown.attention == expected.config.attention &&
+                 shown.precision == expected.config.precision &&
+                 shown.model.name == expected.config.model.name,
+             where);
 }
 
 }  // namespace
@@ -194,12 +264,17 @@ private Q_SLOTS:
         QVERIFY(window.openRunFile(first));
         QVERIFY(window.openRunFile(second));
         window.setCompared({window.documents()[0].id, window.documents()[1].id});
+        const double median1 = readRunFile(first.toStdString()).summary.total.median;
+        const double median2 = readRunFile(second.toStdString()).summary.total.median;
         QTableWidget* table = window.compareView()->table();
-        QCOMPARE(table->columnCount(), 3);  // two means and one ratio
-        QCOMPARE(table->item(0, 0)->text(), formatMs(mean1));
-        QCOMPARE(table->item(0, 1)->text(), formatMs(mean2));
-        QCOMPARE(table->item(0, 2)->data(Qt::UserRole).toDouble(), mean1 / mean2);
-        QVERIFY(table->item(2, 2)->text() == "–");  // forward mode has no backward
+        // One row per phase and run: total #1, total #2, forward #1, …
+        QCOMPARE(table->rowCount(), 8);
+        QCOMPARE(table->item(0, CompareView::Mean)->text(), formatMs(mean1));
+        QCOMPARE(table->item(1, CompareView::Mean)->text(), formatMs(mean2));
+        QCOMPARE(table->item(1, CompareView::Ratio)->data(Qt::UserRole).toDouble(),
+                 median1 / median2);
+        QCOMPARE(table->item(5, CompareView::Phase)->text(), QString("backward"));
+        QVERIFY(table->item(5, CompareView::Median)->text() == "–");  // forward mode: no backward
     }
 
     void exportsReReadAsExpected() {
@@ -514,6 +589,302 @@ private Q_SLOTS:
         }
     }
 
+    void everyViewFollowsTheSelectedRun() {
+        const QString a = dir_.filePath("follow-a.json");
+        const QString b = dir_.filePath("follow-b.json");
+        QCOMPARE(cliRun(a), QString());
+        QCOMPARE(cliRun(b, {"--attention", "sdpa", "--seed", "3"}), QString());
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(a));
+        QVERIFY(window.openRunFile(b));
+        const int idA = window.documents()[0].id, idB = window.documents()[1].id;
+
+        // A live run, selected away from and back to while it streams.
+        RunConfig config = quickConfig(0, 400, 256);
+        config.model = *findPreset("tiny");
+        config.model.vocabSize = 97;
+        window.configPanel()->setConfig(config);
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        const int live = window.currentDocument()->id;
+        QTRY_VERIFY_WITH_TIMEOUT(window.currentDocument()->result.steps.size() >= 2, 60000);
+        window.selectDocument(idA);
+        checkShowsRun(window, readRunFile(a.toStdString()), "file a, beside a live run");
+        window.selectDocument(live);
+        {
+            const RunResult& growing = window.currentDocument()->result;
+            QAbstractItemModel* steps = window.stepTimingView()->exportTargets()[2].table;
+            QCOMPARE(steps->rowCount(), int(growing.steps.size()));
+            QCOMPARE(steps->index(0, 2).data().toString(),
+                     QString::number(growing.steps[0].totalMs, 'f', 3));
+            QVERIFY(window.configPanel()->isReadOnly());
+            QCOMPARE(window.configPanel()->config().contextLength, int64_t(256));
+        }
+        window.stopRun();
+        QVERIFY(finished.wait(60000));
+        const QString c = dir_.filePath("follow-live.json");
+        QVERIFY(window.saveDocument(live, c));
+
+        const QList<int> ids = {idA, idB, live};
+        const std::vector<RunResult> files = {readRunFile(a.toStdString()),
+                                              readRunFile(b.toStdString()),
+                                              readRunFile(c.toStdString())};
+        std::vector<int> order = {0, 1, 2};
+        do {
+            for (int i : order) {
+                window.selectDocument(ids[i]);
+                checkShowsRun(window, files[size_t(i)], QString("run %1").arg(i));
+            }
+        } while (std::next_permutation(order.begin(), order.end()));
+    }
+
+    void selectedRunConfigIsReadOnlyAndRunsAgain() {
+        const QString fp32 = dir_.filePath("again-fp32.json");
+        const QString bf16 = dir_.filePath("again-bf16.json");
+        QCOMPARE(cliRun(fp32), QString());
+        QCOMPARE(cliRun(bf16, {"--precision", "bf16"}), QString());
+        MainWindow window;
+        window.show();
+        QVERIFY(!window.configPanel()->isReadOnly());  // nothing selected: it edits
+        window.configPanel()->setConfig(quickConfig(0, 1));
+        QVERIFY(window.openRunFile(fp32));
+        QVERIFY(window.openRunFile(bf16));
+        window.selectDocument(window.documents()[0].id);
+        QCOMPARE(toString(window.configPanel()->config().precision), std::string("fp32"));
+        QVERIFY(window.configPanel()->isReadOnly());
+        QVERIFY(!window.configPanel()->presetBox()->isEnabledTo(window.configPanel()));
+        window.selectDocument(window.documents()[1].id);
+        QCOMPARE(toString(window.configPanel()->config().precision), std::string("bf16"));
+
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        window.configPanel()->runAgainButton()->click();
+        QVERIFY(finished.wait(120000));
+        const auto again = finished.at(0).at(0).value<RunResult>();
+        QCOMPARE(runConfigToJson(again.config),
+                 runConfigToJson(readRunFile(bf16.toStdString()).config));
+        QCOMPARE(int(window.documents().size()), 3);
+
+        window.configPanel()->editCopyButton()->click();
+        QVERIFY(!window.configPanel()->isReadOnly());
+        QVERIFY(window.configPanel()->presetBox()->isEnabledTo(window.configPanel()));
+        QCOMPARE(toString(window.configPanel()->config().precision),
+                 std::string("bf16"));  // a copy of it
+    }
+
+    void runLabelsSayWhatDiffers() {
+        const QString naive = dir_.filePath("label-naive.json");
+        const QString sdpa = dir_.filePath("label-sdpa.json");
+        QCOMPARE(cliRun(naive, {"--attention", "naive"}), QString());
+        QCOMPARE(cliRun(sdpa, {"--attention", "sdpa"}), QString());
+        MainWindow window;
+        window.resize(1280, 800);
+        window.show();
+        QVERIFY(window.openRunFile(naive));
+        QVERIFY(window.openRunFile(sdpa));
+        const auto& docs = window.documents();
+        QVERIFY(docs[0].title.contains("attention naive"));
+        QVERIFY(docs[1].title.contains("attention sdpa"));
+        QVERIFY(docs[0].title.contains("nano · ctx 16"));
+        window.setCompared({docs[0].id, docs[1].id});
+        QTableWidget* table = window.compareView()->table();
+        const QString first = QString("#%1 attention naive").arg(docs[0].id);
+        const QString second = QString("#%1 attention sdpa").arg(docs[1].id);
+        QCOMPARE(table->item(0, CompareView::Run)->text(), first);
+        QCOMPARE(table->item(1, CompareView::Run)->text(), second);
+        QCustomPlot* plot = window.compareView()->exportTargets()[0].plot;
+        QCOMPARE(plot->graph(0)->name(), first);
+        QCOMPARE(plot->graph(1)->name(), second);
+        QVERIFY(window.selectTab("Compare"));
+        const QString title = window.chartTitle(window.compareView()->exportTargets()[0]);
+        QVERIFY2(title.contains(first + " vs " + second), qPrintable(title));
+        QVERIFY2(title.contains("nano") && title.contains("ctx 16") && !title.contains("sdpa ·"),
+                 qPrintable(title));
+
+        // Only what differs, field by field, among three configs.
+        RunConfig base = quickConfig(1, 3);
+        RunConfig bigger = base;
+        bigger.batchSize = 8;
+        RunConfig half = base;
+        half.precision = Precision::Bf16;
+        QCOMPARE(differingFields({base, bigger, half}),
+                 QStringList({"batch 2 · fp32", "batch 8 · fp32", "batch 2 · bf16"}));
+        QCOMPARE(differingFields({base, base}), QStringList({"", ""}));
+        QVERIFY(configSummary(base).contains("attention naive"));
+    }
+
+    void compareShowsSpreadAndANoiseVerdict() {
+        // A single outlier step (30 ms) among ~10 ms ones, a run within the
+        // noise of it and one clearly faster.
+        const RunDocument noisy = handMadeRun(1, {10, 10.2, 9.8, 10.1, 30});
+        const RunDocument near = handMadeRun(2, {10.05, 9.9, 10.15, 10, 9.95});
+        const RunDocument fast = handMadeRun(3, {5, 5.1, 4.9, 5.05, 5.02});
+        CompareView view;
+        view.resize(1000, 700);
+        view.show();
+        view.showRuns({&noisy, &near, &fast}, {"#1 naive", "#2 sdpa", "#3 tiled"});
+        QTableWidget* table = view.table();
+        QCOMPARE(table->rowCount(), 12);  // 4 phases × 3 runs
+        auto exact = [&](int row, int column) {
+            return table->item(row, column)->data(Qt::UserRole).toDouble();
+        };
+        // Warm-up excluded; medians and spread by hand.
+        QCOMPARE(exact(0, CompareView::Median), 10.1);
+        QCOMPARE(exact(0, CompareView::Mean), 14.02);
+        double squares = 0;
+        for (double v : {10.0, 10.2, 9.8, 10.1, 30.0}) {
+            squares += (v - 14.02) * (v - 14.02);
+        }
+        QVERIFY(qFuzzyCompare(exact(0, CompareView::Std), std::sqrt(squares / 4)));
+        QVERIFY(qFuzzyCompare(exact(0, CompareView::Cv), std::sqrt(squares / 4) / 14.02));
+        QVERIFY(qFuzzyCompare(exact(1, CompareView::Ratio), 10.1 / 10.0));
+        QCOMPARE(table->item(1, CompareView::Verdict)->text(), QString("within noise"));
+        QVERIFY(qFuzzyCompare(exact(2, CompareView::Ratio), 10.1 / 5.02));
+        QCOMPARE(table->item(2, CompareView::Verdict)->text(), QString("faster"));
+        // Every fast step below every noisy one: exact p = 2 / C(10, 5).
+        QVERIFY(qFuzzyCompare(exact(2, CompareView::Verdict), 2.0 / 252));
+        QVERIFY(table->item(2, CompareView::Verdict)->toolTip().contains("Mann–Whitney"));
+        // Phases the runs lack read "–", not zero.
+        QCOMPARE(table->item(4, CompareView::Median)->text(), QString("–"));
+        // Three runs fit: no column leaves the table's width.
+        QCoreApplication::processEvents();
+        QVERIFY2(table->horizontalHeader()->length() <= table->viewport()->width(),
+                 qPrintable(QString("%1 > %2")
+                                .arg(table->horizontalHeader()->length())
+                                .arg(table->viewport()->width())));
+    }
+
+    void noiseTestIsExactForSmallSamples() {
+        // Fully separated 3 vs 3 cannot reach 5%: p = 2 / C(6, 3) = 0.1.
+        QVERIFY(qFuzzyCompare(mannWhitneyPValue({1, 2, 3}, {4, 5, 6}), 0.1));
+        // Identical series: no evidence at all.
+        QCOMPARE(mannWhitneyPValue({1, 2, 3, 4}, {1, 2, 3, 4}), 1.0);
+        // One overlap among 4 vs 4: U = 1, p = 2 · (1 + 1) / C(8, 4) = 4/70.
+        QVERIFY(qFuzzyCompare(mannWhitneyPValue({1, 2, 3, 5}, {4, 6, 7, 8}), 4.0 / 70));
+        QCOMPARE(mannWhitneyPValue({}, {1, 2}), 1.0);
+    }
+
+    void shrinkToFitPicksAConfigThatFits() {
+        MainWindow window;
+        window.show();
+        RunConfig config = quickConfig(0, 2);
+        config.batchSize = 64;
+        RunConfig five = config;
+        five.batchSize = 5;
+        const int64_t available = estimateMemory(five).total() + 1;
+        window.setAvailableMemory(available);
+        window.configPanel()->setConfig(config);
+        QString shown;
+        answerNextMessageBox("Shrink to fit", &shown);
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY2(window.startRun(), qPrintable(shown));
+        QVERIFY(shown.contains("batch 64 → 5"));
+        const RunConfig started = window.currentDocument()->result.config;
+        QCOMPARE(started.batchSize, int64_t(5));
+        QVERIFY(estimateMemory(started).total() <= available);
+        RunConfig six = config;
+        six.batchSize = 6;
+        QVERIFY(estimateMemory(six).total() > available);  // 5 is the largest that fits
+        QVERIFY(window.bannerText().contains("batch 64 → 5"));
+        QVERIFY(finished.wait(120000));
+        QCOMPARE(toString(finished.at(0).at(0).value<RunResult>().status), std::string("ok"));
+
+        // Nothing fits: the values stay, nothing starts, no talk of --force.
+        window.configPanel()->editCopy();
+        window.configPanel()->setConfig(config);
+        window.setAvailableMemory(1000);
+        answerNextMessageBox("Cancel", &shown);
+        QVERIFY(!window.startRun());
+        QVERIFY2(shown.contains("No batch or context fits"), qPrintable(shown));
+        QVERIFY(!shown.contains("--force"));
+        QCOMPARE(window.configPanel()->config().batchSize, int64_t(64));
+        QCOMPARE(int(window.documents().size()), 1);
+    }
+
+    void bannersDescribeThePresent() {
+        MainWindow window;
+        window.show();
+        RunConfig bad = quickConfig(0, 1);
+        bad.contextLength = 0;
+        window.configPanel()->setConfig(bad);
+        QVERIFY(!window.startRun());
+        QVERIFY(window.bannerText().contains("errors"));
+        window.configPanel()->presetBox()->setCurrentText("tiny");
+        window.configPanel()->setConfig(quickConfig(0, 1));  // valid again
+        QCOMPARE(window.bannerText(), QString());
+
+        // A cancelled run's banner belongs to that run.
+        const QString other = dir_.filePath("banner-other.json");
+        QCOMPARE(cliRun(other), QString());
+        RunConfig slow = quickConfig(0, 400, 256);
+        slow.model = *findPreset("tiny");
+        slow.model.vocabSize = 97;
+        window.configPanel()->setConfig(slow);
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        const int cancelled = window.currentDocument()->id;
+        QTRY_VERIFY_WITH_TIMEOUT(window.currentDocument()->result.steps.size() >= 1, 60000);
+        window.stopRun();
+        QVERIFY(finished.wait(60000));
+        QVERIFY(window.bannerText().contains("cancelled"));
+        QVERIFY(window.progressText().contains(QString("#%1").arg(cancelled)));
+        QVERIFY(window.openRunFile(other));
+        QCOMPARE(window.bannerText(), QString());
+    }
+
+    void openingANonRunFileSaysSo() {
+        MainWindow window;
+        window.show();
+        const QString png = dir_.filePath("picture.png");
+        QImage image(8, 8, QImage::Format_RGB32);
+        image.fill(Qt::red);
+        QVERIFY(image.save(png));
+        QVERIFY(!window.openRunFile(png));
+        QVERIFY(window.lastErrorDialog());
+        QVERIFY2(window.lastErrorDialog()->text().contains("not a StepScope run file"),
+                 qPrintable(window.lastErrorDialog()->text()));
+        const QString json = dir_.filePath("other.json");
+        QFile file(json);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("{\"name\": \"another tool\"}");
+        file.close();
+        QVERIFY(!window.openRunFile(json));
+        QVERIFY(window.lastErrorDialog()->text().contains("not a StepScope run file"));
+        QVERIFY(window.documents().empty());
+    }
+
+    void exportedChartsCarryATitle() {
+        const QString path = dir_.filePath("titled.json");
+        QCOMPARE(cliRun(path), QString());
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        const ExportTarget target = window.stepTimingView()->exportTargets()[0];
+        const QString title = window.chartTitle(target);
+        QVERIFY(title.startsWith("step-timing — " + window.currentDocument()->title));
+        QVERIFY(title.contains("seed 0"));  // the full config on its second line
+        const int elements = target.plot->plotLayout()->elementCount();
+        const QString plain = dir_.filePath("plain.png");
+        const QString titled = dir_.filePath("titled.png");
+        QCOMPARE(exporter::savePlot(target.plot, plain, 800, 500), QString());
+        QCOMPARE(exporter::savePlot(target.plot, titled, 800, 500, title), QString());
+        QCOMPARE(target.plot->plotLayout()->elementCount(), elements);  // chart left as it was
+        const QImage a(plain), b(titled);
+        QCOMPARE(b.size(), QSize(800, 500));
+        // The title's dark text sits in the top band, where the plain chart has none.
+        auto darkPixels = [](const QImage& image) {
+            int dark = 0;
+            for (int y = 0; y < 24; ++y) {
+                for (int x = 0; x < image.width(); ++x) {
+                    dark += qGray(image.pixel(x, y)) < 100;
+                }
+            }
+            return dark;
+        };
+        QVERIFY2(darkPixels(b) > darkPixels(a) + 50,
+                 qPrintable(QString("%1 vs %2").arg(darkPixels(b)).arg(darkPixels(a))));
+    }
+
     void stepTableModelIsAWellBehavedModel() {
         StepTableModel model;
         QAbstractItemModelTester tester(&model,
@@ -523,14 +894,23 @@ private Q_SLOTS:
             steps[i].index = i;
             steps[i].totalMs = 10 + i;
         }
-        model.setSteps(steps);
+        model.setSteps(1, steps);
         QCOMPARE(model.rowCount(), 3);
         steps.resize(5);
         steps[3].index = 3;
         steps[4].index = 4;
-        model.setSteps(steps);  // a live run grows
+        model.setSteps(1, steps);  // a live run grows
         QCOMPARE(model.rowCount(), 5);
-        model.setSteps({});
+        // Another run with the same step indices replaces every row.
+        std::vector<StepRecord> other = steps;
+        for (auto& step : other) {
+            step.totalMs = 900 + step.index;
+        }
+        QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+        model.setSteps(2, other);
+        QCOMPARE(reset.size(), 1);
+        QCOMPARE(model.index(0, 2).data().toString(), QString("900.000"));
+        model.setSteps(-1, {});
         QCOMPARE(model.rowCount(), 0);
     }
 };

@@ -3,7 +3,9 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -102,8 +104,31 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     addField(form, QString(), traceKernels_, "kernels");
     addField(form, QString(), traceMemory_, "memory");
 
+    viewingLabel_ = new QLabel;
+    viewingLabel_->setWordWrap(true);
+    runAgain_ = new QPushButton(tr("Run again with this configuration"));
+    editCopy_ = new QPushButton(tr("Edit a copy"));
+    editCopy_->setToolTip(tr("Make the form editable, starting from this run's values"));
+    auto* viewingButtons = new QHBoxLayout;
+    viewingButtons->setContentsMargins(0, 0, 0, 0);
+    viewingButtons->addWidget(runAgain_);
+    viewingButtons->addWidget(editCopy_);
+    viewing_ = new QWidget;
+    viewing_->setStyleSheet("QWidget#viewing { background: #eef5fb; }");
+    viewing_->setObjectName("viewing");
+    auto* viewingLayout = new QVBoxLayout(viewing_);
+    viewingLayout->addWidget(viewingLabel_);
+    viewingLayout->addLayout(viewingButtons);
+    viewing_->hide();
+    connect(runAgain_, &QPushButton::clicked, this, &ConfigPanel::runAgainRequested);
+    connect(editCopy_, &QPushButton::clicked, this, &ConfigPanel::editCopy);
+
+    fields_ = new QWidget;
+    fields_->setLayout(form);
     auto* layout = new QVBoxLayout(this);
-    layout->addLayout(form);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(viewing_);
+    layout->addWidget(fields_);
     layout->addStretch();
 
     connect(preset_, &QComboBox::currentTextChanged, this, &ConfigPanel::presetChanged);
@@ -216,6 +241,23 @@ void ConfigPanel::setConfig(const RunConfig& config) {
         traceKernels_->setChecked(config.traceKernels);
         traceMemory_->setChecked(config.traceMemory);
     }
+    Q_EMIT changed();
+}
+
+void ConfigPanel::showRunConfig(const RunConfig& config, const QString& who) {
+    setConfig(config);
+    readOnly_ = true;
+    // The container, not each field, is disabled: fields keep their own
+    // enabled state (preset dims, CUDA-only options) for when editing resumes.
+    fields_->setEnabled(false);
+    viewingLabel_->setText(tr("Configuration of run %1 (read-only)").arg(who));
+    viewing_->show();
+}
+
+void ConfigPanel::editCopy() {
+    readOnly_ = false;
+    fields_->setEnabled(true);
+    viewing_->hide();
     Q_EMIT changed();
 }
 

@@ -12,12 +12,14 @@ class QCheckBox;
 class QComboBox;
 class QFormLayout;
 class QLabel;
+class QPushButton;
 class QSpinBox;
 
 namespace stepscope::ui {
 
 // The run configuration form. Each field has an error label beside it that
-// shows the engine's own validation message for that field.
+// shows the engine's own validation message for that field. It either edits
+// the next run or shows a selected run's configuration read-only.
 class ConfigPanel final : public QWidget {
     Q_OBJECT
 
@@ -32,6 +34,16 @@ public:
     bool showErrors(const std::vector<ConfigError>& errors);
     QString errorText(const QString& field) const;  // what a field's label says now
 
+    // Shows the configuration a run was made with, read-only, under a line
+    // naming the run (`who`, e.g. "#3 nano · ctx 128 · …"), with "Run again
+    // with this configuration" and "Edit a copy".
+    void showRunConfig(const RunConfig& config, const QString& who);
+    // Makes the form editable again, keeping the values it shows.
+    void editCopy();
+    bool isReadOnly() const { return readOnly_; }
+    QPushButton* runAgainButton() const { return runAgain_; }
+    QPushButton* editCopyButton() const { return editCopy_; }
+
     // Named fields, for tests and the main window.
     QComboBox* presetBox() const { return preset_; }
     QSpinBox* headsBox() const { return heads_; }
@@ -39,12 +51,18 @@ public:
 
 Q_SIGNALS:
     void changed();
+    void runAgainRequested();
 
 private:
     void presetChanged();
     QLabel* addField(QFormLayout* form, const QString& label, QWidget* field,
                      const std::string& name);
 
+    QWidget* fields_;
+    QWidget* viewing_;
+    QLabel* viewingLabel_;
+    QPushButton *runAgain_, *editCopy_;
+    bool readOnly_ = false;
     QComboBox* preset_;
     QSpinBox *dModel_, *dFf_, *layers_, *heads_, *vocab_, *maxContext_, *context_, *batch_;
     QComboBox *mode_, *precision_, *attention_, *device_;

@@ -7,6 +7,7 @@
 
 #include "results/report.h"
 #include "run_document.h"
+#include "run_label.h"
 
 namespace stepscope::ui::exporter {
 
@@ -41,6 +42,49 @@ QString csvField(QString text) {
     }
     return text;
 }
+
+// While alive: a title row above the chart and room at the axes' ends for
+// scatter points; the chart is as it was afterwards.
+class ExportDressing {
+public:
+    ExportDressing(QCustomPlot* plot, const QString& title) : plot_(plot) {
+        if (!title.isEmpty()) {
+            plot->plotLayout()->insertRow(0);
+            title_ = new QCPTextElement(plot, title, QFont(plot->font().family(), 11, QFont::Bold));
+            plot->plotLayout()->addElement(0, 0, title_);
+        }
+        for (int i = 0; i < plot->graphCount(); ++i) {
+            QCPGraph* graph = plot->graph(i);
+            if (graph->scatterStyle().isNone() || graph->dataCount() == 0) {
+                continue;
+            }
+            for (QCPAxis* axis : {graph->keyAxis(), graph->valueAxis()}) {
+                if (!ranges_.contains(axis)) {
+                    ranges_.insert(axis, axis->range());
+                    const double pad = axis->range().size() * 0.02;
+                    axis->setRange(axis->range().lower - pad, axis->range().upper + pad);
+                }
+            }
+        }
+    }
+    ~ExportDressing() {
+        for (auto it = ranges_.begin(); it != ranges_.end(); ++it) {
+            it.key()->setRange(it.value());
+        }
+        if (title_) {
+            plot_->plotLayout()->remove(title_);
+            plot_->plotLayout()->simplify();
+        }
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+    }
+    ExportDressing(const ExportDressing&) = delete;
+    ExportDressing& operator=(const ExportDressing&) = delete;
+
+private:
+    QCustomPlot* plot_;
+    QCPTextElement* title_ = nullptr;
+    QHash<QCPAxis*, QCPRange> ranges_;
+};
 
 }  // namespace
 
@@ -98,11 +142,13 @@ QString saveTable(const QAbstractItemModel* model, const QString& path) {
     return writeText(path, (markdown ? tableToMarkdown(model) : tableToCsv(model)).toUtf8());
 }
 
-QString savePlot(QCustomPlot* plot, const QString& path, int width, int height) {
+QString savePlot(QCustomPlot* plot, const QString& path, int width, int height,
+                 const QString& title) {
     const QString suffix = QFileInfo(path).suffix().toLower();
     if (suffix != "png" && suffix != "pdf") {
         return QObject::tr("'%1': charts export as .png or .pdf").arg(path);
     }
+    const ExportDressing dressing(plot, title);
     // Render to a temporary name, then rename: a failed export leaves no half file.
     const QString temporary = path + ".part." + suffix;
     const bool ok = suffix == "png" ? plot->savePng(temporary, width, height, 1.0)
@@ -129,7 +175,9 @@ QString saveReport(const RunDocument& document, const QList<ExportTarget>& targe
             continue;
         }
         const QString image = base + "-" + target.name + ".png";
-        if (QString error = savePlot(target.plot, info.dir().filePath(image), 1600, 900);
+        if (QString error = savePlot(target.plot, info.dir().filePath(image), 1600, 900,
+                                     target.name + " — " + document.title + "\n" +
+                                         configSummary(document.result.config));
             !error.isEmpty()) {
             return error;
         }

@@ -16,8 +16,11 @@ struct RunDocument;
 // (temporary file, then rename) and returns an empty string or the error.
 namespace exporter {
 
-// PNG or PDF by the path's suffix, at width × height pixels (points for PDF).
-QString savePlot(QCustomPlot* plot, const QString& path, int width, int height);
+// PNG or PDF by the path's suffix, at width × height pixels (points for PDF),
+// with `title` (lines split at '\n') above the chart when not empty. Points
+// at the edges of the axes get room so that none is cut.
+QString savePlot(QCustomPlot* plot, const QString& path, int width, int height,
+                 const QString& title = {});
 // CSV or Markdown (.md) by the path's suffix: header row, then every row.
 QString saveTable(const QAbstractItemModel* model, const QString& path);
 QString tableToCsv(const QAbstractItemModel* model);

@@ -41,6 +41,7 @@
 #include "results/attention_file.h"
 #include "results/run_file.h"
 #include "run_job.h"
+#include "run_label.h"
 #include "step_timing_view.h"
 #include "sweep_page.h"
 #include "util/atomic_file.h"
@@ -56,17 +57,30 @@ QString bytesText(int64_t bytes) {
     return QString::fromStdString(formatBytes(double(bytes)));
 }
 
-// Halves batch, then context, until the CPU estimate fits (or nothing is left to halve).
-RunConfig shrinkToFit(RunConfig config, int64_t available) {
-    while (estimateMemory(config).total() > available &&
-           (config.batchSize > 1 || config.contextLength > 1)) {
-        if (config.batchSize > 1) {
-            config.batchSize /= 2;
-        } else {
-            config.contextLength /= 2;
-        }
+// "batch 8 → 3, context 1024 → 512": what shrinking changed.
+QString shrinkChanges(const RunConfig& from, const RunConfig& to) {
+    QStringList changes;
+    if (from.batchSize != to.batchSize) {
+        changes << MainWindow::tr("batch %1 → %2").arg(from.batchSize).arg(to.batchSize);
     }
-    return config;
+    if (from.contextLength != to.contextLength) {
+        changes << MainWindow::tr("context %1 → %2").arg(from.contextLength).arg(to.contextLength);
+    }
+    return changes.join(", ");
+}
+
+// Compare columns are narrow: "#id" and what differs among the runs only.
+QStringList compareLabels(const QList<const RunDocument*>& runs) {
+    QList<RunConfig> configs;
+    for (const RunDocument* run : runs) {
+        configs << run->result.config;
+    }
+    const QStringList differing = differingFields(configs);
+    QStringList labels;
+    for (int i = 0; i < runs.size(); ++i) {
+        labels << QString("#%1 %2").arg(runs[i]->id).arg(differing[i]).trimmed();
+    }
+    return labels;
 }
 
 }  // namespace
@@ -123,14 +137,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     connect(runButton_, &QPushButton::clicked, this, &MainWindow::startRun);
     connect(stopButton_, &QPushButton::clicked, this, &MainWindow::stopRun);
-    connect(config_, &ConfigPanel::changed, this,
-            [this] { config_->showErrors(validate(config_->config(), validationContext())); });
-    connect(runList_, &QListWidget::currentItemChanged, this, &MainWindow::showCurrent);
+    connect(config_, &ConfigPanel::runAgainRequested, this, &MainWindow::startRun);
+    connect(config_, &ConfigPanel::changed, this, [this] {
+        const bool errors = config_->showErrors(validate(config_->config(), validationContext()));
+        if (!errors && bannerAbout_ == BannerAbout::ConfigErrors) {
+            setBanner(QString(), false);  // the errors it spoke of are fixed
+        }
+    });
+    connect(runList_, &QListWidget::currentItemChanged, this, &MainWindow::onSelectionChanged);
     connect(runList_, &QListWidget::itemChanged, this, &MainWindow::refreshCompare);
     connect(job_, &RunJob::busyChanged, this, &MainWindow::onBusyChanged);
     connect(job_, &RunJob::runFinished, this, &MainWindow::onRunFinished);
     connect(job_, &RunJob::sweepFinished, this, [this](const QString& error) {
         sweep_->finish(error);
+        progressLabel_->setText(error.isEmpty() ? tr("Sweep finished") : tr("Sweep ended early"));
         if (!error.isEmpty()) {
             setBanner(error, true);
         }
@@ -150,6 +170,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             &AttentionPage::addPoints);
     connect(job_, &RunJob::attentionFinished, this, [this](const QString& error) {
         attention_->finish(error);
+        progressLabel_->setText(error.isEmpty() ? tr("Attention grid finished")
+                                                : tr("Attention grid ended early"));
         if (!error.isEmpty()) {
             setBanner(error, true);
         }
@@ -183,8 +205,8 @@ void MainWindow::createViews() {
     connect(timeline_, &KernelTimelineView::visibleRangeChanged, this,
             [this](double startUs, double endUs) {
                 const RunDocument* document = currentDocument();
-                if (!memory_->followsTimeline() || !document ||
-                    document->result.memory.empty() || document->result.timeline.step < 0) {
+                if (!memory_->followsTimeline() || !document || document->result.memory.empty() ||
+                    document->result.timeline.step < 0) {
                     return;  // unlinked in the memory view, or nothing to link
                 }
                 const double shift =
@@ -274,7 +296,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 RunDocument& MainWindow::addDocument(RunResult result, const QString& path) {
     RunDocument document;
     document.id = nextId_++;
-    document.title = QString("#%1 %2").arg(document.id).arg(defaultTitle(result));
+    document.title = QString("#%1 %2").arg(document.id).arg(defaultTitle(result));  // until listed
     document.result = std::move(result);
     document.path = path;
     document.modified = path.isEmpty();
@@ -312,6 +334,15 @@ const RunDocument* MainWindow::currentDocument() const {
 }
 
 void MainWindow::refreshRunList() {
+    // Titles name what differs among the runs of the session.
+    QList<RunConfig> configs;
+    for (const RunDocument& document : documents_) {
+        configs << document.result.config;
+    }
+    const QStringList labels = listLabels(configs);
+    for (size_t i = 0; i < documents_.size(); ++i) {
+        documents_[i].title = QString("#%1 %2").arg(documents_[i].id).arg(labels[int(i)]);
+    }
     const QSignalBlocker blocker(runList_);
     for (int row = 0; row < runList_->count(); ++row) {
         QListWidgetItem* item = runList_->item(row);
@@ -326,7 +357,8 @@ void MainWindow::refreshRunList() {
             text += " *";
         }
         item->setText(text);
-        item->setToolTip(document->path.isEmpty() ? tr("not saved") : document->path);
+        item->setToolTip(configSummary(document->result.config) + "\n" +
+                         (document->path.isEmpty() ? tr("not saved") : document->path));
     }
 }
 
@@ -349,6 +381,17 @@ bool MainWindow::selectTab(const QString& title) {
     return false;
 }
 
+void MainWindow::onSelectionChanged() {
+    const RunDocument* document = currentDocument();
+    if (document) {
+        config_->showRunConfig(document->result.config, document->title);
+    }
+    if (bannerAbout_ == BannerAbout::Run && (!document || document->id != bannerRunId_)) {
+        setBanner(QString(), false);  // it spoke of a run no longer shown
+    }
+    showCurrent();
+}
+
 void MainWindow::showCurrent() {
     const RunDocument* document = currentDocument();
     for (RunView* view : views_) {
@@ -368,15 +411,23 @@ void MainWindow::setCompared(const QList<int>& ids) {
     refreshCompare();
 }
 
-void MainWindow::refreshCompare() {
+QList<const RunDocument*> MainWindow::comparedDocuments() const {
     QList<const RunDocument*> runs;
     for (int row = 0; row < runList_->count(); ++row) {
-        QListWidgetItem* item = runList_->item(row);
-        if (item->checkState() == Qt::Checked) {
-            runs << documentById(item->data(kIdRole).toInt());
+        const QListWidgetItem* item = runList_->item(row);
+        const int id = item->data(kIdRole).toInt();
+        const auto found = std::find_if(documents_.begin(), documents_.end(),
+                                        [id](const RunDocument& d) { return d.id == id; });
+        if (item->checkState() == Qt::Checked && found != documents_.end()) {
+            runs << &*found;
         }
     }
-    compare_->showRuns(runs);
+    return runs;
+}
+
+void MainWindow::refreshCompare() {
+    const QList<const RunDocument*> runs = comparedDocuments();
+    compare_->showRuns(runs, compareLabels(runs));
 }
 
 bool MainWindow::openRunFile(const QString& path) {
@@ -386,7 +437,19 @@ bool MainWindow::openRunFile(const QString& path) {
         if (text.find("\"stepscope-attention\"") != std::string::npos) {
             return openAttentionFile(path, text);
         }
-        result = readRunFile(path.toStdString());
+        if (text.find("\"stepscope-run\"") == std::string::npos) {
+            // An image, a notebook, someone else's JSON: say so, not what a parser met.
+            showError(tr("Cannot open run file"),
+                      tr("'%1' is not a StepScope run file (a JSON file made by StepScope's "
+                         "app or its command line, \"format\": \"stepscope-run\").")
+                          .arg(path));
+            return false;
+        }
+        result = runResultFromJson(text);
+    } catch (const RunFileError& error) {
+        showError(tr("Cannot open run file"),
+                  QString("'%1': %2").arg(path, QString::fromUtf8(error.what())));
+        return false;
     } catch (const std::runtime_error& error) {
         showError(tr("Cannot open run file"), QString::fromUtf8(error.what()));
         return false;
@@ -394,7 +457,6 @@ bool MainWindow::openRunFile(const QString& path) {
     RunDocument& document = addDocument(std::move(result), path);
     addRecentFile(path);
     selectDocument(document.id);
-    setBanner(QString(), false);
     return true;
 }
 
@@ -470,40 +532,74 @@ bool MainWindow::startRun() {
     }
     RunConfig config = config_->config();
     if (config_->showErrors(validate(config, validationContext()))) {
-        setBanner(tr("The configuration has errors; they are shown beside their fields."), true);
+        setBanner(tr("The configuration has errors; they are shown beside their fields."), true,
+                  BannerAbout::ConfigErrors);
         return false;
     }
-    if (config.device == DeviceKind::Cpu) {
-        const int64_t needed = estimateMemory(config).total();
-        const int64_t available = availableSystemMemory();
-        if (available > 0 && needed > available) {
-            QMessageBox box(QMessageBox::Warning, tr("This run may not fit in memory"),
-                            tr("The run needs about %1 (parameters, gradients, optimizer state, "
-                               "activations) but only %2 is available. Running out of memory on "
-                               "the CPU ends the whole program.")
-                                .arg(bytesText(needed), bytesText(available)),
-                            QMessageBox::Cancel, this);
-            QPushButton* shrink = box.addButton(tr("Shrink to fit"), QMessageBox::AcceptRole);
-            QPushButton* force = box.addButton(tr("Run anyway"), QMessageBox::DestructiveRole);
-            box.exec();
-            if (box.clickedButton() == shrink) {
-                config = shrinkToFit(config, available);
-                config_->setConfig(config);
-            } else if (box.clickedButton() == force) {
-                config.force = true;
-            } else {
-                return false;
-            }
-        }
-    }
     setBanner(QString(), false);
+    if (!preflight(config)) {
+        return false;
+    }
     RunResult live;
     live.config = config;
     live.parameterCount = parameterCount(config.model);
     liveId_ = addDocument(live, QString()).id;
     selectDocument(liveId_);
-    job_->startRun(config);
+    job_->startRun(config, availableMemory_);
     return true;
+}
+
+// On the CPU a run that does not fit ends the whole program: offer to shrink
+// it to what the estimate says fits, or to run anyway. False: do not start.
+bool MainWindow::preflight(RunConfig& config) {
+    if (config.device != DeviceKind::Cpu) {
+        return true;
+    }
+    const int64_t needed = estimateMemory(config).total();
+    const int64_t available = availableMemory_.value_or(availableSystemMemory());
+    if (available <= 0 || needed <= available) {
+        return true;
+    }
+    const std::optional<RunConfig> shrunk = shrinkToFit(config, available);
+    QString text = tr("The run needs about %1 (parameters, gradients, optimizer state, "
+                      "activations) but only %2 is available. Running out of memory on the CPU "
+                      "ends the whole program.")
+                       .arg(bytesText(needed), bytesText(available));
+    if (shrunk) {
+        text += "\n\n" + tr("Shrink to fit: %1 (about %2).")
+                             .arg(shrinkChanges(config, *shrunk),
+                                  bytesText(estimateMemory(*shrunk).total()));
+    } else {
+        RunConfig smallest = config;
+        smallest.batchSize = 1;
+        smallest.contextLength = 1;
+        const MemoryEstimate floor = estimateMemory(smallest);
+        text +=
+            "\n\n" + tr("No batch or context fits: even batch 1 at context 1 needs about %1, "
+                        "of which parameters, gradients and optimizer state are %2. Choose a "
+                        "smaller model, or a machine with more memory.")
+                         .arg(bytesText(floor.total()),
+                              bytesText(floor.parameters + floor.gradients + floor.optimizerState));
+    }
+    QMessageBox box(QMessageBox::Warning, tr("This run may not fit in memory"), text,
+                    QMessageBox::Cancel, this);
+    QPushButton* shrink =
+        shrunk ? box.addButton(tr("Shrink to fit"), QMessageBox::AcceptRole) : nullptr;
+    QPushButton* force = box.addButton(tr("Run anyway"), QMessageBox::DestructiveRole);
+    box.exec();
+    if (shrink && box.clickedButton() == shrink) {
+        const QString changes = shrinkChanges(config, *shrunk);
+        config = *shrunk;
+        config_->setConfig(config);
+        config_->editCopy();  // the form now holds a new config, not a past run's
+        setBanner(tr("Shrunk to fit in %1: %2.").arg(bytesText(available), changes), false);
+        return true;
+    }
+    if (box.clickedButton() == force) {
+        config.force = true;
+        return true;
+    }
+    return false;
 }
 
 void MainWindow::stopRun() {
@@ -515,6 +611,7 @@ void MainWindow::stopRun() {
 
 void MainWindow::onBusyChanged(bool busy) {
     runButton_->setEnabled(!busy);
+    config_->runAgainButton()->setEnabled(!busy);
     stopButton_->setEnabled(busy);
     sweep_->setRunning(busy);
     attention_->setRunning(busy);
@@ -564,10 +661,12 @@ void MainWindow::onRunFinished(const RunResult& result) {
     refreshRunList();
     showCurrent();
     const QString status = QString::fromStdString(toString(result.status));
-    progressLabel_->setText(tr("Run %1").arg(status));
+    const QString who = document ? QString("#%1").arg(document->id) : QString();
+    progressLabel_->setText(tr("Run %1 %2").arg(who, status));
     if (result.status != RunStatus::Ok) {
-        setBanner(tr("Run %1: %2").arg(status, QString::fromStdString(result.message)),
-                  result.status != RunStatus::Cancelled);
+        setBanner(tr("Run %1 %2: %3").arg(who, status, QString::fromStdString(result.message)),
+                  result.status != RunStatus::Cancelled, BannerAbout::Run,
+                  document ? document->id : 0);
     }
     Q_EMIT runFinished(result);
 }
@@ -679,11 +778,34 @@ void MainWindow::exportChart(const ExportTarget& target) {
     if (dialog.exec() != QDialog::Accepted) {
         return;
     }
-    if (const QString error =
-            exporter::savePlot(target.plot, path, width->value(), height->value());
+    if (const QString error = exporter::savePlot(target.plot, path, width->value(), height->value(),
+                                                 chartTitle(target));
         !error.isEmpty()) {
         showError(tr("Export failed"), error);
     }
+}
+
+QString MainWindow::chartTitle(const ExportTarget& target) const {
+    QWidget* page = tabs_->currentWidget();
+    if (page == compare_) {
+        // The runs by what differs, then what they share.
+        const QList<const RunDocument*> runs = comparedDocuments();
+        QStringList shared = runs.isEmpty() ? QStringList() : configFields(runs[0]->result.config);
+        for (const RunDocument* run : runs) {
+            const QStringList fields = configFields(run->result.config);
+            shared.erase(std::remove_if(shared.begin(), shared.end(),
+                                        [&](const QString& f) { return !fields.contains(f); }),
+                         shared.end());
+        }
+        return target.name + " — " + compareLabels(runs).join(" vs ") + "\n" + shared.join(" · ");
+    }
+    if (qobject_cast<RunView*>(page)) {
+        if (const RunDocument* document = currentDocument()) {
+            return target.name + " — " + document->title + "\n" +
+                   configSummary(document->result.config);
+        }
+    }
+    return target.name;
 }
 
 void MainWindow::exportTable(const ExportTarget& target) {
@@ -727,7 +849,9 @@ void MainWindow::showError(const QString& title, const QString& message) {
     errorDialog_->open();
 }
 
-void MainWindow::setBanner(const QString& text, bool error) {
+void MainWindow::setBanner(const QString& text, bool error, BannerAbout about, int runId) {
+    bannerAbout_ = text.isEmpty() ? BannerAbout::Nothing : about;
+    bannerRunId_ = runId;
     banner_->setText(text);
     banner_->setStyleSheet(error ? "background: #fdecea; color: #8a1f11; padding: 6px;"
                                  : "background: #eef5fb; padding: 6px;");

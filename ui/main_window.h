@@ -70,6 +70,12 @@ public:
     QMessageBox* lastErrorDialog() const { return errorDialog_; }
     QString progressText() const;
     QString bannerText() const;
+    // Pre-flight and the runner act as if this much memory were free (nullopt:
+    // what the system reports). For tests and demonstrations.
+    void setAvailableMemory(std::optional<int64_t> bytes) { availableMemory_ = bytes; }
+    // The title that exported charts of the current tab carry: what is shown
+    // and which run or runs, with their full configuration.
+    QString chartTitle(const ExportTarget& target) const;
 
 Q_SIGNALS:
     void runFinished(const stepscope::RunResult& result);
@@ -98,10 +104,16 @@ private:
     RunDocument& addDocument(RunResult result, const QString& path);
     RunDocument* documentById(int id);
     void refreshRunList();
+    void onSelectionChanged();
     void showCurrent();
+    QList<const RunDocument*> comparedDocuments() const;
     void refreshCompare();
     void showError(const QString& title, const QString& message);
-    void setBanner(const QString& text, bool error);
+    // What the banner says is about: it goes when that stops being true.
+    enum class BannerAbout { Nothing, ConfigErrors, Run, Other };
+    void setBanner(const QString& text, bool error, BannerAbout about = BannerAbout::Other,
+                   int runId = 0);
+    bool preflight(RunConfig& config);
 
     void onStepsArrived(const std::vector<StepRecord>& steps);
     void onProgress(const RunProgress& progress);
@@ -135,6 +147,9 @@ private:
     std::deque<RunDocument> documents_;  // stable addresses as runs are added
     int nextId_ = 1;
     int liveId_ = 0;  // the document a run in progress fills, 0 when none
+    BannerAbout bannerAbout_ = BannerAbout::Nothing;
+    int bannerRunId_ = 0;  // the run a Run banner is about
+    std::optional<int64_t> availableMemory_;
     QStringList recentFiles_;
 };
 

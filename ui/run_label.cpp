@@ -1,0 +1,104 @@
+#include "run_label.h"
+
+#include <algorithm>
+
+namespace stepscope::ui {
+
+namespace {
+
+QString text(const std::string& value) {
+    return QString::fromStdString(value);
+}
+
+QString traces(const RunConfig& c) {
+    QStringList traced;
+    if (c.traceOps) {
+        traced << "ops";
+    }
+    if (c.traceKernels) {
+        traced << "kernels";
+    }
+    if (c.traceMemory) {
+        traced << "memory";
+    }
+    return traced.isEmpty() ? QString("none") : traced.join('+');
+}
+
+// Field name and value. The name is left out of the label where the value
+// speaks for itself (the model, mode, precision and device).
+struct Field {
+    QString name;
+    QString value;
+    bool usual = false;  // in every run's label, differing or not
+    QString label() const { return name.isEmpty() ? value : name + " " + value; }
+};
+
+QList<Field> fieldsOf(const RunConfig& c) {
+    QList<Field> fields = {{"", text(c.model.name), true},
+                           {"vocab", QString::number(c.model.vocabSize)},
+                           {"ctx", QString::number(c.contextLength), true},
+                           {"batch", QString::number(c.batchSize)},
+                           {"", text(toString(c.mode)), true},
+                           {"", text(toString(c.precision)), true},
+                           {"attention", text(c.attention)},
+                           {"", text(toString(c.device)), true},
+                           {"tf32", c.tf32 ? "on" : "off"},
+                           {"warm-up", QString::number(c.warmupSteps)},
+                           {"steps", QString::number(c.measuredSteps)},
+                           {"seed", QString::number(c.seed)},
+                           {"threads", c.threads ? QString::number(c.threads) : "default"},
+                           {"traced", traces(c)}};
+    return fields;
+}
+
+// For each config, its fields that differ among `configs`, and the usual
+// ones too when asked.
+QStringList labels(const QList<RunConfig>& configs, bool withUsual) {
+    QList<QList<Field>> all;
+    for (const RunConfig& config : configs) {
+        all << fieldsOf(config);
+    }
+    // A field differs when some run lacks its label ("attention sdpa"); the
+    // vocab field exists only for presets, so fields match by label, not place.
+    auto everyRunHas = [&](const Field& field) {
+        return std::all_of(all.begin(), all.end(), [&](const QList<Field>& other) {
+            return std::any_of(other.begin(), other.end(),
+                               [&](const Field& f) { return f.label() == field.label(); });
+        });
+    };
+    QStringList out;
+    for (const QList<Field>& fields : all) {
+        QStringList parts;
+        for (const Field& field : fields) {
+            if ((withUsual && field.usual) || !everyRunHas(field)) {
+                parts << field.label();
+            }
+        }
+        out << parts.join(" · ");
+    }
+    return out;
+}
+
+}  // namespace
+
+QStringList configFields(const RunConfig& config) {
+    QStringList out;
+    for (const Field& field : fieldsOf(config)) {
+        out << field.label();
+    }
+    return out;
+}
+
+QStringList differingFields(const QList<RunConfig>& configs) {
+    return labels(configs, false);
+}
+
+QStringList listLabels(const QList<RunConfig>& configs) {
+    return labels(configs, true);
+}
+
+QString configSummary(const RunConfig& config) {
+    return configFields(config).join(" · ");
+}
+
+}  // namespace stepscope::ui

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include "bench/run_config.h"
+
+namespace stepscope::ui {
+
+// Labels that tell runs apart. Two runs that differ only in their attention
+// backend must not both read "nano · ctx 128 · train-step · fp32 · cpu".
+
+// Every field of a config that decides what a run measures, as
+// "name value" pairs in a fixed order ("ctx 128", "attention sdpa").
+QStringList configFields(const RunConfig& config);
+
+// For each config, the fields whose values differ among `configs`, joined
+// with " · " (empty when they all agree, or for a single config).
+QStringList differingFields(const QList<RunConfig>& configs);
+
+// For each config, model, ctx, mode, precision and device (the usual
+// label) and every other field whose value differs among `configs`.
+QStringList listLabels(const QList<RunConfig>& configs);
+
+// The whole config on one line, for tooltips and exported chart titles.
+QString configSummary(const RunConfig& config);
+
+}  // namespace stepscope::ui
