@@ -331,6 +331,7 @@ private Q_SLOTS:
         QVERIFY(finished.wait(120000));
         QCOMPARE(window.sweepPage()->table()->rowCount(), 4);  // 2 contexts × 2 modes
         QCOMPARE(int(window.documents().size()), 4);
+        QCOMPARE(window.progressText(), QString("Sweep finished"));  // not the last step's count
 
         window.sweepPage()->contextsEdit()->setText("8,abc");
         Q_EMIT window.sweepPage()->startRequested();

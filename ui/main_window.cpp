@@ -52,6 +52,7 @@ namespace {
 
 constexpr int kMaxRecentFiles = 8;
 constexpr int kIdRole = Qt::UserRole + 1;
+constexpr qint64 kFormatHeadBytes = 64 * 1024;
 
 QString bytesText(int64_t bytes) {
     return QString::fromStdString(formatBytes(double(bytes)));
@@ -431,13 +432,26 @@ void MainWindow::refreshCompare() {
 }
 
 bool MainWindow::openRunFile(const QString& path) {
+    // The format field sits near the top (keys are sorted: config, environment,
+    // flop_groups, format): the head says what the file is without reading a
+    // million memory events twice.
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        showError(tr("Cannot open run file"),
+                  tr("cannot open '%1': %2").arg(path, file.errorString()));
+        return false;
+    }
+    QByteArray head = file.read(kFormatHeadBytes);
+    if (!head.contains("\"stepscope-") && !file.atEnd()) {
+        head += file.readAll();  // written by another tool in another key order
+    }
+    file.close();
     RunResult result;
     try {
-        const std::string text = readFile(path.toStdString());
-        if (text.find("\"stepscope-attention\"") != std::string::npos) {
-            return openAttentionFile(path, text);
+        if (head.contains("\"stepscope-attention\"")) {
+            return openAttentionFile(path, readFile(path.toStdString()));
         }
-        if (text.find("\"stepscope-run\"") == std::string::npos) {
+        if (!head.contains("\"stepscope-run\"")) {
             // An image, a notebook, someone else's JSON: say so, not what a parser met.
             showError(tr("Cannot open run file"),
                       tr("'%1' is not a StepScope run file (a JSON file made by StepScope's "
@@ -445,11 +459,7 @@ bool MainWindow::openRunFile(const QString& path) {
                           .arg(path));
             return false;
         }
-        result = runResultFromJson(text);
-    } catch (const RunFileError& error) {
-        showError(tr("Cannot open run file"),
-                  QString("'%1': %2").arg(path, QString::fromUtf8(error.what())));
-        return false;
+        result = readRunFile(path.toStdString());  // its errors name the path
     } catch (const std::runtime_error& error) {
         showError(tr("Cannot open run file"), QString::fromUtf8(error.what()));
         return false;
@@ -636,11 +646,14 @@ void MainWindow::onStepsArrived(const std::vector<StepRecord>& steps) {
 
 void MainWindow::onProgress(const RunProgress& progress) {
     const int done = progress.step;
-    QString text = tr("Step %1 of %2").arg(progress.step + 1).arg(progress.totalSteps);
-    if (progress.warmup) {
-        text += tr(" (warm-up)");
-    }
-    text += " · " + QString::fromStdString(progress.phase);
+    // Steps are named by their index, as the step table and the CLI name them.
+    QString text = progress.phase == "setup"
+                       ? tr("Building the model and data")
+                       : tr("Step %1 (%2) · %3")
+                             .arg(progress.step)
+                             .arg(progress.warmup ? tr("warm-up") : tr("measured"),
+                                  QString::fromStdString(progress.phase));
+    text += tr(" · %1 of %2 steps done").arg(done).arg(progress.totalSteps);
     text += tr(" · %1 s elapsed").arg(progress.elapsedMs / 1000, 0, 'f', 1);
     if (done > 0) {
         const double remaining = progress.elapsedMs / done * (progress.totalSteps - done);
