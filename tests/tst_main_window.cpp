@@ -24,6 +24,7 @@
 #include "bench/environment.h"
 #include "bench/runner.h"
 #include "breakdown_view.h"
+#include "cli_run.h"
 #include "compare_view.h"
 #include "config_panel.h"
 #include "exporter.h"
@@ -43,6 +44,7 @@
 
 using namespace stepscope;
 using namespace stepscope::ui;
+using stepscope::test::cliRun;
 
 namespace {
 
@@ -57,14 +59,13 @@ RunConfig quickConfig(int warmup, int steps, int64_t context = 16) {
     return config;
 }
 
-QString cliRun(const QString& path, const QStringList& extra = {}) {
-    QProcess process;
-    process.start(QStringLiteral(STEPSCOPE_CLI),
-                  QStringList{"run", "--model", "nano", "--vocab", "97", "--ctx", "16", "--batch",
-                              "2", "--warmup", "1", "--steps", "3", "--out", path} +
-                      extra);
-    process.waitForFinished(120000);
-    return process.exitCode() == 0 ? QString() : QString::fromUtf8(process.readAllStandardError());
+// A run long enough to stop or to select away from while it streams: tiny at
+// ctx 256 takes far longer a step than the UI's 33 ms batching.
+RunConfig slowConfig() {
+    RunConfig config = quickConfig(0, 400, 256);
+    config.model = *findPreset("tiny");
+    config.model.vocabSize = 97;
+    return config;
 }
 
 int csvDataRows(const QString& path) {
@@ -180,10 +181,7 @@ private Q_SLOTS:
     void stopEndsWithinOneStepKeepingSteps() {
         MainWindow window;
         window.show();
-        // tiny at ctx 256: a step takes far longer than the UI's 33 ms batching.
-        RunConfig config = quickConfig(0, 400, 256);
-        config.model = *findPreset("tiny");
-        config.model.vocabSize = 97;
+        RunConfig config = slowConfig();
         config.batchSize = 4;
         window.configPanel()->setConfig(config);
         QSignalSpy finished(&window, &MainWindow::runFinished);
@@ -602,10 +600,7 @@ private Q_SLOTS:
         const int idA = window.documents()[0].id, idB = window.documents()[1].id;
 
         // A live run, selected away from and back to while it streams.
-        RunConfig config = quickConfig(0, 400, 256);
-        config.model = *findPreset("tiny");
-        config.model.vocabSize = 97;
-        window.configPanel()->setConfig(config);
+        window.configPanel()->setConfig(slowConfig());
         QSignalSpy finished(&window, &MainWindow::runFinished);
         QVERIFY(window.startRun());
         const int live = window.currentDocument()->id;
@@ -817,10 +812,7 @@ private Q_SLOTS:
         // A cancelled run's banner belongs to that run.
         const QString other = dir_.filePath("banner-other.json");
         QCOMPARE(cliRun(other), QString());
-        RunConfig slow = quickConfig(0, 400, 256);
-        slow.model = *findPreset("tiny");
-        slow.model.vocabSize = 97;
-        window.configPanel()->setConfig(slow);
+        window.configPanel()->setConfig(slowConfig());
         QSignalSpy finished(&window, &MainWindow::runFinished);
         QVERIFY(window.startRun());
         const int cancelled = window.currentDocument()->id;

@@ -18,6 +18,7 @@
 #include <QTemporaryDir>
 #include <random>
 
+#include "cli_run.h"
 #include "kernel_timeline_view.h"
 #include "main_window.h"
 #include "memory_index.h"
@@ -27,6 +28,7 @@
 
 using namespace stepscope;
 using namespace stepscope::ui;
+using stepscope::test::cliRun;
 
 namespace {
 
@@ -119,16 +121,6 @@ int siteRow(const QStandardItemModel* sites, const QString& path, const QString&
         }
     }
     return -1;
-}
-
-QString cliRun(const QString& path, const QStringList& extra) {
-    QProcess process;
-    process.start(QStringLiteral(STEPSCOPE_CLI),
-                  QStringList{"run", "--model", "nano", "--vocab", "97", "--ctx", "16", "--batch",
-                              "2", "--warmup", "1", "--steps", "2", "--out", path} +
-                      extra);
-    process.waitForFinished(120000);
-    return process.exitCode() == 0 ? QString() : QString::fromUtf8(process.readAllStandardError());
 }
 
 }  // namespace
@@ -304,7 +296,7 @@ private Q_SLOTS:
 
     void followingTheTimelineCanBeSwitchedOff() {
         const QString path = dir_.filePath("timeline.json");
-        const QString error = cliRun(path, {"--memory", "--ops", "--mode", "train-step"});
+        const QString error = cliRun(path, {"--memory", "--ops", "--mode", "train-step"}, 2);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         const RunResult run = readRunFile(path.toStdString());
         MainWindow window;
@@ -466,7 +458,7 @@ private Q_SLOTS:
 
     void aRealRunRecordsTheOpThatAllocated() {
         const QString path = dir_.filePath("real.json");
-        const QString error = cliRun(path, {"--memory", "--mode", "train-step"});
+        const QString error = cliRun(path, {"--memory", "--mode", "train-step"}, 2);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         const RunResult run = readRunFile(path.toStdString());
         QCOMPARE(run.memory.op.size(), run.memory.size());
