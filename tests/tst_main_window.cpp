@@ -22,6 +22,7 @@
 #include "attention_page.h"
 #include "bench/cost_model.h"
 #include "bench/environment.h"
+#include "bench/memory_estimate.h"
 #include "bench/runner.h"
 #include "breakdown_view.h"
 #include "cli_run.h"
@@ -78,11 +79,15 @@ int csvDataRows(const QString& path) {
 
 // Clicks the button labelled `text` in the message box the app is about to
 // show modally, after keeping its text in `shown`.
+// Keeps the default button's label in `defaultButton`, the last box's.
+QString defaultButton;
+
 void answerNextMessageBox(const QString& text, QString* shown) {
     QTimer::singleShot(0, [text, shown] {
         auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
         QVERIFY(box);
         *shown = box->text();
+        defaultButton = box->defaultButton() ? box->defaultButton()->text() : QString();
         for (QAbstractButton* button : box->buttons()) {
             if (button->text() == text) {
                 button->click();
@@ -767,7 +772,7 @@ private Q_SLOTS:
         config.batchSize = 64;
         RunConfig five = config;
         five.batchSize = 5;
-        const int64_t available = estimateMemory(five).total() + 1;
+        const int64_t available = preflightBytes(five) + 1;
         window.setAvailableMemory(available);
         window.configPanel()->setConfig(config);
         QString shown;
@@ -775,12 +780,13 @@ private Q_SLOTS:
         QSignalSpy finished(&window, &MainWindow::runFinished);
         QVERIFY2(window.startRun(), qPrintable(shown));
         QVERIFY(shown.contains("batch 64 → 5"));
+        QCOMPARE(defaultButton, QString("Shrink to fit"));
         const RunConfig started = window.currentDocument()->result.config;
         QCOMPARE(started.batchSize, int64_t(5));
-        QVERIFY(estimateMemory(started).total() <= available);
+        QVERIFY(preflightBytes(started) <= available);
         RunConfig six = config;
         six.batchSize = 6;
-        QVERIFY(estimateMemory(six).total() > available);  // 5 is the largest that fits
+        QVERIFY(preflightBytes(six) > available);  // 5 is the largest that fits
         QVERIFY(window.bannerText().contains("batch 64 → 5"));
         QVERIFY(finished.wait(120000));
         QCOMPARE(toString(finished.at(0).at(0).value<RunResult>().status), std::string("ok"));
@@ -792,6 +798,7 @@ private Q_SLOTS:
         answerNextMessageBox("Cancel", &shown);
         QVERIFY(!window.startRun());
         QVERIFY2(shown.contains("No batch or context fits"), qPrintable(shown));
+        QCOMPARE(defaultButton, QString("Cancel"));  // Enter does not run it anyway
         QVERIFY(!shown.contains("--force"));
         QCOMPARE(window.configPanel()->config().batchSize, int64_t(64));
         QCOMPARE(int(window.documents().size()), 1);
@@ -821,8 +828,11 @@ private Q_SLOTS:
         QVERIFY(finished.wait(60000));
         QVERIFY(window.bannerText().contains("cancelled"));
         QVERIFY(window.progressText().contains(QString("#%1").arg(cancelled)));
+        QVERIFY2(!window.bannerText().contains("cancelled: cancelled"),
+                 qPrintable(window.bannerText()));
         QVERIFY(window.openRunFile(other));
         QCOMPARE(window.bannerText(), QString());
+        QCOMPARE(window.progressText(), QString("Ready"));  // not the other run's outcome
     }
 
     void openingANonRunFileSaysSo() {

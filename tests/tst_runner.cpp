@@ -8,6 +8,7 @@
 
 #include "bench/cost_model.h"
 #include "bench/environment.h"
+#include "bench/memory_estimate.h"
 #include "bench/runner.h"
 #include "profile/trace_range.h"
 #include "test_support.h"
@@ -246,7 +247,7 @@ private Q_SLOTS:
         RunConfig config = test::tinyCpuConfig();
         RunControl control;
         control.availableMemoryBytes = 1024 * 1024;  // 1 MiB
-        const int64_t needed = estimateMemory(config).total();
+        const int64_t needed = preflightBytes(config);
         QVERIFY(needed > 1024 * 1024);
         const RunResult refused = runBenchmark(config, control);
         QCOMPARE(toString(refused.status), std::string("refused"));

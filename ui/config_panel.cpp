@@ -3,7 +3,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalBlocker>
@@ -106,10 +105,11 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
 
     viewingLabel_ = new QLabel;
     viewingLabel_->setWordWrap(true);
+    viewingLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     runAgain_ = new QPushButton(tr("Run again with this configuration"));
     editCopy_ = new QPushButton(tr("Edit a copy"));
     editCopy_->setToolTip(tr("Make the form editable, starting from this run's values"));
-    auto* viewingButtons = new QHBoxLayout;
+    auto* viewingButtons = new QVBoxLayout;  // stacked: as narrow as the form
     viewingButtons->setContentsMargins(0, 0, 0, 0);
     viewingButtons->addWidget(runAgain_);
     viewingButtons->addWidget(editCopy_);
@@ -157,6 +157,8 @@ QLabel* ConfigPanel::addField(QFormLayout* form, const QString& label, QWidget* 
     auto* error = new QLabel;
     error->setObjectName(QString::fromStdString("error_" + name));
     error->setWordWrap(true);
+    // A long message wraps within the form's width rather than widening it.
+    error->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     error->setStyleSheet("color: #c0392b;");
     error->hide();
     layout->addWidget(error);

@@ -30,6 +30,7 @@
 #include "attention_page.h"
 #include "bench/cost_model.h"
 #include "bench/environment.h"
+#include "bench/memory_estimate.h"
 #include "bench/runner.h"
 #include "breakdown_view.h"
 #include "compare_view.h"
@@ -101,6 +102,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buttons->addWidget(runButton_);
     buttons->addWidget(stopButton_);
     runList_ = new QListWidget;
+    runList_->setMinimumHeight(150);  // several runs visible beside a tall form
     runList_->setToolTip(tr("Runs of this session. Tick two or more to compare them."));
 
     auto* left = new QWidget;
@@ -390,6 +392,9 @@ void MainWindow::onSelectionChanged() {
     if (bannerAbout_ == BannerAbout::Run && (!document || document->id != bannerRunId_)) {
         setBanner(QString(), false);  // it spoke of a run no longer shown
     }
+    if (!job_->isRunning()) {
+        progressLabel_->setText(tr("Ready"));  // the last run's outcome is its own business
+    }
     showCurrent();
 }
 
@@ -565,7 +570,7 @@ bool MainWindow::preflight(RunConfig& config) {
     if (config.device != DeviceKind::Cpu) {
         return true;
     }
-    const int64_t needed = estimateMemory(config).total();
+    const int64_t needed = preflightBytes(config);
     const int64_t available = availableMemory_.value_or(availableSystemMemory());
     if (available <= 0 || needed <= available) {
         return true;
@@ -576,9 +581,9 @@ bool MainWindow::preflight(RunConfig& config) {
                       "ends the whole program.")
                        .arg(bytesText(needed), bytesText(available));
     if (shrunk) {
-        text += "\n\n" + tr("Shrink to fit: %1 (about %2).")
-                             .arg(shrinkChanges(config, *shrunk),
-                                  bytesText(estimateMemory(*shrunk).total()));
+        text +=
+            "\n\n" + tr("Shrink to fit: %1 (about %2).")
+                         .arg(shrinkChanges(config, *shrunk), bytesText(preflightBytes(*shrunk)));
     } else {
         RunConfig smallest = config;
         smallest.batchSize = 1;
@@ -588,7 +593,7 @@ bool MainWindow::preflight(RunConfig& config) {
             "\n\n" + tr("No batch or context fits: even batch 1 at context 1 needs about %1, "
                         "of which parameters, gradients and optimizer state are %2. Choose a "
                         "smaller model, or a machine with more memory.")
-                         .arg(bytesText(floor.total()),
+                         .arg(bytesText(preflightBytes(smallest)),
                               bytesText(floor.parameters + floor.gradients + floor.optimizerState));
     }
     QMessageBox box(QMessageBox::Warning, tr("This run may not fit in memory"), text,
@@ -596,6 +601,12 @@ bool MainWindow::preflight(RunConfig& config) {
     QPushButton* shrink =
         shrunk ? box.addButton(tr("Shrink to fit"), QMessageBox::AcceptRole) : nullptr;
     QPushButton* force = box.addButton(tr("Run anyway"), QMessageBox::DestructiveRole);
+    // Enter must never start a run the box just said may end the program.
+    if (shrink) {
+        box.setDefaultButton(shrink);
+    } else {
+        box.setDefaultButton(QMessageBox::Cancel);
+    }
     box.exec();
     if (shrink && box.clickedButton() == shrink) {
         const QString changes = shrinkChanges(config, *shrunk);
@@ -677,7 +688,11 @@ void MainWindow::onRunFinished(const RunResult& result) {
     const QString who = document ? QString("#%1").arg(document->id) : QString();
     progressLabel_->setText(tr("Run %1 %2").arg(who, status));
     if (result.status != RunStatus::Ok) {
-        setBanner(tr("Run %1 %2: %3").arg(who, status, QString::fromStdString(result.message)),
+        const QString message = QString::fromStdString(result.message);
+        // "Run #4: cancelled after 7 of 27 steps", not "cancelled: cancelled after …".
+        setBanner(message.startsWith(status) ? tr("Run %1: %2").arg(who, message)
+                  : message.isEmpty()        ? tr("Run %1 %2").arg(who, status)
+                                             : tr("Run %1 %2: %3").arg(who, status, message),
                   result.status != RunStatus::Cancelled, BannerAbout::Run,
                   document ? document->id : 0);
     }

@@ -22,6 +22,7 @@
 
 #include "allocation_bands.h"
 #include "bench/cost_model.h"
+#include "bench/memory_estimate.h"
 #include "format.h"
 #include "plot_style.h"
 #include "read_only_table.h"
@@ -263,18 +264,16 @@ void MemoryView::showRun(const RunDocument* document) {
     peakLabel_->setPadding(QMargins(3, 1, 3, 1));
     peakLabel_->setBrush(QColor(255, 255, 255, 210));
 
-    const MemoryEstimate estimate = estimateMemory(document->result.config);
+    const MemoryPrediction prediction = predictMemory(document->result.config);
     estimate_->setHorizontalHeaderLabels(
-        {tr("category"), tr("at peak"), tr("max"), tr("estimate")});
-    const std::optional<int64_t> predicted[] = {
-        estimate.parameters,  estimate.gradients, estimate.optimizerState,
-        estimate.activations, std::nullopt,       std::nullopt,
-        std::nullopt};
+        {tr("category"), tr("at peak"), tr("max"), tr("estimate (max)")});
     for (size_t c = 0; c < kMemoryCategories; ++c) {
         estimate_->appendRow({new QStandardItem(toString(MemoryCategory(c))),
                               bytesItem(summary.atPeak[c]), bytesItem(summary.maxByCategory[c]),
-                              predicted[c] ? bytesItem(*predicted[c]) : new QStandardItem("–")});
+                              bytesItem(prediction.maxByCategory[c])});
     }
+    estimate_->appendRow({new QStandardItem(tr("peak")), bytesItem(summary.peakBytes),
+                          new QStandardItem("–"), bytesItem(prediction.peakBytes)});
     estimate_->appendRow({new QStandardItem(tr("residual-stream tensor")), new QStandardItem("–"),
                           new QStandardItem("–"),
                           bytesItem(residualStreamBytes(document->result.config))});

@@ -68,13 +68,16 @@ QStringList labels(const QList<RunConfig>& configs, bool withUsual) {
     };
     QStringList out;
     for (const QList<Field>& fields : all) {
-        QStringList parts;
+        // What differs first, so that a narrow list still tells runs apart.
+        QStringList differing, usual;
         for (const Field& field : fields) {
-            if ((withUsual && field.usual) || !everyRunHas(field)) {
-                parts << field.label();
+            if (!everyRunHas(field)) {
+                differing << field.label();
+            } else if (withUsual && field.usual) {
+                usual << field.label();
             }
         }
-        out << parts.join(" · ");
+        out << (differing + usual).join(" · ");
     }
     return out;
 }

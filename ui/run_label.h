@@ -19,8 +19,8 @@ QStringList configFields(const RunConfig& config);
 // with " · " (empty when they all agree, or for a single config).
 QStringList differingFields(const QList<RunConfig>& configs);
 
-// For each config, model, ctx, mode, precision and device (the usual
-// label) and every other field whose value differs among `configs`.
+// For each config, the fields whose values differ among `configs`, then
+// those of model, ctx, mode, precision and device that do not.
 QStringList listLabels(const QList<RunConfig>& configs);
 
 // The whole config on one line, for tooltips and exported chart titles.

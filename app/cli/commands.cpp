@@ -6,8 +6,10 @@
 #include <iostream>
 
 #include "attention/attention_benchmark.h"
+#include "bench/cost_model.h"
 #include "bench/environment.h"
 #include "bench/evaluate.h"
+#include "bench/memory_estimate.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
 #include "precision/accumulation_lab.h"
@@ -183,6 +185,53 @@ int commandRun(const ConfigFlags& flags, const std::string& outFile, bool json) 
                       << "\n";
         }
         return exitCodeFor(result);
+    });
+}
+
+int commandEstimate(const ConfigFlags& flags, bool json) {
+    return guarded([&] {
+        const RunConfig config = flags.toRunConfig();
+        if (auto errors = validate(config, validationContext()); !errors.empty()) {
+            throw InvalidConfigError(std::move(errors));
+        }
+        const MemoryPrediction prediction = predictMemory(config);
+        const int64_t needed = preflightBytes(config);
+        const bool known = prediction.deviceBytes.has_value();
+        const bool fits = known && needed <= *prediction.deviceBytes;
+        if (json) {
+            nlohmann::json categories = nlohmann::json::object();
+            for (size_t c = 0; c < kMemoryCategories; ++c) {
+                categories[toString(MemoryCategory(c))] = prediction.maxByCategory[c];
+            }
+            const nlohmann::json out = {
+                {"peak_bytes", prediction.peakBytes},
+                {"peak_phase", phaseName(prediction.peakPhase)},
+                {"preflight_bytes", needed},
+                {"by_category", categories},
+                {"device_bytes", prediction.deviceBytes ? nlohmann::json(*prediction.deviceBytes)
+                                                        : nlohmann::json(nullptr)},
+                {"fits", known ? nlohmann::json(fits) : nlohmann::json(nullptr)},
+                {"explanation", prediction.explanation}};
+            std::cout << out.dump(2) << "\n";
+            return kExitOk;
+        }
+        std::cout << "predicted peak " << formatBytes(double(prediction.peakBytes)) << " in "
+                  << phaseName(prediction.peakPhase) << " (with the " << int(kPreflightMargin * 100)
+                  << "% margin " << formatBytes(double(needed)) << ")";
+        if (prediction.deviceBytes) {
+            std::cout << " of " << formatBytes(double(*prediction.deviceBytes)) << ": "
+                      << (fits ? "fits" : "does not fit");
+        }
+        std::cout << "\n\n| category | max |\n|---|---:|\n";
+        for (size_t c = 0; c < kMemoryCategories; ++c) {
+            std::cout << "| " << toString(MemoryCategory(c)) << " | "
+                      << formatBytes(double(prediction.maxByCategory[c])) << " |\n";
+        }
+        std::cout << "\n";
+        for (const auto& line : prediction.explanation) {
+            std::cout << "- " << line << "\n";
+        }
+        return kExitOk;
     });
 }
 

@@ -18,6 +18,7 @@ std::atomic<bool>& cancelRequested();
 int commandInfo(bool json);
 int commandParams(const ConfigFlags& flags, bool all, bool json);
 int commandRun(const ConfigFlags& flags, const std::string& outFile, bool json);
+int commandEstimate(const ConfigFlags& flags, bool json);
 int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resume);
 int commandEval(const ConfigFlags& flags, const std::string& weights, const std::string& tokens,
                 bool json);

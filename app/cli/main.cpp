@@ -34,6 +34,12 @@ int main(int argc, char** argv) {
     run->add_option("--out", outFile, "write the run file here");
     run->add_flag("--json", json, "print the run file's JSON instead of the report");
 
+    ConfigFlags estimateFlags;
+    auto* estimate = app.add_subcommand(
+        "estimate", "predicted peak memory and categories of a run, without running it");
+    estimateFlags.addTo(*estimate, /*lists=*/false, kModelFlags | kWorkloadFlags | kStepFlags);
+    estimate->add_flag("--json", json, "print JSON");
+
     ConfigFlags sweepFlags;
     std::string outDir;
     bool resume = false;
@@ -158,6 +164,9 @@ int main(int argc, char** argv) {
     }
     if (run->parsed()) {
         return commandRun(runFlags, outFile, json);
+    }
+    if (estimate->parsed()) {
+        return commandEstimate(estimateFlags, json);
     }
     if (sweep->parsed()) {
         return commandSweep(sweepFlags, outDir, resume);

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <functional>
 
+#include "bench/memory_estimate.h"
+
 namespace stepscope {
 
 double forwardFlops(const RunConfig& config) {
@@ -24,34 +26,17 @@ double modelFlopsPerStep(const RunConfig& config) {
 }
 
 MemoryEstimate estimateMemory(const RunConfig& config) {
-    const ModelDims& m = config.model;
-    const int64_t params = parameterCount(m);
-    const int64_t fp32 = 4;
-    const int64_t actBytes = config.precision == Precision::Fp32 ? 4 : 2;
+    const MemoryPrediction prediction = predictMemory(config);
     MemoryEstimate estimate;
-    estimate.parameters = params * fp32;
-    if (config.precision != Precision::Fp32) {
-        estimate.parameters += params * actBytes;  // autocast's low-precision weight copies
-    }
-    if (hasBackward(config.mode)) {
-        estimate.gradients = params * fp32;
-    }
-    if (hasOptimizer(config.mode)) {
-        estimate.optimizerState = 2 * params * fp32;  // AdamW: first and second moments
-    }
-    // Per block, saved for backward: the residual input and norm outputs
-    // (≈4·B·T·d), q/k/v and their rotated copies (≈5·B·T·d), attention output
-    // and projection input (≈3·B·T·d), the MLP's w1, w3, silu and product
-    // (4·B·T·d_ff), and the scores, masked scores and softmax (3·B·H·T²).
-    const int64_t bt = config.batchSize * config.contextLength;
-    const int64_t perLayer = bt * (12 * m.dModel + 4 * m.dFf) + 3 * config.batchSize * m.heads *
-                                                                    config.contextLength *
-                                                                    config.contextLength;
-    const int64_t head = bt * 2 * m.dModel + 3 * bt * m.vocabSize;  // final norm, logits, loss
-    const bool keepsGraph = config.mode != RunMode::Inference;
-    const int64_t elements = keepsGraph ? m.layers * perLayer + head + perLayer  // + working set
-                                        : perLayer + head;
-    estimate.activations = elements * actBytes;
+    estimate.parameters = prediction.at(MemoryCategory::Parameters);
+    estimate.gradients = prediction.at(MemoryCategory::Gradients);
+    estimate.optimizerState = prediction.at(MemoryCategory::OptimizerState);
+    // What the model keeps for backward; without backward, the forward's working set.
+    estimate.activations =
+        hasBackward(config.mode)
+            ? prediction.at(MemoryCategory::Activations)
+            : prediction.at(MemoryCategory::Temporaries) +
+                  (config.mode == RunMode::Forward ? prediction.at(MemoryCategory::Other) : 0);
     return estimate;
 }
 
@@ -78,7 +63,7 @@ int64_t largestFitting(int64_t high, const std::function<bool(int64_t)>& fits) {
 }  // namespace
 
 std::optional<RunConfig> shrinkToFit(const RunConfig& config, int64_t available) {
-    auto fits = [&](RunConfig candidate) { return estimateMemory(candidate).total() <= available; };
+    auto fits = [&](RunConfig candidate) { return preflightBytes(candidate) <= available; };
     RunConfig shrunk = config;
     shrunk.batchSize = largestFitting(std::max<int64_t>(1, config.batchSize), [&](int64_t batch) {
         RunConfig candidate = config;

@@ -15,9 +15,9 @@ namespace stepscope {
 double forwardFlops(const RunConfig& config);
 double modelFlopsPerStep(const RunConfig& config);
 
-// Predicted memory of a run, in bytes. Activations are an estimate from the
-// tensors each block saves for backward (see cost_model.cpp); issue-level
-// memory profiling compares it with measurements.
+// The predicted memory of a run by category, from predictMemory
+// (bench/memory_estimate.h): each category's own maximum; total() sums them,
+// an upper bound on the peak. Pre-flight checks use preflightBytes.
 struct MemoryEstimate {
     int64_t parameters = 0;
     int64_t gradients = 0;
@@ -28,7 +28,7 @@ struct MemoryEstimate {
 MemoryEstimate estimateMemory(const RunConfig& config);
 
 // The config with the largest batch, and failing that the longest context at
-// batch 1, not above its own whose estimate fits in `available` bytes;
+// batch 1, not above its own whose preflightBytes fits in `available` bytes;
 // nullopt when even batch 1 at context 1 does not fit (the parameters,
 // gradients and optimizer state alone are too large).
 std::optional<RunConfig> shrinkToFit(const RunConfig& config, int64_t available);

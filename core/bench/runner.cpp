@@ -27,6 +27,7 @@
 #include "bench/cpu_allocator.h"
 #include "bench/environment.h"
 #include "bench/flop_groups.h"
+#include "bench/memory_estimate.h"
 #include "bench/step_timer.h"
 #include "model/transformer.h"
 #include "profile/kernel_tracer.h"
@@ -228,12 +229,12 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
 
     if (config.device == DeviceKind::Cpu && !config.force) {
         // Running out of memory on CPU kills the process: refuse up front.
-        const int64_t needed = estimateMemory(config).total();
+        const int64_t needed = preflightBytes(config);
         const int64_t available = control.availableMemoryBytes.value_or(availableSystemMemory());
         if (available > 0 && needed > available) {
             return finish(RunStatus::Refused,
                           "the run needs about " + formatBytes(static_cast<double>(needed)) +
-                              " (parameters, gradients, optimizer state, activations) but only " +
+                              " (the predicted peak and a 10% margin) but only " +
                               formatBytes(static_cast<double>(available)) +
                               " is available; shrink the batch, the context or the model");
         }

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "bench/cost_model.h"
+#include "bench/memory_estimate.h"
 
 namespace stepscope {
 
@@ -123,7 +124,8 @@ nlohmann::json memoryReportJson(const RunResult& run, size_t topCount) {
             {"at_peak", categoriesJson(summary.atPeak)},
             {"max_by_category", categoriesJson(summary.maxByCategory)},
             {"estimate",
-             {{"parameters", estimate.parameters},
+             {{"peak_bytes", predictMemory(run.config).peakBytes},
+              {"parameters", estimate.parameters},
               {"gradients", estimate.gradients},
               {"optimizer_state", estimate.optimizerState},
               {"activations", estimate.activations},
