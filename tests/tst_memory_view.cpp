@@ -350,6 +350,11 @@ private Q_SLOTS:
         QVERIFY(narrowed >= 0);
         QCOMPARE(sites->index(narrowed, 6).data(Qt::UserRole).toLongLong(), 1LL);
         QCOMPARE(sites->index(narrowed, 3).data().toString(), QString("1"));
+        QCOMPARE(view.highlighted().size(), size_t(2));  // regrouping keeps the highlight
+        // Deselecting the row takes the highlight off.
+        table->selectRow(narrowed);
+        table->clearSelection();
+        QVERIFY(view.highlighted().empty());
     }
 
     void indexAnswersAsALinearScanDoes() {

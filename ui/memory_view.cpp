@@ -180,6 +180,12 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     });
     connect(sitesTable_, &QTableView::clicked, this,
             [this](const QModelIndex& index) { selectSite(index.row()); });
+    // Deselecting the row (Ctrl+click) takes its highlight off the chart.
+    connect(sitesTable_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        if (!sitesTable_->selectionModel()->hasSelection() && !siteSelection_.empty()) {
+            selectSite(-1);
+        }
+    });
     connect(follow_, &QCheckBox::toggled, this, &MemoryView::updateFollowLabel);
     updateFollowLabel();
     colourBox_->setEnabled(false);
@@ -768,6 +774,8 @@ void MemoryView::updateFollowLabel() {
 // ---- sites and highlights ---------------------------------------------------
 
 void MemoryView::fillSitesTable() {
+    // Regrouping for a new range keeps the chosen site highlighted.
+    const QSignalBlocker keepSelection(sitesTable_->selectionModel());
     sites_->clear();
     siteMembers_.clear();
     sites_->setHorizontalHeaderLabels({tr("largest"), tr("category"), tr("phase"), tr("steps"),
