@@ -10,6 +10,7 @@
 #include <QTemporaryDir>
 
 #include "bench/environment.h"
+#include "bench/memory_estimate.h"
 #include "model/model_dims.h"
 #include "results/run_file.h"
 #include "test_support.h"
@@ -219,6 +220,34 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains("not valid JSON"), qPrintable(r.err));
     }
 
+    void estimateJsonHasDocumentedKeys() {
+        const CliResult r = runCli({"estimate", "--model", "small", "--ctx", "512", "--batch", "4",
+                                    "--mode", "train-step", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject estimate = QJsonDocument::fromJson(r.out).object();
+        for (const char* key :
+             {"peak_bytes", "peak_phase", "by_category", "device_bytes", "fits", "explanation"}) {
+            QVERIFY2(estimate.contains(key), key);
+        }
+        RunConfig config;
+        config.model = *findPreset("small");
+        config.contextLength = 512;
+        config.batchSize = 4;
+        QCOMPARE(estimate["peak_bytes"].toDouble(), double(predictMemory(config).peakBytes));
+        QCOMPARE(estimate["by_category"].toObject().size(), qsizetype(kMemoryCategories));
+        QVERIFY(estimate["device_bytes"].toDouble() > 0);  // the CPU: total system memory
+        QVERIFY(estimate["fits"].isBool());
+        QVERIFY(!estimate["explanation"].toArray().isEmpty());
+
+        const CliResult bad = runCli({"estimate", "--batch", "0"});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY2(bad.err.contains("batch"), qPrintable(bad.err));
+        const CliResult unknown =
+            runCli({"estimate", "--memory"});  // a run flag, not an estimate's
+        QCOMPARE(unknown.exitCode, 2);
+        QVERIFY2(unknown.err.contains("--memory"), qPrintable(unknown.err));
+    }
+
     void refusedRunExitsThree() {
         // 2.7B train-step at batch 64 on CPU needs far more than any test machine has.
         const CliResult r = runCli({"run", "--model", "2.7B", "--ctx", "1024", "--batch", "64"});
@@ -337,6 +366,8 @@ private Q_SLOTS:
             }
         }
         QVERIFY(report["top"].isArray() && !report["top"].toArray().isEmpty());
+        QCOMPARE(report["estimate"].toObject()["peak_bytes"].toDouble(),
+                 double(predictMemory(saved.config).peakBytes));
 
         const QString trace = dir.filePath("trace.json");
         const QString pickle = dir.filePath("memory.pickle");

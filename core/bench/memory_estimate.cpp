@@ -1,0 +1,156 @@
+#include "bench/memory_estimate.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <fstream>
+
+#include "bench/cost_model.h"
+
+namespace stepscope {
+
+namespace {
+
+struct Shape {
+    int64_t B, T, d, F, H, V, L, dh, maxContext;
+};
+
+std::string words(const std::string& what, int64_t bytes) {
+    return what + ": " + formatBytes(double(bytes));
+}
+
+}  // namespace
+
+std::optional<int64_t> deviceMemoryBytes(const RunConfig& config) {
+    if (config.device != DeviceKind::Cpu) {
+        return std::nullopt;
+    }
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key, unit;
+    int64_t kibibytes = 0;
+    while (meminfo >> key >> kibibytes >> unit) {
+        if (key == "MemTotal:") {
+            return kibibytes * 1024;
+        }
+    }
+    return std::nullopt;
+}
+
+MemoryPrediction predictMemory(const RunConfig& config) {
+    const ModelDims& m = config.model;
+    const Shape s{config.batchSize, config.contextLength, m.dModel,    m.dFf, m.heads, m.vocabSize,
+                  m.layers,         m.headDim(),          m.maxContext};
+    const bool low = config.precision != Precision::Fp32;
+    const int64_t e = low ? 2 : 4;  // what autocast's matmuls produce
+    const bool naive = config.attention == "naive";
+    const bool backward = hasBackward(config.mode);
+    const bool inference = config.mode == RunMode::Inference;
+    const bool optimizerAlive =
+        hasOptimizer(config.mode) && config.warmupSteps + config.measuredSteps > 1;
+    const int64_t bt = s.B * s.T, btd = bt * s.d, btf = bt * s.F, btv = bt * s.V;
+    const int64_t scores = s.B * s.H * s.T * s.T;
+
+    MemoryPrediction p;
+    const int64_t params = parameterCount(m) * 4;
+    const int64_t inputs = s.B * (s.T + 1) * 8;                // the int64 token tensor
+    const int64_t rope = s.maxContext * s.dh * 4;              // cos and sin tables, fp32
+    const int64_t angles = s.maxContext * s.dh / 2 * 4 + 128;  // setup: the rotary angles
+    const int64_t gradients = backward ? params : 0;           // fp32, like the parameters
+    const int64_t optimizer = hasOptimizer(config.mode) ? 2 * params : 0;  // AdamW m and v
+
+    // What one block keeps for backward. fp32: the two norms' x·rms and the
+    // normed output, q and k after the rotation, v, the attention output
+    // reshaped for output_proj, the residual after attention and after the
+    // MLP (10·B·T·d), and the MLP's w1, silu, w3 and product (4·B·T·d_ff).
+    // Under autocast the residual stream and norms stay fp32 (4·B·T·d) and
+    // every linear keeps its own low-precision copy of its input (5 casts),
+    // with q, k, v, the attention output and one more rotation cast in
+    // low precision (9·B·T·d), plus the weights' cached low-precision copies.
+    int64_t streams = low ? btd * 4 * 4 + btd * 9 * 2 : btd * 10 * 4;
+    const int64_t mlp = btf * 4 * e;
+    const int64_t weightCopies = low ? (4 * s.d * s.d + 3 * s.d * s.F) * 2 : 0;
+    const int64_t small = bt * 2 * 4 + s.T * s.dh * 8;   // rms per norm, cos/sin rows per rotation
+    const int64_t core = naive ? scores * e + s.T * s.T  // probabilities + causal mask
+                               : btd * e + s.B * s.H * s.T * 4;  // O + logsumexp
+    const int64_t perLayer = streams + mlp + weightCopies + small + core;
+    // Outside the blocks: the embedding output, the final norm, the LM head's
+    // weight copy and the fp32 log-softmax the loss keeps.
+    const int64_t headSaved =
+        btd * 4 + btd * 4 + bt * 4 + (low ? btd * 2 + s.V * s.d * 2 : btd * 4) + btv * 4;
+    const int64_t saved = inference ? 0 : s.L * perLayer + headSaved;
+
+    // What each moment allocates for itself.
+    const int64_t lossTemp = inference
+                                 ? (low ? btv * 2 + btv * 8 : btv * 8)  // logits, fp32, log-softmax
+                                 : (low ? btv * 2 + btv * 4 : btv * 4);  // logits (and fp32 cast)
+    const int64_t attentionTemp = naive ? 2 * scores * e + (inference ? 5 * btd * e : 0) : 0;
+    const int64_t backwardTemp =
+        backward ? 2 * btv * 4 : 0;  // dlogits of log-softmax and its input
+    const int64_t largestParameter = std::max({s.V * s.d, s.d * s.F, s.d * s.d}) * 4;
+    const int64_t optimizerTemp = hasOptimizer(config.mode) ? 2 * largestParameter : 0;
+
+    const int64_t base = params + inputs + rope + (optimizerAlive ? optimizer : 0);
+    const std::array<int64_t, 4> peakByPhase{
+        params + inputs + rope,
+        std::max(base + saved + lossTemp, base + saved - headSaved + attentionTemp),
+        backward ? base + saved + backwardTemp : 0,
+        hasOptimizer(config.mode) ? params + inputs + rope + gradients + optimizer + optimizerTemp
+                                  : 0};
+    for (int phase = 0; phase < 4; ++phase) {
+        if (peakByPhase[size_t(phase)] > p.peakBytes) {
+            p.peakBytes = peakByPhase[size_t(phase)];
+            p.peakPhase = phase;
+        }
+    }
+
+    auto set = [&](MemoryCategory c, int64_t bytes) { p.maxByCategory[size_t(c)] = bytes; };
+    set(MemoryCategory::Parameters, params);
+    set(MemoryCategory::Gradients, gradients);
+    set(MemoryCategory::OptimizerState, optimizer);
+    set(MemoryCategory::Activations, backward ? saved : 0);
+    set(MemoryCategory::Temporaries,
+        std::max({lossTemp, attentionTemp, backwardTemp, optimizerTemp}));
+    set(MemoryCategory::Inputs, inputs);
+    // Without backward, what the graph keeps lives until the next step's forward.
+    set(MemoryCategory::Other,
+        rope + std::max(angles, config.mode == RunMode::Forward ? saved : 0));
+    p.deviceBytes = deviceMemoryBytes(config);
+
+    auto& x = p.explanation;
+    x.push_back(words("parameters (fp32)", params));
+    if (backward) {
+        x.push_back(words("gradients (fp32, one per parameter)", gradients));
+    }
+    if (optimizer > 0) {
+        x.push_back(words("AdamW state (first and second moments, fp32)", optimizer));
+    }
+    if (!inference) {
+        x.push_back(words("activations per layer (" +
+                              std::string(naive ? "T×T probabilities" : "O and logsumexp") +
+                              (low ? ", low-precision input and weight copies" : "") + ")",
+                          perLayer) +
+                    " × " + std::to_string(s.L) + " layers");
+        x.push_back(
+            words("embedding, final norm and fp32 log-softmax kept for the loss", headSaved));
+    }
+    x.push_back(words("loss: logits" + std::string(low ? " and their fp32 cast" : ""), lossTemp));
+    if (attentionTemp > 0) {
+        x.push_back(
+            words("naive attention's scaled and masked scores for a moment", attentionTemp));
+    }
+    if (backward) {
+        x.push_back(words("backward of the loss: two logits-sized fp32 gradients", backwardTemp));
+    }
+    if (optimizerTemp > 0) {
+        x.push_back(words("AdamW's denominator for the largest parameter", optimizerTemp));
+    }
+    x.push_back(words("token inputs and rotary tables", inputs + rope));
+    x.push_back(words("peak in " + std::string(phaseName(p.peakPhase)), p.peakBytes));
+    return p;
+}
+
+int64_t preflightBytes(const RunConfig& config) {
+    return int64_t(std::ceil(double(predictMemory(config).peakBytes) * (1.0 + kPreflightMargin)));
+}
+
+}  // namespace stepscope
