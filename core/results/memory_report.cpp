@@ -21,22 +21,6 @@ const MemoryTrace& traceOf(const RunResult& run) {
     return run.memory;
 }
 
-// The estimator's figure for a category, where it predicts one.
-std::optional<int64_t> estimateFor(const MemoryEstimate& estimate, MemoryCategory category) {
-    switch (category) {
-        case MemoryCategory::Parameters:
-            return estimate.parameters;
-        case MemoryCategory::Gradients:
-            return estimate.gradients;
-        case MemoryCategory::OptimizerState:
-            return estimate.optimizerState;
-        case MemoryCategory::Activations:
-            return estimate.activations;
-        default:
-            return std::nullopt;
-    }
-}
-
 nlohmann::json categoriesJson(const CategoryBytes& bytes) {
     nlohmann::json out = nlohmann::json::object();
     for (size_t c = 0; c < kMemoryCategories; ++c) {
@@ -55,25 +39,26 @@ int64_t residualStreamBytes(const RunConfig& config) {
 std::string formatMemoryReport(const RunResult& run, size_t topCount) {
     const MemoryTrace& trace = traceOf(run);
     const MemorySummary summary = summarizeMemory(trace, topCount);
-    const MemoryEstimate estimate = estimateMemory(run.config);
+    const MemoryPrediction prediction = predictMemory(run.config);
     std::ostringstream out;
     char line[256];
     out << "memory on " << trace.device << ": " << trace.size() << " events\n";
-    std::snprintf(line, sizeof line, "peak %s at %.1f ms, in %s of step %d\n",
+    std::snprintf(line, sizeof line, "peak %s at %.1f ms, in %s of step %d (estimate %s in %s)\n",
                   formatBytes(double(summary.peakBytes)).c_str(), summary.peakTimeUs / 1e3,
-                  phaseName(summary.peakPhase), summary.peakStep);
+                  phaseName(summary.peakPhase), summary.peakStep,
+                  formatBytes(double(prediction.peakBytes)).c_str(),
+                  phaseName(prediction.peakPhase));
     out << line << "peak by phase:";
     for (int phase = 0; phase < 4; ++phase) {
         out << "  " << phaseName(phase) << " "
             << formatBytes(double(summary.peakByPhase[size_t(phase)]));
     }
-    out << "\n\n| category | at peak | max over the run | estimate |\n|---|---:|---:|---:|\n";
+    out << "\n\n| category | at peak | max over the run | estimate (max) |\n|---|---:|---:|---:|\n";
     for (size_t c = 0; c < kMemoryCategories; ++c) {
-        const auto predicted = estimateFor(estimate, MemoryCategory(c));
         out << "| " << toString(MemoryCategory(c)) << " | "
             << formatBytes(double(summary.atPeak[c])) << " | "
             << formatBytes(double(summary.maxByCategory[c])) << " | "
-            << (predicted ? formatBytes(double(*predicted)) : "–") << " |\n";
+            << formatBytes(double(prediction.maxByCategory[c])) << " |\n";
     }
     out << "\nresidual-stream tensor (batch × ctx × d_model × element): "
         << formatBytes(double(residualStreamBytes(run.config))) << "\n";
@@ -150,7 +135,7 @@ std::string formatMemorySweepTable(const std::vector<RunResult>& runs) {
         }
         auto& row =
             rows[{run.config.model.name, toString(run.config.precision), run.config.contextLength}];
-        const std::string estimate = formatBytes(double(estimateMemory(run.config).total()));
+        const std::string estimate = formatBytes(double(predictMemory(run.config).peakBytes));
         if (run.memory.empty()) {
             row[mode] = toString(run.status) + " (est. " + estimate + ")";
         } else {
