@@ -804,6 +804,30 @@ private Q_SLOTS:
         QCOMPARE(int(window.documents().size()), 1);
     }
 
+    void memoryEstimateIsLiveInThePanel() {
+        MainWindow window;
+        window.show();
+        RunConfig config = quickConfig(0, 1);
+        window.configPanel()->setConfig(config);
+        const MemoryPrediction prediction = predictMemory(config);
+        QString text = window.configPanel()->estimateText();
+        QVERIFY2(text.contains(QString::fromStdString(formatBytes(double(prediction.peakBytes)))),
+                 qPrintable(text));
+        QVERIFY2(text.contains("Fits"), qPrintable(text));
+        // As fields change: the same batch no longer fits when little is free.
+        window.setAvailableMemory(preflightBytes(config) - 1);
+        config.batchSize = 3;
+        window.configPanel()->setConfig(config);
+        text = window.configPanel()->estimateText();
+        QVERIFY2(text.contains("Does not fit"), qPrintable(text));
+        QVERIFY2(text.contains(
+                     QString::fromStdString(formatBytes(double(predictMemory(config).peakBytes)))),
+                 qPrintable(text));
+        config.contextLength = 0;  // invalid: no estimate of nonsense
+        window.configPanel()->setConfig(config);
+        QVERIFY(window.configPanel()->estimateText().contains("errors"));
+    }
+
     void bannersDescribeThePresent() {
         MainWindow window;
         window.show();

@@ -123,12 +123,18 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     connect(runAgain_, &QPushButton::clicked, this, &ConfigPanel::runAgainRequested);
     connect(editCopy_, &QPushButton::clicked, this, &ConfigPanel::editCopy);
 
+    estimate_ = new QLabel;
+    estimate_->setWordWrap(true);
+    estimate_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    estimate_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
     fields_ = new QWidget;
     fields_->setLayout(form);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(viewing_);
     layout->addWidget(fields_);
+    layout->addWidget(estimate_);
     layout->addStretch();
 
     connect(preset_, &QComboBox::currentTextChanged, this, &ConfigPanel::presetChanged);
@@ -261,6 +267,19 @@ void ConfigPanel::editCopy() {
     fields_->setEnabled(true);
     viewing_->hide();
     Q_EMIT changed();
+}
+
+void ConfigPanel::showEstimate(const QString& text, const QString& details,
+                               std::optional<bool> fits) {
+    estimate_->setText(text);
+    estimate_->setToolTip(details);
+    estimate_->setStyleSheet(!fits   ? "padding: 4px;"
+                             : *fits ? "padding: 4px; background: #eaf6ea;"
+                                     : "padding: 4px; background: #fdecea; color: #8a1f11;");
+}
+
+QString ConfigPanel::estimateText() const {
+    return estimate_->text();
 }
 
 bool ConfigPanel::showErrors(const std::vector<ConfigError>& errors) {

@@ -3,6 +3,7 @@
 #include <QWidget>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ public:
     // Makes the form editable again, keeping the values it shows.
     void editCopy();
     bool isReadOnly() const { return readOnly_; }
+    // The memory estimate of the config shown, below the form; `fits` colours it.
+    void showEstimate(const QString& text, const QString& details, std::optional<bool> fits);
+    QString estimateText() const;
     QPushButton* runAgainButton() const { return runAgain_; }
     QPushButton* editCopyButton() const { return editCopy_; }
 
@@ -61,6 +65,7 @@ private:
     QWidget* fields_;
     QWidget* viewing_;
     QLabel* viewingLabel_;
+    QLabel* estimate_;
     QPushButton *runAgain_, *editCopy_;
     bool readOnly_ = false;
     QComboBox* preset_;

@@ -146,6 +146,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         if (!errors && bannerAbout_ == BannerAbout::ConfigErrors) {
             setBanner(QString(), false);  // the errors it spoke of are fixed
         }
+        updateEstimate(!errors);
     });
     connect(runList_, &QListWidget::currentItemChanged, this, &MainWindow::onSelectionChanged);
     connect(runList_, &QListWidget::itemChanged, this, &MainWindow::refreshCompare);
@@ -183,6 +184,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(sweep_, &SweepPage::stopRequested, this, &MainWindow::stopRun);
 
     loadSettings();
+    updateEstimate(validate(config_->config(), validationContext()).empty());
 }
 
 MainWindow::~MainWindow() = default;
@@ -562,6 +564,45 @@ bool MainWindow::startRun() {
     selectDocument(liveId_);
     job_->startRun(config, availableMemory_);
     return true;
+}
+
+// "Will this fit?" answered as the user edits, before anything runs.
+void MainWindow::updateEstimate(bool configValid) {
+    if (!configValid) {
+        config_->showEstimate(tr("Memory estimate: once the errors above are fixed."), QString(),
+                              std::nullopt);
+        return;
+    }
+    const RunConfig config = config_->config();
+    const MemoryPrediction prediction = predictMemory(config);
+    size_t largest = 0;
+    for (size_t c = 1; c < kMemoryCategories; ++c) {
+        if (prediction.maxByCategory[c] > prediction.maxByCategory[largest]) {
+            largest = c;
+        }
+    }
+    QString text =
+        tr("Estimated peak %1 in %2; largest: %3 %4.")
+            .arg(bytesText(prediction.peakBytes), phaseName(prediction.peakPhase),
+                 toString(MemoryCategory(largest)), bytesText(prediction.maxByCategory[largest]));
+    std::optional<bool> fits;
+    if (config.device == DeviceKind::Cpu) {
+        const int64_t available = availableMemory_.value_or(availableSystemMemory());
+        fits = preflightBytes(config) <= available;
+        text += " " + (*fits ? tr("Fits in the %1 free, with a %2% margin.")
+                             : tr("Does not fit in the %1 free, with a %2% margin."))
+                          .arg(bytesText(available))
+                          .arg(int(kPreflightMargin * 100));
+    } else if (prediction.deviceBytes) {
+        fits = prediction.peakBytes <= *prediction.deviceBytes;
+        text += " " + (*fits ? tr("Fits in the device's %1.") : tr("Exceeds the device's %1."))
+                          .arg(bytesText(*prediction.deviceBytes));
+    }
+    QStringList details;
+    for (const std::string& line : prediction.explanation) {
+        details << QString::fromStdString(line);
+    }
+    config_->showEstimate(text, details.join('\n'), fits);
 }
 
 // On the CPU a run that does not fit ends the whole program: offer to shrink

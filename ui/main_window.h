@@ -114,6 +114,7 @@ private:
     void setBanner(const QString& text, bool error, BannerAbout about = BannerAbout::Other,
                    int runId = 0);
     bool preflight(RunConfig& config);
+    void updateEstimate(bool configValid);
 
     void onStepsArrived(const std::vector<StepRecord>& steps);
     void onProgress(const RunProgress& progress);
