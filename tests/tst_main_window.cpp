@@ -330,11 +330,40 @@ private Q_SLOTS:
         window.sweepPage()->modelsEdit()->setText("nano");
         window.sweepPage()->contextsEdit()->setText("8,16");
         QSignalSpy finished(&window, &MainWindow::sweepFinished);
+        // The largest point's estimate fits, with its margin; the others too.
+        window.setAvailableMemory(preflightBytes([] {
+            RunConfig largest = quickConfig(0, 1, 16);
+            return largest;
+        }()));
         Q_EMIT window.sweepPage()->startRequested();
+        // Listed before they run, each with its estimated peak.
+        QTableWidget* table = window.sweepPage()->table();
+        QCOMPARE(table->rowCount(), 4);  // 2 contexts × 2 modes
+        for (int row = 0; row < 4; ++row) {
+            QCOMPARE(table->item(row, SweepPage::Status)->text(), QString("pending"));
+            RunConfig point =
+                quickConfig(0, 1, table->item(row, SweepPage::Context)->text().toInt());
+            point.mode = *parseRunMode(table->item(row, SweepPage::Mode)->text().toStdString());
+            QCOMPARE(table->item(row, SweepPage::Estimate)->text(),
+                     QString::fromStdString(formatBytes(double(predictMemory(point).peakBytes))));
+        }
         QVERIFY(finished.wait(120000));
-        QCOMPARE(window.sweepPage()->table()->rowCount(), 4);  // 2 contexts × 2 modes
+        QCOMPARE(table->rowCount(), 4);
+        for (int row = 0; row < 4; ++row) {
+            QCOMPARE(table->item(row, SweepPage::Status)->text(), QString("ok"));
+        }
         QCOMPARE(int(window.documents().size()), 4);
         QCOMPARE(window.progressText(), QString("Sweep finished"));  // not the last step's count
+
+        // Points that will not fit are marked before they start.
+        window.setAvailableMemory(1000);
+        QSignalSpy again(&window, &MainWindow::sweepFinished);
+        Q_EMIT window.sweepPage()->startRequested();
+        for (int row = 0; row < 4; ++row) {
+            QCOMPARE(table->item(row, SweepPage::Status)->text(), QString("will not fit"));
+        }
+        window.stopRun();
+        QVERIFY(again.wait(120000));
 
         window.sweepPage()->contextsEdit()->setText("8,abc");
         Q_EMIT window.sweepPage()->startRequested();

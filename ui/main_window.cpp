@@ -163,9 +163,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(job_->bridge(), &RunBridge::stepsArrived, this, &MainWindow::onStepsArrived);
     connect(job_->bridge(), &RunBridge::progressChanged, this, &MainWindow::onProgress);
     connect(job_->bridge(), &RunBridge::sweepPointFinished, this,
-            [this](int, int, const RunResult& result, const QString& file) {
+            [this](int index, int, const RunResult& result, const QString& file) {
                 addDocument(result, file);
-                sweep_->addPoint(result);
+                sweep_->addPoint(index, result);
             });
     connect(sweep_, &SweepPage::startRequested, this, &MainWindow::startSweep);
     connect(attention_, &AttentionPage::startRequested, this, &MainWindow::startAttention);
@@ -765,7 +765,10 @@ void MainWindow::startSweep() {
         return;
     }
     setBanner(QString(), false);
-    sweep_->begin(spec);
+    sweep_->begin(spec,
+                  spec.base.device == DeviceKind::Cpu
+                      ? std::optional<int64_t>(availableMemory_.value_or(availableSystemMemory()))
+                      : std::nullopt);
     job_->startSweep(spec);
 }
 

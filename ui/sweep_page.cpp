@@ -12,6 +12,8 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "bench/cost_model.h"
+#include "bench/memory_estimate.h"
 #include "bench/runner.h"
 #include "format.h"
 #include "list_input.h"
@@ -23,6 +25,10 @@ namespace {
 
 QString meanStd(const std::optional<Stats>& stats) {
     return stats ? QString("%1 ± %2").arg(formatMs(stats->mean), formatMs(stats->std)) : "–";
+}
+
+QString bytesText(int64_t bytes) {
+    return QString::fromStdString(formatBytes(double(bytes)));
 }
 
 }  // namespace
@@ -50,10 +56,10 @@ SweepPage::SweepPage(QWidget* parent) : QWidget(parent) {
     buttons->addWidget(stop_);
     buttons->addStretch();
 
-    table_ = new QTableWidget(0, 8);
+    table_ = new QTableWidget(0, 9);
     table_->setHorizontalHeaderLabels({tr("model"), tr("ctx"), tr("mode"), tr("precision"),
-                                       tr("status"), tr("forward ms"), tr("backward ms"),
-                                       tr("total ms")});
+                                       tr("status"), tr("est. peak"), tr("forward ms"),
+                                       tr("backward ms"), tr("total ms")});
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     table_->verticalHeader()->hide();
@@ -86,18 +92,53 @@ SweepSpec SweepPage::spec(const RunConfig& base, const QString& outDir) const {
                          splitList(precisions_->text()), outDir.toStdString());
 }
 
-void SweepPage::begin(const SweepSpec& spec) {
+void SweepPage::begin(const SweepSpec& spec, std::optional<int64_t> availableBytes) {
     table_->setRowCount(0);
     series_.clear();
-    expected_ = int(expandSweep(spec).size());
+    done_ = 0;
+    const std::vector<RunConfig> points = expandSweep(spec);
+    expected_ = int(points.size());
+    int misfits = 0;
+    for (const RunConfig& c : points) {
+        const int row = table_->rowCount();
+        table_->insertRow(row);
+        const bool fits =
+            c.device != DeviceKind::Cpu || !availableBytes || preflightBytes(c) <= *availableBytes;
+        misfits += !fits;
+        const QStringList cells = {QString::fromStdString(c.model.name),
+                                   QString::number(c.contextLength),
+                                   QString::fromStdString(toString(c.mode)),
+                                   QString::fromStdString(toString(c.precision)),
+                                   fits ? tr("pending") : tr("will not fit"),
+                                   bytesText(predictMemory(c).peakBytes),
+                                   "–",
+                                   "–",
+                                   "–"};
+        for (int column = 0; column < cells.size(); ++column) {
+            auto* item = new QTableWidgetItem(cells[column]);
+            if (!fits) {
+                item->setBackground(QColor(250, 210, 210));
+                item->setToolTip(
+                    tr("The estimate plus its margin (%1) exceeds the %2 free; "
+                       "the runner will refuse this point.")
+                        .arg(QString::fromStdString(formatBytes(double(preflightBytes(c)))),
+                             QString::fromStdString(formatBytes(double(*availableBytes)))));
+            }
+            table_->setItem(row, column, item);
+        }
+    }
     status_->setText(
-        tr("Running %1 points into %2").arg(expected_).arg(QString::fromStdString(spec.outDir)));
+        tr("Running %1 points into %2").arg(expected_).arg(QString::fromStdString(spec.outDir)) +
+        (misfits ? tr("; %1 will not fit and will be refused").arg(misfits) : QString()));
     redrawChart();
 }
 
-void SweepPage::addPoint(const RunResult& r) {
-    const int row = table_->rowCount();
-    table_->insertRow(row);
+void SweepPage::addPoint(int index, const RunResult& r) {
+    int row = index;
+    if (row < 0 || row >= table_->rowCount()) {
+        row = table_->rowCount();  // not listed by begin()
+        table_->insertRow(row);
+    }
     const RunConfig& c = r.config;
     const QString status = QString::fromStdString(toString(r.status));
     const QStringList cells = {QString::fromStdString(c.model.name),
@@ -105,6 +146,7 @@ void SweepPage::addPoint(const RunResult& r) {
                                QString::fromStdString(toString(c.mode)),
                                QString::fromStdString(toString(c.precision)),
                                status,
+                               bytesText(predictMemory(c).peakBytes),
                                meanStd(r.summary.forward),
                                meanStd(r.summary.backward),
                                r.summary.total.count ? meanStd(r.summary.total) : "–"};
@@ -121,7 +163,7 @@ void SweepPage::addPoint(const RunResult& r) {
         series_[{c.model.name, toString(c.mode), toString(c.precision)}][c.contextLength] =
             r.summary.total.mean;
     }
-    status_->setText(tr("%1 of %2 points").arg(row + 1).arg(expected_));
+    status_->setText(tr("%1 of %2 points").arg(++done_).arg(expected_));
     redrawChart();
 }
 

@@ -26,8 +26,12 @@ public:
 
     // Throws InvalidConfigError (from the engine) for bad lists.
     SweepSpec spec(const RunConfig& base, const QString& outDir) const;
-    void begin(const SweepSpec& spec);  // clears the table for a new sweep
-    void addPoint(const RunResult& result);
+    // Lists every point of a new sweep before it runs, with its estimated
+    // peak; on the CPU, points whose estimate (plus the pre-flight margin)
+    // exceeds `availableBytes` are marked "will not fit".
+    void begin(const SweepSpec& spec, std::optional<int64_t> availableBytes = std::nullopt);
+    void addPoint(int index, const RunResult& result);  // index in the sweep's order
+    enum Column { Model, Context, Mode, Precision, Status, Estimate, Forward, Backward, Total };
     void finish(const QString& message);
     void setRunning(bool running);
 
@@ -51,6 +55,7 @@ private:
     // (model, mode, precision) → context → mean total ms
     std::map<std::tuple<std::string, std::string, std::string>, std::map<int64_t, double>> series_;
     int expected_ = 0;
+    int done_ = 0;
 };
 
 }  // namespace stepscope::ui
