@@ -617,10 +617,11 @@ bool MainWindow::preflight(RunConfig& config) {
         return true;
     }
     const std::optional<RunConfig> shrunk = shrinkToFit(config, available);
-    QString text = tr("The run needs about %1 (parameters, gradients, optimizer state, "
-                      "activations) but only %2 is available. Running out of memory on the CPU "
-                      "ends the whole program.")
-                       .arg(bytesText(needed), bytesText(available));
+    QString text = tr("The run's predicted peak is %1 (%2 with a %3% margin), but only %4 is "
+                      "free. Running out of memory on the CPU ends the whole program.")
+                       .arg(bytesText(predictMemory(config).peakBytes), bytesText(needed))
+                       .arg(int(kPreflightMargin * 100))
+                       .arg(bytesText(available));
     if (shrunk) {
         text +=
             "\n\n" + tr("Shrink to fit: %1 (about %2).")
