@@ -6,11 +6,42 @@
 #include <QCommandLineParser>
 #include <QTimer>
 #include <cstdio>
+#include <string_view>
 
 #include "config_panel.h"
 #include "main_window.h"
 
+namespace {
+
+bool asksOnlyForText(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "-h" || arg == "--help" || arg == "--help-all" || arg == "-v" ||
+            arg == "--version") {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+    const bool hasDisplay = qEnvironmentVariableIsSet("DISPLAY") ||
+                            qEnvironmentVariableIsSet("WAYLAND_DISPLAY") ||
+                            qEnvironmentVariableIsSet("QT_QPA_PLATFORM");
+    if (!hasDisplay) {
+        if (asksOnlyForText(argc, argv)) {
+            qputenv("QT_QPA_PLATFORM", "offscreen");  // help needs no window
+        } else {
+            // Qt's own message here is an abort deep in its platform plugin.
+            std::fprintf(stderr,
+                         "stepscope: no display (DISPLAY is not set). Run it on a desktop, under "
+                         "Xvfb, or with QT_QPA_PLATFORM=offscreen; scripts/start.sh makes a short "
+                         "headless run with the CLI instead.\n");
+            return 2;
+        }
+    }
     QApplication app(argc, argv);
     QApplication::setOrganizationName("StepScope");
     QApplication::setApplicationName("StepScope");
