@@ -126,6 +126,13 @@ private Q_SLOTS:
         }
     }
 
+    void halfACustomModelNamesTheMissingFlags() {
+        const CliResult r = runCli({"run", "--model", "nano", "--heads", "5"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("--d-model, --d-ff, --layers missing"), qPrintable(r.err));
+        QVERIFY(!r.err.contains("custom-d0"));
+    }
+
     void paramsHelpListsOnlyItsOwnFlags() {
         const CliResult params = runCli({"params", "--help"});
         QCOMPARE(params.exitCode, 0);

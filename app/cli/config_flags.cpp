@@ -91,6 +91,25 @@ RunConfig ConfigFlags::toRunConfig() const {
 SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     RunConfig base;
     const bool customDims = dModel || dFf || layers || heads;
+    if (customDims && !(dModel && dFf && layers && heads)) {
+        // Half a custom model would run with zeros for the rest.
+        std::vector<std::string> missing;
+        for (const auto& [flag, value] : {std::pair<const char*, int64_t>{"--d-model", dModel},
+                                          {"--d-ff", dFf},
+                                          {"--layers", layers},
+                                          {"--heads", heads}}) {
+            if (!value) {
+                missing.push_back(flag);
+            }
+        }
+        std::string list;
+        for (const auto& flag : missing) {
+            list += (list.empty() ? "" : ", ") + flag;
+        }
+        throw InvalidConfigError(
+            {{"model", "custom dims need --d-model, --d-ff, --layers and --heads together; " +
+                           list + " missing (or use --model NAME alone)"}});
+    }
     if (customDims) {
         base.model.dModel = dModel;
         base.model.dFf = dFf;
