@@ -91,8 +91,8 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     detail_->setTracking(false);  // a million events: lay out once the slider is let go
     detail_->setMinimumWidth(140);
     detail_->setToolTip(
-        tr("Detail: allocations under the size floor are summed into one grey "
-           "band, so the total stays right"));
+        tr("Hide allocations smaller than this size: they are summed into one grey "
+           "band, so the total stays right. Further right hides more."));
     detailLabel_ = new QLabel;
     fitButton_ = new QPushButton(tr("Fit"));
     fitButton_->setToolTip(tr("Show the whole run (or double-click the chart)"));
@@ -102,7 +102,8 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     auto* controls = new QHBoxLayout;
     controls->addWidget(modeBox_);
     controls->addWidget(colourBox_);
-    controls->addWidget(new QLabel(tr("Detail")));
+    // Named for what it does: further right hides more (memory_viz calls it Detail).
+    controls->addWidget(new QLabel(tr("Hide smaller than")));
     controls->addWidget(detail_);
     controls->addWidget(detailLabel_, 1);
     controls->addWidget(fitButton_);
