@@ -21,6 +21,7 @@
 
 #include "bench/cost_model.h"
 #include "bench/runner.h"
+#include "format.h"
 #include "list_input.h"
 #include "plot_style.h"
 
@@ -39,8 +40,8 @@ QString optionalText(const std::optional<double>& value, int decimals) {
     return value ? QString::number(*value, 'f', decimals) : QString("–");
 }
 
-QString bytesText(const std::optional<int64_t>& value) {
-    return value ? QString::fromStdString(formatBytes(double(*value))) : QString("–");
+QString optionalBytesText(const std::optional<int64_t>& value) {
+    return value ? bytesText(*value) : QString("–");
 }
 
 }  // namespace
@@ -162,8 +163,8 @@ void AttentionPage::addTableRow(const AttentionPoint& p) {
                                QString::fromStdString(p.status),
                                optionalText(p.forwardMs, 3),
                                optionalText(p.backwardMs, 3),
-                               bytesText(p.memBeforeBackwardBytes),
-                               bytesText(p.peakBytes),
+                               optionalBytesText(p.memBeforeBackwardBytes),
+                               optionalBytesText(p.peakBytes),
                                optionalText(p.forwardTflops, 4),
                                optionalText(p.backwardTflops, 4)};
     for (int column = 0; column < cells.size(); ++column) {

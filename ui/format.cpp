@@ -1,9 +1,15 @@
 #include "format.h"
 
+#include "bench/cost_model.h"
+
 namespace stepscope::ui {
 
 QString formatMs(double milliseconds) {
     return QString::number(milliseconds, 'f', 2);
+}
+
+QString bytesText(int64_t bytes) {
+    return QString::fromStdString(formatBytes(double(bytes)));
 }
 
 QString formatPercent(double fraction) {

@@ -36,6 +36,7 @@
 #include "compare_view.h"
 #include "config_panel.h"
 #include "exporter.h"
+#include "format.h"
 #include "kernel_timeline_view.h"
 #include "memory_view.h"
 #include "precision_page.h"
@@ -54,10 +55,6 @@ namespace {
 constexpr int kMaxRecentFiles = 8;
 constexpr int kIdRole = Qt::UserRole + 1;
 constexpr qint64 kFormatHeadBytes = 64 * 1024;
-
-QString bytesText(int64_t bytes) {
-    return QString::fromStdString(formatBytes(double(bytes)));
-}
 
 // "batch 8 → 3, context 1024 → 512": what shrinking changed.
 QString shrinkChanges(const RunConfig& from, const RunConfig& to) {

@@ -37,7 +37,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 constexpr int kDetailSteps = 100;
 
 QStandardItem* bytesItem(int64_t bytes) {
-    auto* item = new QStandardItem(QString::fromStdString(formatBytes(double(bytes))));
+    auto* item = new QStandardItem(bytesText(bytes));
     item->setData(qlonglong(bytes), Qt::UserRole);
     item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     return item;
@@ -241,9 +241,7 @@ void MemoryView::showRun(const RunDocument* document) {
     const MemorySummary summary = summarizeMemory(trace, 0);
     peakBytes_ = summary.peakBytes;
     peakTimeUs_ = summary.peakTimeUs;
-    peakText_ = tr("peak %1 (%2)")
-                    .arg(QString::fromStdString(formatBytes(double(summary.peakBytes))),
-                         phaseName(summary.peakPhase));
+    peakText_ = tr("peak %1 (%2)").arg(bytesText(summary.peakBytes), phaseName(summary.peakPhase));
     drawCategories();
 
     // Phase bands along the time axis.
@@ -290,8 +288,7 @@ void MemoryView::showRun(const RunDocument* document) {
            "alive in view (click one to see it on the chart).")
             .arg(qulonglong(trace.size()))
             .arg(qulonglong(index_->size()))
-            .arg(QString::fromStdString(trace.device),
-                 QString::fromStdString(formatBytes(double(summary.peakBytes))))
+            .arg(QString::fromStdString(trace.device), bytesText(summary.peakBytes))
             .arg(summary.peakTimeUs / 1e3, 0, 'f', 1)
             .arg(phaseName(summary.peakPhase))
             .arg(summary.peakStep));
@@ -598,13 +595,12 @@ void MemoryView::updateDetailLabel() {
         detailLabel_->setText(QString());
         return;
     }
-    detailLabel_->setText(
-        layout_.hiddenCount == 0
-            ? tr("all %1 drawn").arg(qulonglong(layout_.shown.size()))
-            : tr("%1 drawn (≥ %2), %3 in grey")
-                  .arg(qulonglong(layout_.shown.size()))
-                  .arg(QString::fromStdString(formatBytes(double(layout_.floorBytes))))
-                  .arg(qulonglong(layout_.hiddenCount)));
+    detailLabel_->setText(layout_.hiddenCount == 0
+                              ? tr("all %1 drawn").arg(qulonglong(layout_.shown.size()))
+                              : tr("%1 drawn (≥ %2), %3 in grey")
+                                    .arg(qulonglong(layout_.shown.size()))
+                                    .arg(bytesText(layout_.floorBytes))
+                                    .arg(qulonglong(layout_.hiddenCount)));
 }
 
 bool MemoryView::bandExtent(const MemoryAllocation& allocation, double timeUs, int64_t* bottom,
@@ -893,8 +889,7 @@ const MemoryAllocation* MemoryView::hovered() const {
 QString MemoryView::describe(const MemoryAllocation& a) const {
     const double end = a.endUs >= 0 ? a.endUs : (trace_ ? trace_->timeUs.back() : a.startUs);
     return tr("%1 · %2\n%3 of step %4 · %5\nop %6\nmade at %7 ms, alive %8 ms%9")
-        .arg(QString::fromStdString(formatBytes(double(a.bytes))), toString(a.category),
-             phaseName(a.phase))
+        .arg(bytesText(a.bytes), toString(a.category), phaseName(a.phase))
         .arg(a.step)
         .arg(a.path.empty() ? tr("(outside modules)") : QString::fromStdString(a.path),
              a.op.empty() ? tr("(not recorded)") : QString::fromStdString(a.op))
@@ -917,12 +912,10 @@ void MemoryView::hoverAt(const QPointF& position) {
         int64_t bottom = 0;
         int64_t top = 0;
         smallerBandExtent(time, &bottom, &top);
-        hoverLabel_->setText(
-            bytes >= double(bottom) && bytes < double(top)
-                ? tr("smaller allocations (under %1): %2 in all")
-                      .arg(QString::fromStdString(formatBytes(double(layout_.floorBytes))),
-                           QString::fromStdString(formatBytes(double(top - bottom))))
-                : QString());
+        hoverLabel_->setText(bytes >= double(bottom) && bytes < double(top)
+                                 ? tr("smaller allocations (under %1): %2 in all")
+                                       .arg(bytesText(layout_.floorBytes), bytesText(top - bottom))
+                                 : QString());
     } else {
         hoverLabel_->clear();
     }

@@ -27,10 +27,6 @@ QString meanStd(const std::optional<Stats>& stats) {
     return stats ? QString("%1 ± %2").arg(formatMs(stats->mean), formatMs(stats->std)) : "–";
 }
 
-QString bytesText(int64_t bytes) {
-    return QString::fromStdString(formatBytes(double(bytes)));
-}
-
 }  // namespace
 
 SweepPage::SweepPage(QWidget* parent) : QWidget(parent) {
@@ -121,8 +117,7 @@ void SweepPage::begin(const SweepSpec& spec, std::optional<int64_t> availableByt
                 item->setToolTip(
                     tr("The estimate plus its margin (%1) exceeds the %2 free; "
                        "the runner will refuse this point.")
-                        .arg(QString::fromStdString(formatBytes(double(preflightBytes(c)))),
-                             QString::fromStdString(formatBytes(double(*availableBytes)))));
+                        .arg(bytesText(preflightBytes(c)), bytesText(*availableBytes)));
             }
             table_->setItem(row, column, item);
         }
