@@ -33,6 +33,7 @@
 #include "kernel_timeline_view.h"
 #include "main_window.h"
 #include "memory_view.h"
+#include "plot_style.h"
 #include "precision/accumulation_lab.h"
 #include "precision/dtype_flow.h"
 #include "precision_page.h"
@@ -278,6 +279,9 @@ private Q_SLOTS:
                  median1 / median2);
         QCOMPARE(table->item(5, CompareView::Phase)->text(), QString("backward"));
         QVERIFY(table->item(5, CompareView::Median)->text() == "–");  // forward mode: no backward
+        window.setCompared({});  // nothing ticked: no rows, no old run's axes
+        QCOMPARE(table->rowCount(), 0);
+        QVERIFY(!noDataText(window.compareView()->exportTargets()[0].plot).isEmpty());
     }
 
     void exportsReReadAsExpected() {
@@ -591,6 +595,28 @@ private Q_SLOTS:
         window.timelineView()->setVisibleRange(100, 900);
         QCOMPARE(view->plot()->xAxis->range().lower, (100 + shift) / 1e3);
         QCOMPARE(view->plot()->xAxis->range().upper, (900 + shift) / 1e3);
+    }
+
+    void memoryViewOfARunWithoutATraceShowsNoOtherRunsAxes() {
+        const QString traced = dir_.filePath("traced-memory.json");
+        const QString plain = dir_.filePath("plain-memory.json");
+        QCOMPARE(cliRun(traced, {"--memory"}), QString());
+        QCOMPARE(cliRun(plain), QString());
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(traced));
+        QVERIFY(window.openRunFile(plain));
+        QCustomPlot* plot = window.memoryView()->plot();
+        QCOMPARE(noDataText(plot), QString("No memory trace in this run"));
+        QCOMPARE(plot->yAxis->range().upper, 1.0);  // no ticks of the traced run's MiB
+        QVERIFY(!plot->yAxis->tickLabels());
+        window.selectDocument(window.documents()[0].id);
+        QCOMPARE(noDataText(plot), QString());
+        QVERIFY(plot->yAxis->tickLabels());
+        const double peakMiB =
+            double(summarizeMemory(readRunFile(traced.toStdString()).memory, 0).peakBytes) /
+            (1024.0 * 1024.0);
+        QVERIFY(plot->yAxis->range().upper >= peakMiB);
     }
 
     void precisionPageRunsBothTools() {

@@ -147,6 +147,12 @@ void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringL
                 hasRatio ? verdictItem(first, times, ratio, label(0)) : new QTableWidgetItem("–"));
         }
     }
+    if (runs.isEmpty()) {
+        setNoData(plot_, tr("Tick two or more runs in the run list"));
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    setNoData(plot_, QString());
     for (int i = 0; i < runs.size(); ++i) {
         QVector<double> keys, values;
         for (const auto& step : runs[i]->result.steps) {

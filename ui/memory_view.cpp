@@ -233,9 +233,12 @@ void MemoryView::showRun(const RunDocument* document) {
         caption_->setText(
             tr("This run has no memory trace. Tick “Trace memory” before running, "
                "or make it with stepscope-cli run --memory."));
+        // Not the last run's axes: they would read as this run's memory.
+        setNoData(plot_, document ? tr("No memory trace in this run") : tr("No run selected"));
         plot_->replot();
         return;
     }
+    setNoData(plot_, QString());
     const MemoryTrace& trace = *trace_;
     index_ = std::make_unique<MemoryIndex>(trace);
     const MemorySummary summary = summarizeMemory(trace, 0);
