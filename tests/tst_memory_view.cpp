@@ -154,6 +154,49 @@ private Q_SLOTS:
         QVERIFY(!view.allocationAt(35, 3150));
     }
 
+    void peakMarkerPointsAtThePeakInsideTheChart() {
+        MemoryView view;
+        view.resize(900, 600);
+        view.show();
+        view.showRun(&document_);
+        // By hand: 3150 B alive at t = 30 µs is the most of the trace.
+        const double peakMs = 30 / 1e3;
+        const double peakMiB = 3150 / (1024.0 * 1024.0);
+        auto marker = [&] {
+            QCPItemLine* arrow = nullptr;
+            QCPItemText* label = nullptr;
+            for (int i = 0; i < view.plot()->itemCount(); ++i) {
+                if (auto* line = qobject_cast<QCPItemLine*>(view.plot()->item(i));
+                    line && line->head().style() == QCPLineEnding::esSpikeArrow) {
+                    arrow = line;
+                }
+                if (auto* text = qobject_cast<QCPItemText*>(view.plot()->item(i));
+                    text && text->text().startsWith("peak ")) {
+                    label = text;
+                }
+            }
+            return std::make_pair(arrow, label);
+        };
+        // The peak at the left edge, the middle and the right edge of the view.
+        for (const auto& [from, to] :
+             {std::pair{0.03, 0.2}, std::pair{0.0, 0.09}, std::pair{-0.1, 0.0301}}) {
+            view.setTimeRange(from * 1e3, to * 1e3);
+            view.plot()->replot();
+            const auto [arrow, label] = marker();
+            QVERIFY(arrow && label && arrow->visible());
+            QCOMPARE(arrow->end->coords().x(), peakMs);
+            QCOMPARE(arrow->end->coords().y(), peakMiB);
+            const QRect area = view.plot()->axisRect()->rect();
+            const QRectF box(label->topLeft->pixelPosition(), label->bottomRight->pixelPosition());
+            QVERIFY2(area.contains(box.toAlignedRect()),
+                     qPrintable(QString("label %1,%2 %3×%4 outside the chart")
+                                    .arg(box.x())
+                                    .arg(box.y())
+                                    .arg(box.width())
+                                    .arg(box.height())));
+        }
+    }
+
     void eachAllocationIsABandThatShiftsDownWhenOneBelowIsFreed() {
         MemoryView view;
         view.showRun(&document_);
