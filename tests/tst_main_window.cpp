@@ -965,6 +965,29 @@ private Q_SLOTS:
         };
         QVERIFY2(darkPixels(b) > darkPixels(a) + 50,
                  qPrintable(QString("%1 vs %2").arg(darkPixels(b)).arg(darkPixels(a))));
+
+        // A point on the corner of the axes is whole in the export, and the
+        // chart's ranges are as they were afterwards.
+        QCustomPlot corner;
+        QCPGraph* graph = corner.addGraph();
+        graph->setPen(Qt::NoPen);
+        graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, Qt::red, Qt::red, 12));
+        graph->setData({0.0, 1.0}, {0.0, 1.0});
+        corner.xAxis->setRange(0, 1);
+        corner.yAxis->setRange(0, 1);
+        const QString cornerPng = dir_.filePath("corner.png");
+        QCOMPARE(exporter::savePlot(&corner, cornerPng, 1600, 900), QString());
+        QCOMPARE(corner.xAxis->range(), QCPRange(0, 1));
+        const QImage picture(cornerPng);
+        int red = 0;
+        for (int y = 0; y < picture.height(); ++y) {
+            for (int x = 0; x < picture.width(); ++x) {
+                const QColor c = picture.pixelColor(x, y);
+                red += c.red() > 200 && c.green() < 80 && c.blue() < 80;
+            }
+        }
+        // Two discs of diameter 12: about 2 × 113 pixels whole, a quarter each if cut.
+        QVERIFY2(red > 180, qPrintable(QString("%1 red pixels").arg(red)));
     }
 
     void stepTableModelIsAWellBehavedModel() {
