@@ -301,6 +301,7 @@ int commandAttention(const AttentionFlags& flags, bool json) {
         spec.seqLens = flags.seqLens;
         spec.batch = flags.batch;
         spec.heads = flags.heads;
+        spec.python = flags.python;
         spec.causal = flags.causal;
         spec.warmup = flags.warmup;
         spec.repeats = flags.repeats;

@@ -37,6 +37,7 @@ struct AttentionFlags {
     int repeats = 5;
     int64_t queryTile = 128;
     int64_t keyTile = 128;
+    std::string python;
     std::string outDir;
 };
 int commandAttention(const AttentionFlags& flags, bool json);

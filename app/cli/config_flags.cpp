@@ -1,6 +1,7 @@
 #include "cli/config_flags.h"
 
 #include "attention/attention_registry.h"
+#include "bench/evaluate.h"
 #include "bench/runner.h"
 #include "util/strings.h"
 
@@ -81,6 +82,33 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups) {
                            "CUDA: also record the caching allocator's own history; pickle it "
                            "here (opens in memory_viz)");
     }
+    if (groups & kEngineFlags) {
+        command
+            .add_option("--engine", engine,
+                        "what runs the step: libtorch (this process), pytorch (PyTorch eager "
+                        "in a Python worker) or pytorch-compile (torch.compile in the worker)")
+            ->check(CLI::IsMember(engineNames()))
+            ->capture_default_str();
+        command
+            .add_option("--compile-mode", compileMode,
+                        "pytorch-compile: " + joinNames(compileModeNames()))
+            ->check(CLI::IsMember(compileModeNames()))
+            ->capture_default_str();
+        command.add_option("--py-model", pyModel,
+                           "pytorch engines: MODULE:CALLABLE building your model from the course's "
+                           "keyword arguments (vocab_size, context_length, d_model, num_layers, "
+                           "num_heads, d_ff, rope_theta)");
+        command.add_option("--py-path", pyPath, "pytorch engines: a directory to import from");
+        command.add_option("--python", python,
+                           "pytorch engines: the Python with torch (default: $STEPSCOPE_PYTHON, "
+                           "then the one StepScope was built against)");
+    }
+    if (groups & kDataFlags) {
+        command.add_option("--weights", weights, "torch.save'd state dict loaded into the model");
+        command.add_option("--tokens", tokens,
+                           "torch.save'd int64 (batch, ctx+1) tensor used as the batch (sets "
+                           "--batch and --ctx)");
+    }
 }
 
 RunConfig ConfigFlags::toRunConfig() const {
@@ -133,7 +161,27 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     base.traceKernels = traceKernels;
     base.traceMemory = traceMemory;
     base.cudaSnapshotPath = cudaSnapshot;
-    return makeSweepSpec(base, customDims ? std::vector<std::string>{} : models, contexts, modes,
+    base.engine = parseOrThrow<Engine>("engine", engine, parseEngine, engineNames());
+    base.compileMode = compileMode;
+    base.pyModel = pyModel;
+    base.pyPath = pyPath;
+    base.python = python;
+    base.weightsPath = weights;
+    base.tokensPath = tokens;
+    std::vector<int64_t> runContexts = contexts;
+    if (!tokens.empty()) {
+        try {
+            ModelDims limits;  // what the file is checked against: the vocab and context flags
+            limits.vocabSize = vocab;
+            limits.maxContext = maxContext;
+            const at::Tensor batchTokens = readTokenBatch(tokens, limits);
+            base.batchSize = batchTokens.size(0);
+            runContexts = {batchTokens.size(1) - 1};
+        } catch (const std::runtime_error& error) {
+            throw InvalidConfigError(std::vector<ConfigError>{{"tokens", error.what()}});
+        }
+    }
+    return makeSweepSpec(base, customDims ? std::vector<std::string>{} : models, runContexts, modes,
                          precisions, outDir);
 }
 

@@ -14,10 +14,12 @@ namespace stepscope::cli {
 enum FlagGroups : unsigned {
     kModelFlags = 1u << 0,  // --model, --d-model, --d-ff, --layers, --heads, --vocab
     kWorkloadFlags =
-        1u << 1,            // --max-ctx, --ctx, --batch, --mode, --precision, --tf32, --attention
-    kStepFlags = 1u << 2,   // --warmup, --steps, --device, --seed, --threads, --force
-    kTraceFlags = 1u << 3,  // --ops, --kernels, --memory, --cuda-snapshot
-    kAllFlags = kModelFlags | kWorkloadFlags | kStepFlags | kTraceFlags,
+        1u << 1,             // --max-ctx, --ctx, --batch, --mode, --precision, --tf32, --attention
+    kStepFlags = 1u << 2,    // --warmup, --steps, --device, --seed, --threads, --force
+    kTraceFlags = 1u << 3,   // --ops, --kernels, --memory, --cuda-snapshot
+    kEngineFlags = 1u << 4,  // --engine, --compile-mode, --py-model, --py-path, --python
+    kAllFlags = kModelFlags | kWorkloadFlags | kStepFlags | kTraceFlags | kEngineFlags,
+    kDataFlags = 1u << 5,  // --weights, --tokens (run only: the tokens fix batch and ctx)
 };
 
 // The config flags every command that takes a config shares. Sweep flags take
@@ -44,6 +46,10 @@ struct ConfigFlags {
     bool traceKernels = false;
     bool traceMemory = false;
     std::string cudaSnapshot;
+    std::string engine = "libtorch";
+    std::string compileMode = "default";
+    std::string pyModel, pyPath, python;
+    std::string weights, tokens;
 
     void addTo(CLI::App& command, bool lists, unsigned groups = kAllFlags);
     // Throws InvalidConfigError (field-named) for a value no config can hold.

@@ -4,7 +4,7 @@
 
 #include <csignal>
 
-#include "attention/attention_registry.h"
+#include "attention/attention_benchmark.h"
 #include "cli/commands.h"
 #include "util/strings.h"
 
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     ConfigFlags runFlags;
     std::string outFile;
     auto* run = app.add_subcommand("run", "one run: warm-up and measured steps");
-    runFlags.addTo(*run, /*lists=*/false);
+    runFlags.addTo(*run, /*lists=*/false, kAllFlags | kDataFlags);
     run->add_option("--out", outFile, "write the run file here");
     run->add_flag("--json", json, "print the run file's JSON instead of the report");
 
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     ConfigFlags evalFlags;
     std::string weights, tokens;
     auto* eval = app.add_subcommand("eval", "loss of a checkpoint on a torch.save'd token tensor");
-    evalFlags.addTo(*eval, /*lists=*/false);
+    evalFlags.addTo(*eval, /*lists=*/false, kAllFlags & ~kEngineFlags);
     eval->add_option("--weights", weights, "torch.save'd state dict or checkpoint")->required();
     eval->add_option("--tokens", tokens, "torch.save'd int64 tensor (batch × seq)")->required();
     eval->add_flag("--json", json, "print {\"loss\": …}");
@@ -61,9 +61,10 @@ int main(int argc, char** argv) {
     auto* attention = app.add_subcommand(
         "attention", "attention backends × head dims × sequence lengths × precisions");
     attention
-        ->add_option(
-            "--backends", attentionFlags.backends,
-            "backends (comma list): " + stepscope::joinNames(stepscope::attentionBackendNames()))
+        ->add_option("--backends", attentionFlags.backends,
+                     "backends (comma list): " +
+                         stepscope::joinNames(stepscope::attentionGridBackendNames()) +
+                         " (compiled: torch.compile of naive attention in the Python worker)")
         ->delimiter(',')
         ->capture_default_str();
     attention->add_option("--d", attentionFlags.headDims, "head dims (comma list)")
@@ -90,6 +91,9 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     attention->add_option("--tile-k", attentionFlags.keyTile, "tiled: key rows per tile (>= 16)")
         ->capture_default_str();
+    attention->add_option("--python", attentionFlags.python,
+                          "compiled: the Python with torch (default: $STEPSCOPE_PYTHON, then the "
+                          "one StepScope was built against)");
     attention->add_option("--out", attentionFlags.outDir,
                           "write attention.json and attention.csv here");
     attention->add_flag("--json", json, "print the points as JSON");

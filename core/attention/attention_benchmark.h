@@ -26,7 +26,13 @@ struct AttentionBenchSpec {
     int repeats = 5;  // times are medians over these
     uint64_t seed = 0;
     AttentionOptions options;  // tile sizes for tiled
+    std::string python;        // "compiled" points: the worker's interpreter (empty: default)
 };
+
+// The backends the grid takes: the model's (attentionBackendNames()) and
+// "compiled", torch.compile of naive attention in the Python worker.
+std::vector<std::string> attentionGridBackendNames();
+constexpr const char* kCompiledAttention = "compiled";
 
 std::vector<int64_t> defaultSeqLens(DeviceKind device);
 

@@ -9,27 +9,31 @@
 
 namespace stepscope {
 
-EvalResult evaluateCheckpoint(const RunConfig& config, const std::string& weightsPath,
-                              const std::string& tokensPath) {
-    const at::Device device(config.device == DeviceKind::Cuda ? at::kCUDA : at::kCPU, 0);
-    const at::Tensor tokens = readTensor(tokensPath);
+at::Tensor readTokenBatch(const std::string& path, const ModelDims& dims) {
+    const at::Tensor tokens = readTensor(path);
     if (tokens.dim() != 2 || tokens.scalar_type() != at::kLong) {
-        throw std::runtime_error("tokens: '" + tokensPath +
+        throw std::runtime_error("tokens: '" + path +
                                  "' must hold an int64 tensor of shape (batch, seq)");
     }
     if (tokens.size(1) < 2) {
         throw std::runtime_error("tokens: need at least 2 tokens per row to predict one");
     }
-    if (tokens.min().item<int64_t>() < 0 ||
-        tokens.max().item<int64_t>() >= config.model.vocabSize) {
+    if (tokens.min().item<int64_t>() < 0 || tokens.max().item<int64_t>() >= dims.vocabSize) {
         throw std::runtime_error("tokens: ids must lie in 0.." +
-                                 std::to_string(config.model.vocabSize - 1) + " (the vocab)");
+                                 std::to_string(dims.vocabSize - 1) + " (the vocab)");
     }
-    if (tokens.size(1) - 1 > config.model.maxContext) {
+    if (tokens.size(1) - 1 > dims.maxContext) {
         throw std::runtime_error("tokens: " + std::to_string(tokens.size(1) - 1) +
                                  " positions exceed the model's maximum context " +
-                                 std::to_string(config.model.maxContext) + " (see --max-ctx)");
+                                 std::to_string(dims.maxContext) + " (see --max-ctx)");
     }
+    return tokens;
+}
+
+EvalResult evaluateCheckpoint(const RunConfig& config, const std::string& weightsPath,
+                              const std::string& tokensPath) {
+    const at::Device device(config.device == DeviceKind::Cuda ? at::kCUDA : at::kCPU, 0);
+    const at::Tensor tokens = readTokenBatch(tokensPath, config.model);
 
     TransformerLM model(config.model,
                         std::shared_ptr<AttentionBackend>(makeAttentionBackend(config.attention)),

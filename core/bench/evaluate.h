@@ -3,9 +3,16 @@
 #include <cstdint>
 #include <string>
 
+#include <ATen/core/Tensor.h>
+
 #include "bench/run_config.h"
 
 namespace stepscope {
+
+// Reads a torch.save'd int64 (batch, seq) tensor of token ids for a model of
+// `dims`: at least 2 per row, ids within the vocab, seq - 1 positions within
+// the maximum context. Throws std::runtime_error saying what is wrong.
+at::Tensor readTokenBatch(const std::string& path, const ModelDims& dims);
 
 struct EvalResult {
     double loss = 0;  // mean next-token cross-entropy, nats

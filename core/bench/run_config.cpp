@@ -1,5 +1,6 @@
 #include "bench/run_config.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "util/strings.h"
@@ -21,6 +22,9 @@ constexpr EnumName<RunMode> kModes[] = {{RunMode::Inference, "inference"},
 constexpr EnumName<Precision> kPrecisions[] = {
     {Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"}};
 constexpr EnumName<DeviceKind> kDevices[] = {{DeviceKind::Cpu, "cpu"}, {DeviceKind::Cuda, "cuda"}};
+constexpr EnumName<Engine> kEngines[] = {{Engine::LibTorch, "libtorch"},
+                                         {Engine::PyTorch, "pytorch"},
+                                         {Engine::PyTorchCompile, "pytorch-compile"}};
 
 template <typename Enum, size_t N>
 std::string nameOf(const EnumName<Enum> (&table)[N], Enum value) {
@@ -61,6 +65,24 @@ std::string toString(Precision precision) {
 }
 std::string toString(DeviceKind device) {
     return nameOf(kDevices, device);
+}
+std::string toString(Engine engine) {
+    return nameOf(kEngines, engine);
+}
+std::optional<Engine> parseEngine(const std::string& text) {
+    return parseName(kEngines, text);
+}
+const std::vector<std::string>& engineNames() {
+    static const auto names = namesOf(kEngines);
+    return names;
+}
+const std::vector<std::string>& compileModeNames() {
+    static const std::vector<std::string> names{"default", "reduce-overhead", "max-autotune"};
+    return names;
+}
+const std::vector<std::string>& workerAttentionBackends() {
+    static const std::vector<std::string> names{"naive", "sdpa"};
+    return names;
 }
 std::optional<RunMode> parseRunMode(const std::string& text) {
     return parseName(kModes, text);
@@ -154,13 +176,45 @@ std::vector<ConfigError> validate(const RunConfig& config, const ValidationConte
              "the caching allocator's history exists on CUDA only; allowed only "
              "with --device cuda (use --memory and export --memviz on the CPU)");
     }
-    bool knownBackend = false;
-    for (const auto& name : context.attentionBackends) {
-        knownBackend = knownBackend || name == config.attention;
+    auto contains = [](const std::vector<std::string>& names, const std::string& name) {
+        return std::find(names.begin(), names.end(), name) != names.end();
+    };
+    if (config.engine == Engine::LibTorch) {
+        if (!contains(context.attentionBackends, config.attention)) {
+            fail("attention", "unknown backend '" + config.attention +
+                                  "'; allowed: " + joinNames(context.attentionBackends));
+        }
+        if (!config.pyModel.empty() || !config.pyPath.empty()) {
+            fail(config.pyModel.empty() ? "py-path" : "py-model",
+                 "a Python model runs in the Python worker; allowed only with --engine "
+                 "pytorch or pytorch-compile");
+        }
+    } else {
+        if (!contains(workerAttentionBackends(), config.attention)) {
+            fail("attention", "the " + toString(config.engine) + " engine has no backend '" +
+                                  config.attention +
+                                  "'; allowed: " + joinNames(workerAttentionBackends()));
+        }
+        if (!config.cudaSnapshotPath.empty()) {
+            fail("cuda-snapshot",
+                 "the " + toString(config.engine) +
+                     " engine records CUDA memory through --memory; allowed only with "
+                     "--engine libtorch");
+        }
+        if (!config.pyModel.empty()) {
+            const size_t colon = config.pyModel.find(':');
+            if (colon == std::string::npos || colon == 0 || colon + 1 == config.pyModel.size()) {
+                fail("py-model", "'" + config.pyModel +
+                                     "' is not MODULE:CALLABLE (for example my_model:build)");
+            }
+        }
     }
-    if (!knownBackend) {
-        fail("attention", "unknown backend '" + config.attention +
-                              "'; allowed: " + joinNames(context.attentionBackends));
+    if (!contains(compileModeNames(), config.compileMode)) {
+        fail("compile-mode", "'" + config.compileMode +
+                                 "' is not allowed; allowed: " + joinNames(compileModeNames()));
+    } else if (config.compileMode != "default" && config.engine != Engine::PyTorchCompile) {
+        fail("compile-mode",
+             "applies to torch.compile; allowed only with --engine pytorch-compile");
     }
     return errors;
 }

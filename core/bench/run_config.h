@@ -12,16 +12,25 @@ namespace stepscope {
 enum class RunMode { Inference, Forward, ForwardBackward, TrainStep };
 enum class Precision { Fp32, Bf16, Fp16 };
 enum class DeviceKind { Cpu, Cuda };
+// What runs the step: StepScope's LibTorch engine in this process, or PyTorch
+// eager / torch.compile in a Python worker process (docs/worker-protocol.md).
+enum class Engine { LibTorch, PyTorch, PyTorchCompile };
 
 std::string toString(RunMode mode);
 std::string toString(Precision precision);
 std::string toString(DeviceKind device);
+std::string toString(Engine engine);
 std::optional<RunMode> parseRunMode(const std::string& text);
 std::optional<Precision> parsePrecision(const std::string& text);
 std::optional<DeviceKind> parseDeviceKind(const std::string& text);
+std::optional<Engine> parseEngine(const std::string& text);
 const std::vector<std::string>& runModeNames();
 const std::vector<std::string>& precisionNames();
 const std::vector<std::string>& deviceNames();
+const std::vector<std::string>& engineNames();
+const std::vector<std::string>& compileModeNames();  // torch.compile's modes
+// The attention backends the Python worker's model has.
+const std::vector<std::string>& workerAttentionBackends();
 
 bool hasBackward(RunMode mode);
 bool hasOptimizer(RunMode mode);
@@ -40,13 +49,21 @@ struct RunConfig {
     DeviceKind device = DeviceKind::Cpu;
     uint64_t seed = 0;
     std::string attention = "naive";
-    int threads = 0;        // CPU intra-op threads; 0 keeps LibTorch's default
-    bool force = false;     // run even when the CPU pre-flight says it will not fit
-    bool traceOps = false;  // record every operator's host time per phase (OperatorTracer)
-    bool traceKernels = false;
+    int threads = 0;               // CPU intra-op threads; 0 keeps LibTorch's default
+    bool force = false;            // run even when the CPU pre-flight says it will not fit
+    bool traceOps = false;         // record every operator's host time per phase (OperatorTracer)
+    bool traceKernels = false;     // every CUDA kernel's device time (KernelTracer, CUDA only)
     bool traceMemory = false;      // record every allocation and free (MemoryTracker)
-    std::string cudaSnapshotPath;  // CUDA: the caching allocator's own history, pickled here  //
-                                   // also every CUDA kernel's device time (KernelTracer, CUDA only)
+    std::string cudaSnapshotPath;  // CUDA: the caching allocator's own history, pickled here
+    Engine engine = Engine::LibTorch;
+    std::string compileMode = "default";  // pytorch-compile: torch.compile's mode
+    std::string pyModel;      // pytorch engines: MODULE:CALLABLE building the user's model
+    std::string pyPath;       // pytorch engines: a directory put first on the import path
+    std::string weightsPath;  // a torch.save'd state dict loaded into the model
+    std::string tokensPath;   // a torch.save'd (batch, ctx+1) int64 tensor: the batch
+    // The Python that runs the worker; empty: $STEPSCOPE_PYTHON, then the
+    // build's. A property of this machine, so not part of the run file's config.
+    std::string python;
 };
 
 // One problem with a config: the field (as the CLI and run file name it) and

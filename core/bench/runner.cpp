@@ -26,9 +26,12 @@
 #include "bench/cost_model.h"
 #include "bench/cpu_allocator.h"
 #include "bench/environment.h"
+#include "bench/evaluate.h"
 #include "bench/flop_groups.h"
 #include "bench/memory_estimate.h"
 #include "bench/step_timer.h"
+#include "engines/python_worker.h"
+#include "model/checkpoint.h"
 #include "model/transformer.h"
 #include "profile/kernel_tracer.h"
 #include "profile/memory_tracker.h"
@@ -66,6 +69,23 @@ std::vector<at::Tensor> adamwStateOf(torch::optim::AdamW& optimizer) {
         tensors.push_back(adamw.max_exp_avg_sq());
     }
     return tensors;
+}
+
+// The batch: the tokens file's, or random ids. (batch, ctx + 1): inputs and
+// next-token targets.
+at::Tensor batchOfTokens(const RunConfig& config, const at::Device& device) {
+    if (config.tokensPath.empty()) {
+        return at::randint(config.model.vocabSize, {config.batchSize, config.contextLength + 1},
+                           at::TensorOptions().device(device).dtype(at::kLong));
+    }
+    const at::Tensor tokens = readTokenBatch(config.tokensPath, config.model);
+    if (tokens.size(0) != config.batchSize || tokens.size(1) != config.contextLength + 1) {
+        throw std::runtime_error("tokens: the file holds a (" + std::to_string(tokens.size(0)) +
+                                 ", " + std::to_string(tokens.size(1)) +
+                                 ") batch; it runs with batch " + std::to_string(tokens.size(0)) +
+                                 " and ctx " + std::to_string(tokens.size(1) - 1));
+    }
+    return tokens.to(device);
 }
 
 class Progress {
@@ -204,10 +224,30 @@ int64_t availableSystemMemory() {
     return 0;
 }
 
+std::optional<std::string> preflightRefusal(const RunConfig& config, const RunControl& control) {
+    // Running out of memory on CPU kills the process: refuse up front. A
+    // user's Python model is not ours to predict.
+    if (config.device != DeviceKind::Cpu || config.force || !config.pyModel.empty()) {
+        return std::nullopt;
+    }
+    const int64_t needed = preflightBytes(config);
+    const int64_t available = control.availableMemoryBytes.value_or(availableSystemMemory());
+    if (available > 0 && needed > available) {
+        return "the run needs about " + formatBytes(static_cast<double>(needed)) +
+               " (the predicted peak and a 10% margin) but only " +
+               formatBytes(static_cast<double>(available)) +
+               " is available; shrink the batch, the context or the model";
+    }
+    return std::nullopt;
+}
+
 RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
     auto errors = validate(config, validationContext());
     if (!errors.empty()) {
         throw InvalidConfigError(std::move(errors));
+    }
+    if (config.engine != Engine::LibTorch) {
+        return runInPythonWorker(config, control);
     }
     if (config.threads > 0) {
         at::set_num_threads(config.threads);
@@ -227,17 +267,8 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         return result;
     };
 
-    if (config.device == DeviceKind::Cpu && !config.force) {
-        // Running out of memory on CPU kills the process: refuse up front.
-        const int64_t needed = preflightBytes(config);
-        const int64_t available = control.availableMemoryBytes.value_or(availableSystemMemory());
-        if (available > 0 && needed > available) {
-            return finish(RunStatus::Refused,
-                          "the run needs about " + formatBytes(static_cast<double>(needed)) +
-                              " (the predicted peak and a 10% margin) but only " +
-                              formatBytes(static_cast<double>(available)) +
-                              " is available; shrink the batch, the context or the model");
-        }
+    if (auto refusal = preflightRefusal(config, control)) {
+        return finish(RunStatus::Refused, std::move(*refusal));
     }
 
     const at::Device device(config.device == DeviceKind::Cuda ? at::kCUDA : at::kCPU, 0);
@@ -292,9 +323,10 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
             state.optimizer = std::make_unique<torch::optim::AdamW>(
                 state.model->parameters(), torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
         }
-        const at::Tensor tokens =
-            at::randint(config.model.vocabSize, {config.batchSize, config.contextLength + 1},
-                        at::TensorOptions().device(device).dtype(at::kLong));
+        if (!config.weightsPath.empty()) {
+            loadStateDict(*state.model, readStateDict(config.weightsPath));
+        }
+        const at::Tensor tokens = batchOfTokens(config, device);
         state.inputs = tokens.narrow(1, 0, config.contextLength);
         state.targets = tokens.narrow(1, 1, config.contextLength);
         if (memory) {

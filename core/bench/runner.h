@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -35,6 +36,9 @@ struct RunControl {
     const std::atomic<bool>* cancel = nullptr;  // checked between steps
     // The memory the CPU pre-flight compares with; nullopt reads MemAvailable.
     std::optional<int64_t> availableMemoryBytes;
+    // The pytorch engines: how long the worker has to stop after SIGTERM
+    // before it is killed (a torch.compile under way does not stop at once).
+    std::chrono::milliseconds stopGracePeriod{10000};
 };
 
 // A config that fails validation; errors() names each field.
@@ -51,6 +55,10 @@ private:
 // a bad config; every other outcome (ok, oom, failed, cancelled, refused) is
 // the returned result's status, with the steps measured so far.
 RunResult runBenchmark(const RunConfig& config, const RunControl& control = {});
+
+// Why the CPU pre-flight refuses `config` (the predicted peak and a 10% margin
+// exceed the available memory), or nullopt when it may run.
+std::optional<std::string> preflightRefusal(const RunConfig& config, const RunControl& control);
 
 // MemAvailable from /proc/meminfo, in bytes (0 when unreadable).
 int64_t availableSystemMemory();

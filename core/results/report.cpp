@@ -34,6 +34,27 @@ std::string modelLabel(const RunConfig& config) {
            " heads, vocab " + std::to_string(m.vocabSize) + ")";
 }
 
+// What ran the steps, with its version: "LibTorch 2.11.0", "PyTorch 2.11.0
+// eager (/venv/bin/python)", "torch.compile reduce-overhead, PyTorch 2.11.0 (…)".
+std::string engineLabel(const RunResult& r) {
+    const RunConfig& c = r.config;
+    const EnvironmentInfo& env = r.environment;
+    if (c.engine == Engine::LibTorch) {
+        return "LibTorch " + env.libtorchVersion;
+    }
+    std::string label =
+        c.engine == Engine::PyTorchCompile
+            ? "torch.compile " + c.compileMode + ", PyTorch " + env.pythonTorchVersion
+            : "PyTorch " + env.pythonTorchVersion + " eager";
+    if (!env.python.empty()) {
+        label += " (" + env.python + ")";
+    }
+    if (!c.pyModel.empty()) {
+        label += ", model " + c.pyModel;
+    }
+    return label;
+}
+
 std::string csvField(const std::string& text) {
     if (text.find_first_of(",\"\n") == std::string::npos) {
         return text;
@@ -77,8 +98,12 @@ std::string formatRunReport(const RunResult& r) {
         << "steps      " << c.warmupSteps << " warm-up + " << c.measuredSteps << " measured, seed "
         << c.seed << "\n"
         << "device     " << toString(c.device) << ": " << r.environment.deviceName << " ("
-        << r.environment.cpuThreads << " CPU threads, LibTorch " << r.environment.libtorchVersion
-        << ")\n";
+        << r.environment.cpuThreads << " CPU threads)\n"
+        << "engine     " << engineLabel(r) << "\n";
+    if (r.compileMs) {
+        out << "compile    " << fixed(*r.compileMs / 1000.0) << " s for the first call, not "
+            << "counted in the steps\n";
+    }
     if (r.steps.empty()) {
         return out.str();
     }
@@ -150,7 +175,10 @@ std::string formatRunMarkdown(const RunResult& r, const std::vector<std::string>
         << "| attention | " << c.attention << " |\n"
         << "| steps | " << c.warmupSteps << " warm-up + " << c.measuredSteps << " measured |\n"
         << "| device | " << toString(c.device) << ": " << r.environment.deviceName << " |\n"
-        << "| LibTorch | " << r.environment.libtorchVersion << " |\n"
+        << "| engine | " << engineLabel(r) << " |\n"
+        << (r.compileMs
+                ? "| compile | " + fixed(*r.compileMs / 1000.0) + " s (not in the steps) |\n"
+                : std::string())
         << "| started | " << r.environment.startedAt << " |\n\n";
     const RunSummary& m = r.summary;
     if (m.total.count > 0) {
@@ -183,17 +211,18 @@ std::string formatRunMarkdown(const RunResult& r, const std::vector<std::string>
 
 std::string formatSweepMarkdown(const std::vector<RunResult>& results) {
     std::ostringstream out;
-    out << "| model | ctx | mode | precision | status | forward ms | backward ms | optimizer ms "
-           "| total ms | tokens/s |\n"
-        << "|---|---:|---|---|---|---:|---:|---:|---:|---:|\n";
+    out << "| model | ctx | mode | precision | engine | status | forward ms | backward ms "
+           "| optimizer ms | total ms | tokens/s | compile s |\n"
+        << "|---|---:|---|---|---|---|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& r : results) {
         const RunSummary& s = r.summary;
         out << "| " << r.config.model.name << " | " << r.config.contextLength << " | "
             << toString(r.config.mode) << " | " << toString(r.config.precision) << " | "
-            << toString(r.status) << " | " << meanStd(s.forward) << " | " << meanStd(s.backward)
-            << " | " << meanStd(s.optimizer) << " | "
-            << (s.total.count ? meanStd(s.total) : std::string("–")) << " | "
-            << (s.total.count ? fixed(s.tokensPerSecond, 0) : std::string("–")) << " |\n";
+            << toString(r.config.engine) << " | " << toString(r.status) << " | "
+            << meanStd(s.forward) << " | " << meanStd(s.backward) << " | " << meanStd(s.optimizer)
+            << " | " << (s.total.count ? meanStd(s.total) : std::string("–")) << " | "
+            << (s.total.count ? fixed(s.tokensPerSecond, 0) : std::string("–")) << " | "
+            << (r.compileMs ? fixed(*r.compileMs / 1000.0, 1) : std::string("–")) << " |\n";
     }
     return out.str();
 }
@@ -201,10 +230,10 @@ std::string formatSweepMarkdown(const std::vector<RunResult>& results) {
 std::string formatSweepCsv(const std::vector<RunResult>& results,
                            const std::vector<std::string>& runFiles) {
     std::ostringstream out;
-    out << "model,parameters,ctx,batch,mode,precision,device,attention,status,"
+    out << "model,parameters,ctx,batch,mode,precision,device,attention,engine,status,"
            "total_mean_ms,total_std_ms,forward_mean_ms,forward_std_ms,backward_mean_ms,"
-           "backward_std_ms,optimizer_mean_ms,optimizer_std_ms,tokens_per_second,run_file,"
-           "message\n";
+           "backward_std_ms,optimizer_mean_ms,optimizer_std_ms,tokens_per_second,compile_ms,"
+           "run_file,message\n";
     for (size_t i = 0; i < results.size(); ++i) {
         const RunResult& r = results[i];
         const RunSummary& s = r.summary;
@@ -212,15 +241,16 @@ std::string formatSweepCsv(const std::vector<RunResult>& results,
         out << csvField(r.config.model.name) << ',' << r.parameterCount << ','
             << r.config.contextLength << ',' << r.config.batchSize << ',' << toString(r.config.mode)
             << ',' << toString(r.config.precision) << ',' << toString(r.config.device) << ','
-            << csvField(r.config.attention) << ',' << toString(r.status) << ','
-            << csvNumber(total, &Stats::mean) << ',' << csvNumber(total, &Stats::std) << ','
-            << csvNumber(orNull(s.forward), &Stats::mean) << ','
-            << csvNumber(orNull(s.forward), &Stats::std) << ','
+            << csvField(r.config.attention) << ',' << toString(r.config.engine) << ','
+            << toString(r.status) << ',' << csvNumber(total, &Stats::mean) << ','
+            << csvNumber(total, &Stats::std) << ',' << csvNumber(orNull(s.forward), &Stats::mean)
+            << ',' << csvNumber(orNull(s.forward), &Stats::std) << ','
             << csvNumber(orNull(s.backward), &Stats::mean) << ','
             << csvNumber(orNull(s.backward), &Stats::std) << ','
             << csvNumber(orNull(s.optimizer), &Stats::mean) << ','
             << csvNumber(orNull(s.optimizer), &Stats::std) << ','
             << (total ? fixed(s.tokensPerSecond, 1) : std::string()) << ','
+            << (r.compileMs ? fixed(*r.compileMs, 1) : std::string()) << ','
             << csvField(i < runFiles.size() ? runFiles[i] : std::string()) << ','
             << csvField(r.message) << '\n';
     }

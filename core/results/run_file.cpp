@@ -9,6 +9,7 @@
 
 #include "results/breakdown.h"
 #include "util/atomic_file.h"
+#include "util/strings.h"
 
 namespace stepscope {
 
@@ -151,7 +152,13 @@ json configJson(const RunConfig& config) {
             {"force", config.force},
             {"trace_ops", config.traceOps},
             {"trace_kernels", config.traceKernels},
-            {"trace_memory", config.traceMemory}};
+            {"trace_memory", config.traceMemory},
+            {"engine", toString(config.engine)},
+            {"compile_mode", config.compileMode},
+            {"py_model", config.pyModel},
+            {"py_path", config.pyPath},
+            {"weights", config.weightsPath},
+            {"tokens", config.tokensPath}};
 }
 
 RunConfig configFromJson(const FieldReader& reader) {
@@ -182,6 +189,15 @@ RunConfig configFromJson(const FieldReader& reader) {
     config.traceOps = reader.has("trace_ops") ? reader.boolean("trace_ops") : false;
     config.traceKernels = reader.has("trace_kernels") ? reader.boolean("trace_kernels") : false;
     config.traceMemory = reader.has("trace_memory") ? reader.boolean("trace_memory") : false;
+    // Files from before the engine choice were all LibTorch runs.
+    if (reader.has("engine")) {
+        config.engine = reader.choice<Engine>("engine", parseEngine, joinNames(engineNames()));
+    }
+    config.compileMode = reader.stringOr("compile_mode", "default");
+    config.pyModel = reader.stringOr("py_model", "");
+    config.pyPath = reader.stringOr("py_path", "");
+    config.weightsPath = reader.stringOr("weights", "");
+    config.tokensPath = reader.stringOr("tokens", "");
     return config;
 }
 
@@ -582,8 +598,11 @@ std::string runResultToJson(const RunResult& result, int indent) {
           {"cpu_model", env.cpuModel},
           {"cpu_threads", env.cpuThreads},
           {"hostname", env.hostname},
-          {"started_at", env.startedAt}}},
+          {"started_at", env.startedAt},
+          {"python", env.python},
+          {"python_torch_version", env.pythonTorchVersion}}},
         {"steps", steps},
+        {"compile_ms", optionalNumber(result.compileMs)},
         {"operators", timeRowsJson(result.operators)},
         {"kernels", timeRowsJson(result.kernels)},
         {"flop_groups", flopGroupsJson(result.flopGroups)},
@@ -646,6 +665,9 @@ RunResult fromJson(std::string_view text, [[maybe_unused]] const char* padded) {
     result.environment.cpuThreads = static_cast<int>(env.integer("cpu_threads"));
     result.environment.hostname = env.stringOr("hostname", "");
     result.environment.startedAt = env.stringOr("started_at", "");
+    result.environment.python = env.stringOr("python", "");
+    result.environment.pythonTorchVersion = env.stringOr("python_torch_version", "");
+    result.compileMs = root.optionalNumber("compile_ms");
 
     root.forEachItem("steps", [&](const FieldReader& step) {
         StepRecord record;
@@ -692,6 +714,11 @@ RunResult fromJson(std::string_view text, [[maybe_unused]] const char* padded) {
 
 RunResult runResultFromJson(const std::string& text) {
     return fromJson(text, nullptr);
+}
+
+MemoryTrace memoryTraceFromJson(const std::string& text, const std::string& where) {
+    const json document = parseJson(text);
+    return readMemory(FieldReader(document, where));
 }
 
 std::string runConfigToJson(const RunConfig& config) {

@@ -23,6 +23,10 @@ RunResult runResultFromJson(const std::string& json);  // throws RunFileError na
 std::string runConfigToJson(const RunConfig& config);
 RunConfig runConfigFromJson(const std::string& json);  // throws RunFileError
 
+// A run file's "memory" object alone (the Python worker sends one); throws
+// RunFileError naming the field, under `where`.
+MemoryTrace memoryTraceFromJson(const std::string& json, const std::string& where = "memory");
+
 void writeRunFile(const RunResult& result, const std::string& path);  // atomic
 RunResult readRunFile(const std::string& path);                       // throws RunFileError
 

@@ -72,7 +72,8 @@ RunSummary summarizeSteps(const std::vector<StepRecord>& steps, const RunConfig&
     summary.forward = phaseStats(steps, &StepRecord::forwardMs);
     summary.backward = phaseStats(steps, &StepRecord::backwardMs);
     summary.optimizer = phaseStats(steps, &StepRecord::optimizerMs);
-    summary.flopsPerStep = modelFlopsPerStep(config);
+    // A user's Python model has a shape of its own: its FLOPs are not ours to count.
+    summary.flopsPerStep = config.pyModel.empty() ? modelFlopsPerStep(config) : 0;
     summary.devicePeakFlopsPerSecond = devicePeakFlopsPerSecond;
     if (summary.total.mean > 0) {
         const double seconds = summary.total.mean / 1000.0;

@@ -52,6 +52,9 @@ struct EnvironmentInfo {
     int cpuThreads = 0;  // intra-op threads the run used
     std::string hostname;
     std::string startedAt;  // ISO 8601, UTC
+    // The pytorch engines: the worker's interpreter and its torch.
+    std::string python;
+    std::string pythonTorchVersion;
 };
 
 struct RunResult {
@@ -61,6 +64,8 @@ struct RunResult {
     std::string message;  // why a run is not ok; empty otherwise
     int64_t parameterCount = 0;
     std::vector<StepRecord> steps;
+    // pytorch-compile: the first compiled call, which compiles; not a step.
+    std::optional<double> compileMs;
     RunSummary summary;
     std::vector<TimeRow> operators;        // with traceOps: measured steps, per phase
     std::vector<TimeRow> kernels;          // with traceKernels: device time, per phase

@@ -1,0 +1,407 @@
+#include "engines/python_worker.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "bench/cost_model.h"
+#include "bench/environment.h"
+#include "model/model_dims.h"
+#include "profile/operator_tracer.h"
+#include "results/run_file.h"
+#include "util/child_process.h"
+
+namespace stepscope {
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kPollInterval = std::chrono::milliseconds(100);
+
+std::optional<double> numberOrNull(const json& event, const char* key) {
+    const auto found = event.find(key);
+    if (found == event.end() || found->is_null()) {
+        return std::nullopt;
+    }
+    return found->get<double>();
+}
+
+StepRecord stepFrom(const json& event) {
+    StepRecord step;
+    step.index = event.at("index").get<int>();
+    step.warmup = event.at("warmup").get<bool>();
+    step.totalMs = event.at("total_ms").get<double>();
+    step.forwardMs = numberOrNull(event, "forward_ms");
+    step.backwardMs = numberOrNull(event, "backward_ms");
+    step.optimizerMs = numberOrNull(event, "optimizer_ms");
+    step.loss = numberOrNull(event, "loss");
+    return step;
+}
+
+// Categories the way the engine's own tracer names them, so the Breakdown
+// tab groups worker rows like LibTorch rows.
+std::vector<TimeRow> rowsFrom(const json& event, bool kernels) {
+    std::vector<TimeRow> rows;
+    for (const json& item : event.at("rows")) {
+        TimeRow row;
+        row.name = item.at("name").get<std::string>();
+        row.phase = item.at("phase").get<std::string>();
+        row.calls = item.at("calls").get<int64_t>();
+        row.totalMs = item.at("total_ms").get<double>();
+        row.category = kernels ? kernelCategory(row.name, "", row.phase)
+                               : operatorCategory(row.name, row.phase);
+        rows.push_back(std::move(row));
+    }
+    std::sort(rows.begin(), rows.end(),
+              [](const TimeRow& a, const TimeRow& b) { return a.totalMs > b.totalMs; });
+    return rows;
+}
+
+std::string directoryOfThisExecutable() {
+    std::error_code error;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+    return error ? std::string() : self.parent_path().string();
+}
+
+std::string describeCandidates(const std::vector<PythonCandidate>& candidates) {
+    std::string text;
+    for (const auto& candidate : candidates) {
+        text += (text.empty() ? "" : ", ") + candidate.path + " (" + candidate.source + ")";
+    }
+    return text;
+}
+
+std::string pythonPathEntry() {
+    const char* existing = std::getenv("PYTHONPATH");
+    return "PYTHONPATH=" + workerPackageDir() +
+           (existing && *existing ? ":" + std::string(existing) : "");
+}
+
+// Starts `python -m stepscope.worker` with the first candidate interpreter
+// that starts; `chosen` is set to it. nullptr, with `whyNot`, when none does.
+std::unique_ptr<ChildProcess> startWorker(const std::string& explicitPython, std::string& chosen,
+                                          std::string& whyNot) {
+    const auto candidates = workerPythonCandidates(explicitPython);
+    std::string lastError;
+    for (const auto& candidate : candidates) {
+        try {
+            auto worker = std::make_unique<ChildProcess>(
+                std::vector<std::string>{candidate.path, "-m", "stepscope.worker"},
+                std::vector<std::string>{pythonPathEntry()});
+            chosen = candidate.path;
+            return worker;
+        } catch (const std::runtime_error& error) {
+            lastError = error.what();
+        }
+    }
+    whyNot = "no Python to run the worker; looked for " + describeCandidates(candidates) + ": " +
+             lastError + ". Give one whose torch imports with --python PATH or STEPSCOPE_PYTHON";
+    return nullptr;
+}
+
+// Events in, RunResult out.
+class WorkerRun {
+public:
+    WorkerRun(const RunConfig& config, const RunControl& control)
+        : config_(config), control_(control), begin_(Clock::now()) {
+        result_.config = config;
+        result_.environment = captureEnvironment(config);
+        result_.environment.deviceName.clear();  // the worker says what it ran on
+    }
+
+    RunResult run() {
+        std::string whyNot;
+        std::unique_ptr<ChildProcess> worker =
+            startWorker(config_.python, result_.environment.python, whyNot);
+        if (!worker) {
+            return finish(RunStatus::Unavailable,
+                          "engine " + toString(config_.engine) + ": " + whyNot);
+        }
+        worker->writeInputAndClose(R"({"command":"run","config":)" + runConfigToJson(config_) +
+                                   "}\n");
+        readEvents(*worker);
+        worker->wait(std::chrono::seconds(10));
+        if (finished_) {
+            return finish(*finishedStatus_, finishedMessage_);
+        }
+        const std::string steps = std::to_string(result_.steps.size()) + " of " +
+                                  std::to_string(config_.warmupSteps + config_.measuredSteps) +
+                                  " steps";
+        if (stopRequestedAt_) {
+            return finish(RunStatus::Cancelled,
+                          "cancelled after " + steps +
+                              " (the worker was stopped: " + worker->exitDescription() + ")");
+        }
+        std::string message = "the PyTorch worker ended without a result (" +
+                              worker->exitDescription() + ") after " + steps;
+        if (const std::string tail = worker->stderrTail(); !tail.empty()) {
+            message += "; its last output:\n" + tail;
+        }
+        return finish(RunStatus::Failed, message);
+    }
+
+private:
+    void readEvents(ChildProcess& worker) {
+        while (!worker.atEnd()) {
+            if (auto line = worker.readLine(kPollInterval)) {
+                handle(*line);
+            }
+            stopIfAsked(worker);
+        }
+    }
+
+    void stopIfAsked(ChildProcess& worker) {
+        if (!control_.cancel || !control_.cancel->load()) {
+            return;
+        }
+        if (!stopRequestedAt_) {
+            stopRequestedAt_ = Clock::now();
+            worker.terminate();
+        } else if (Clock::now() - *stopRequestedAt_ > control_.stopGracePeriod) {
+            worker.kill();
+        }
+    }
+
+    void handle(const std::string& line) {
+        json event;
+        try {
+            event = json::parse(line);
+            const std::string kind = event.at("event").get<std::string>();
+            if (kind == "started") {
+                started(event);
+            } else if (kind == "progress") {
+                progress(event);
+            } else if (kind == "compiled") {
+                result_.compileMs = event.at("compile_ms").get<double>();
+            } else if (kind == "step") {
+                result_.steps.push_back(stepFrom(event));
+                if (control_.observer) {
+                    control_.observer->onStep(result_.steps.back());
+                }
+            } else if (kind == "operators") {
+                result_.operators = rowsFrom(event, /*kernels=*/false);
+            } else if (kind == "kernels") {
+                result_.kernels = rowsFrom(event, /*kernels=*/true);
+            } else if (kind == "memory") {
+                result_.memory = memoryTraceFromJson(event.at("memory").dump(), "worker.memory");
+            } else if (kind == "finished") {
+                finished_ = true;
+                finishedStatus_ = parseRunStatus(event.at("status").get<std::string>());
+                finishedMessage_ = event.value("message", "");
+                if (!finishedStatus_) {
+                    finishedStatus_ = RunStatus::Failed;
+                    finishedMessage_ = "the worker finished with an unknown status: " + line;
+                }
+            }
+        } catch (const std::exception& error) {
+            // A worker that speaks something else is a failed run, not a crash.
+            finished_ = true;
+            finishedStatus_ = RunStatus::Failed;
+            finishedMessage_ = std::string("the worker sent an event StepScope cannot read (") +
+                               error.what() + "): " + line.substr(0, 300);
+        }
+    }
+
+    void started(const json& event) {
+        EnvironmentInfo& env = result_.environment;
+        env.pythonTorchVersion = event.value("torch_version", "");
+        env.cudaVersion = event.value("cuda_version", "");
+        env.deviceName = event.value("device_name", "");
+        env.cpuThreads = event.value("cpu_threads", 0);
+        if (const auto python = event.value("python", ""); !python.empty()) {
+            env.python = python;
+        }
+        result_.parameterCount = event.value("parameters", int64_t(0));
+    }
+
+    void progress(const json& event) {
+        if (!control_.observer) {
+            return;
+        }
+        RunProgress progress;
+        progress.step = event.value("step", 0);
+        progress.totalSteps = event.value("total_steps", 0);
+        progress.warmup = event.value("warmup", false);
+        progress.phase = event.value("phase", "");
+        progress.elapsedMs =
+            std::chrono::duration<double, std::milli>(Clock::now() - begin_).count();
+        control_.observer->onProgress(progress);
+    }
+
+    RunResult finish(RunStatus status, std::string message) {
+        result_.status = status;
+        result_.message = std::move(message);
+        if (result_.parameterCount == 0 && config_.pyModel.empty()) {
+            result_.parameterCount = parameterCount(config_.model);
+        }
+        result_.summary = summarizeSteps(result_.steps, config_,
+                                         devicePeakFlopsPerSecond(result_.environment.deviceName,
+                                                                  config_.precision, config_.tf32));
+        return std::move(result_);
+    }
+
+    const RunConfig& config_;
+    const RunControl& control_;
+    Clock::time_point begin_;
+    RunResult result_;
+    bool finished_ = false;
+    std::optional<RunStatus> finishedStatus_;
+    std::string finishedMessage_;
+    std::optional<Clock::time_point> stopRequestedAt_;
+};
+
+json attentionRequest(const std::vector<AttentionPoint>& points, const AttentionBenchSpec& spec) {
+    json list = json::array();
+    for (const auto& p : points) {
+        list.push_back({{"backend", p.backend},
+                        {"d", p.d},
+                        {"seq", p.seq},
+                        {"batch", p.batch},
+                        {"heads", p.heads},
+                        {"precision", toString(p.precision)},
+                        {"causal", p.causal},
+                        {"device", toString(spec.device)},
+                        {"warmup", spec.warmup},
+                        {"repeats", spec.repeats},
+                        {"seed", spec.seed}});
+    }
+    return {{"command", "attention"}, {"points", list}};
+}
+
+void fillMeasuredPoint(AttentionPoint& point, const json& event) {
+    point.status = event.value("status", "failed");
+    point.message = event.value("message", "");
+    point.kernel = event.value("kernel", point.backend);
+    point.forwardMs = numberOrNull(event, "forward_ms");
+    point.backwardMs = numberOrNull(event, "backward_ms");
+    if (const auto peak = numberOrNull(event, "peak_bytes")) {
+        point.peakBytes = int64_t(*peak);
+    }
+    const double flops =
+        attentionForwardFlops(point.batch, point.heads, point.seq, point.d, point.causal);
+    if (point.forwardMs && *point.forwardMs > 0) {
+        point.forwardTflops = flops / (*point.forwardMs / 1000) / 1e12;
+    }
+    if (point.backwardMs && *point.backwardMs > 0) {
+        point.backwardTflops = 2.5 * flops / (*point.backwardMs / 1000) / 1e12;
+    }
+}
+
+}  // namespace
+
+std::vector<AttentionPoint> measureAttentionInPythonWorker(std::vector<AttentionPoint> points,
+                                                           const AttentionBenchSpec& spec,
+                                                           const std::atomic<bool>* cancel) {
+    auto markRest = [&points](size_t from, const std::string& status, const std::string& why) {
+        for (size_t i = from; i < points.size(); ++i) {
+            points[i].status = status;
+            points[i].message = why;
+        }
+    };
+    if (points.empty()) {
+        return points;
+    }
+    std::string python, whyNot;
+    const auto worker = startWorker(spec.python, python, whyNot);
+    if (!worker) {
+        markRest(0, "unavailable", whyNot);
+        return points;
+    }
+    worker->writeInputAndClose(attentionRequest(points, spec).dump() + "\n");
+    size_t received = 0;
+    std::string finishedMessage;
+    std::optional<Clock::time_point> stopRequestedAt;
+    while (!worker->atEnd()) {
+        if (cancel && cancel->load()) {
+            if (!stopRequestedAt) {
+                stopRequestedAt = Clock::now();
+                worker->terminate();
+            } else if (Clock::now() - *stopRequestedAt > std::chrono::seconds(10)) {
+                worker->kill();
+            }
+        }
+        const auto line = worker->readLine(kPollInterval);
+        if (!line) {
+            continue;
+        }
+        try {
+            const json event = json::parse(*line);
+            const std::string kind = event.at("event").get<std::string>();
+            if (kind == "point" && received < points.size()) {
+                fillMeasuredPoint(points[received++], event);
+            } else if (kind == "finished") {
+                finishedMessage = event.value("message", "");
+            }
+        } catch (const std::exception& error) {
+            finishedMessage = std::string("the worker sent an event StepScope cannot read (") +
+                              error.what() + ")";
+        }
+    }
+    worker->wait(std::chrono::seconds(10));
+    if (received < points.size()) {
+        std::string why = stopRequestedAt ? "cancelled" : finishedMessage;
+        if (why.empty()) {
+            why = "the PyTorch worker ended without a result (" + worker->exitDescription() + ")";
+            if (const std::string tail = worker->stderrTail(); !tail.empty()) {
+                why += "; its last output:\n" + tail;
+            }
+        }
+        markRest(received, stopRequestedAt ? "cancelled" : "failed", why);
+    }
+    return points;
+}
+
+std::vector<PythonCandidate> workerPythonCandidates(const std::string& explicitPython) {
+    if (!explicitPython.empty()) {
+        return {{explicitPython, "--python"}};
+    }
+    if (const char* fromEnvironment = std::getenv("STEPSCOPE_PYTHON");
+        fromEnvironment && *fromEnvironment) {
+        return {{fromEnvironment, "$STEPSCOPE_PYTHON"}};
+    }
+    std::vector<PythonCandidate> candidates;
+#ifdef STEPSCOPE_BUILD_PYTHON
+    if (::access(STEPSCOPE_BUILD_PYTHON, X_OK) == 0) {
+        candidates.push_back({STEPSCOPE_BUILD_PYTHON, "the build's"});
+    }
+#endif
+    candidates.push_back({"python3", "PATH"});
+    return candidates;
+}
+
+std::string workerPackageDir() {
+    const std::string here = directoryOfThisExecutable();
+    if (!here.empty()) {
+        const auto installed =
+            std::filesystem::path(here) / ".." / "share" / "stepscope" / "python";
+        if (std::filesystem::exists(installed / "stepscope" / "worker.py")) {
+            return std::filesystem::weakly_canonical(installed).string();
+        }
+    }
+#ifdef STEPSCOPE_SOURCE_PYTHON_DIR
+    return STEPSCOPE_SOURCE_PYTHON_DIR;
+#else
+    return "python";
+#endif
+}
+
+RunResult runInPythonWorker(const RunConfig& config, const RunControl& control) {
+    if (auto refusal = preflightRefusal(config, control)) {
+        RunResult refused;
+        refused.config = config;
+        refused.environment = captureEnvironment(config);
+        refused.status = RunStatus::Refused;
+        refused.message = std::move(*refusal);
+        refused.parameterCount = parameterCount(config.model);
+        refused.summary = summarizeSteps({}, config, std::nullopt);
+        return refused;
+    }
+    return WorkerRun(config, control).run();
+}
+
+}  // namespace stepscope

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attention/attention_benchmark.h"
+#include "bench/runner.h"
+
+namespace stepscope {
+
+// The client of the Python worker (docs/worker-protocol.md): runs a config
+// whose engine is pytorch or pytorch-compile in a child process and turns its
+// events into a RunResult, streaming steps to the observer as they arrive.
+// Every outcome is the result's status: no Python → unavailable (saying what
+// was looked for); a worker that fails or dies → failed with its message or
+// stderr tail and the steps received so far; cancel → SIGTERM, then SIGKILL
+// after the grace period, cancelled with the steps received.
+RunResult runInPythonWorker(const RunConfig& config, const RunControl& control);
+
+// Measures attention points in the worker (backend "compiled": torch.compile
+// of naive attention, the course's exercise) with the spec's warm-up, repeats,
+// seed and device. Returns every point: measured, or with status failed
+// (the worker's message or stderr tail), unavailable (no Python) or
+// cancelled. `cancel` stops the worker as runInPythonWorker does.
+std::vector<AttentionPoint> measureAttentionInPythonWorker(std::vector<AttentionPoint> points,
+                                                           const AttentionBenchSpec& spec,
+                                                           const std::atomic<bool>* cancel);
+
+// The interpreters tried for the worker, in order, each with where it came
+// from: --python, $STEPSCOPE_PYTHON, the Python whose torch StepScope was
+// built against, python3 on PATH.
+struct PythonCandidate {
+    std::string path;
+    std::string source;  // "--python", "$STEPSCOPE_PYTHON", "the build's", "PATH"
+};
+std::vector<PythonCandidate> workerPythonCandidates(const std::string& explicitPython);
+
+// The folder holding the `stepscope` Python package: the installed copy beside
+// the executable, else the source tree's python/.
+std::string workerPackageDir();
+
+}  // namespace stepscope
