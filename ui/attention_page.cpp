@@ -19,11 +19,13 @@
 #include <map>
 #include <set>
 
+#include "attention/attention_benchmark.h"
 #include "bench/cost_model.h"
 #include "bench/runner.h"
 #include "format.h"
 #include "list_input.h"
 #include "plot_style.h"
+#include "util/strings.h"
 
 namespace stepscope::ui {
 
@@ -48,6 +50,10 @@ QString optionalBytesText(const std::optional<int64_t>& value) {
 
 AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
     backends_ = new QLineEdit("naive,tiled,sdpa");
+    backends_->setToolTip(
+        tr("Comma list of: %1. compiled is torch.compile of naive attention, measured in the "
+           "Python worker (its compile time stays out of the medians).")
+            .arg(QString::fromStdString(joinNames(attentionGridBackendNames()))));
     dims_ = new QLineEdit("16,32,64,128");
     seqs_ = new QLineEdit("256,512,1024,2048");
     precisions_ = new QLineEdit("fp32");

@@ -111,7 +111,6 @@ public:
         : config_(config), control_(control), begin_(Clock::now()) {
         result_.config = config;
         result_.environment = captureEnvironment(config);
-        result_.environment.deviceName.clear();  // the worker says what it ran on
     }
 
     RunResult run() {

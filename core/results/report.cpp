@@ -42,10 +42,11 @@ std::string engineLabel(const RunResult& r) {
     if (c.engine == Engine::LibTorch) {
         return "LibTorch " + env.libtorchVersion;
     }
-    std::string label =
-        c.engine == Engine::PyTorchCompile
-            ? "torch.compile " + c.compileMode + ", PyTorch " + env.pythonTorchVersion
-            : "PyTorch " + env.pythonTorchVersion + " eager";
+    const std::string torch =
+        env.pythonTorchVersion.empty() ? "PyTorch" : "PyTorch " + env.pythonTorchVersion;
+    std::string label = c.engine == Engine::PyTorchCompile
+                            ? "torch.compile " + c.compileMode + ", " + torch
+                            : torch + " eager";
     if (!env.python.empty()) {
         label += " (" + env.python + ")";
     }
