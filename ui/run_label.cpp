@@ -29,12 +29,31 @@ QString traces(const RunConfig& c) {
 struct Field {
     QString name;
     QString value;
-    bool usual = false;  // in every run's label, differing or not
+    bool usual = false;     // in every run's label, differing or not
+    bool inSummary = true;  // false: named only to tell runs apart
     QString label() const { return name.isEmpty() ? value : name + " " + value; }
 };
 
+// "libtorch", "pytorch", "pytorch-compile", "pytorch-compile (max-autotune)":
+// torch.compile's default mode goes without saying.
+QString engineText(const RunConfig& c) {
+    QString engine = text(toString(c.engine));
+    if (c.engine == Engine::PyTorchCompile && c.compileMode != "default") {
+        engine += " (" + text(c.compileMode) + ")";
+    }
+    return engine;
+}
+
 QList<Field> fieldsOf(const RunConfig& c) {
-    QList<Field> fields = {{"", text(c.model.name), true},
+    // The engine leads: "LibTorch vs PyTorch" is what such a comparison is
+    // about. It is in every label of a run that is not LibTorch's, so a
+    // session of PyTorch runs still says so.
+    QList<Field> fields = {{"", engineText(c), c.engine != Engine::LibTorch}};
+    // The user's Python model stands before the preset, whose dims it is
+    // built with; "reference model" only beside runs of a user's model.
+    fields << (c.pyModel.empty() ? Field{"", "reference model", false, false}
+                                 : Field{"", text(c.pyModel), true});
+    fields << QList<Field>{{"", text(c.model.name), true},
                            {"vocab", QString::number(c.model.vocabSize)},
                            {"ctx", QString::number(c.contextLength), true},
                            {"batch", QString::number(c.batchSize)},
@@ -87,7 +106,9 @@ QStringList labels(const QList<RunConfig>& configs, bool withUsual) {
 QStringList configFields(const RunConfig& config) {
     QStringList out;
     for (const Field& field : fieldsOf(config)) {
-        out << field.label();
+        if (field.inSummary) {
+            out << field.label();
+        }
     }
     return out;
 }

@@ -12,7 +12,8 @@ namespace stepscope::ui {
 // backend must not both read "nano · ctx 128 · train-step · fp32 · cpu".
 
 // Every field of a config that decides what a run measures, as
-// "name value" pairs in a fixed order ("ctx 128", "attention sdpa").
+// "name value" pairs in a fixed order, the engine first ("libtorch",
+// "pytorch-compile (max-autotune)", "ctx 128", "attention sdpa").
 QStringList configFields(const RunConfig& config);
 
 // For each config, the fields whose values differ among `configs`, joined
@@ -20,7 +21,8 @@ QStringList configFields(const RunConfig& config);
 QStringList differingFields(const QList<RunConfig>& configs);
 
 // For each config, the fields whose values differ among `configs`, then
-// those of model, ctx, mode, precision and device that do not.
+// those of model, ctx, mode, precision and device that do not (and the
+// engine and Python model, where they are not LibTorch's reference model).
 QStringList listLabels(const QList<RunConfig>& configs);
 
 // The whole config on one line, for tooltips and exported chart titles.
