@@ -37,6 +37,55 @@ QString throughputText(const RunSummary& s) {
     return text;
 }
 
+QString compileText(const RunResult& result) {
+    if (!result.compileMs) {
+        return {};
+    }
+    const double seconds = *result.compileMs / 1000;
+    const QString mode = QString::fromStdString(result.config.compileMode);
+    return QObject::tr(
+               "Compiled in %1 s (torch.compile, mode %2) on the first call, not counted "
+               "in the steps.")
+        .arg(QString::number(seconds, 'f', seconds < 10 ? 2 : 1), mode);
+}
+
+QString environmentText(const RunResult& result) {
+    const EnvironmentInfo& env = result.environment;
+    const auto text = [](const std::string& value) { return QString::fromStdString(value); };
+    QStringList parts;
+    if (result.config.engine == Engine::LibTorch) {
+        if (!env.libtorchVersion.empty()) {
+            parts << QObject::tr("LibTorch %1").arg(text(env.libtorchVersion));
+        }
+    } else if (!env.pythonTorchVersion.empty() || !env.python.empty()) {
+        QString torch = QObject::tr("PyTorch %1").arg(text(env.pythonTorchVersion)).trimmed();
+        if (!env.python.empty()) {
+            torch += QObject::tr(" (Python %1)").arg(text(env.python));
+        }
+        parts << torch;
+    }
+    if (!env.deviceName.empty()) {
+        parts << text(env.deviceName);
+    }
+    if (!env.cudaVersion.empty()) {
+        parts << QObject::tr("CUDA %1").arg(text(env.cudaVersion));
+    }
+    if (env.cpuThreads > 0) {
+        parts << (env.cpuThreads == 1 ? QObject::tr("1 CPU thread")
+                                      : QObject::tr("%1 CPU threads").arg(env.cpuThreads));
+    }
+    if (parts.isEmpty()) {
+        return {};
+    }
+    if (!env.hostname.empty()) {
+        parts << text(env.hostname);
+    }
+    if (!env.startedAt.empty()) {
+        parts << QObject::tr("started %1").arg(text(env.startedAt));
+    }
+    return parts.join(" · ");
+}
+
 QString shortSymbol(const QString& name, int limit) {
     QString text = name;
     if (text.startsWith("void ")) {

@@ -15,5 +15,12 @@ QString formatScaled(double value, const QString& unit);  // "1.23 GFLOP/s"
 // argument list, namespaces and template arguments elided, at most `limit`.
 QString shortSymbol(const QString& name, int limit = 44);
 QString throughputText(const RunSummary& summary);  // tokens/s, FLOP/s, MFU
+// torch.compile's first call: "Compiled in 14.2 s (max-autotune) on the first
+// call, not counted in the steps."; empty when the run did not compile.
+QString compileText(const RunResult& result);
+// What ran the steps and where: "PyTorch 2.5.1 (Python /venv/bin/python) ·
+// NVIDIA H100 · CUDA 12.4 · 16 CPU threads · host · started …"; empty before
+// a run has said (a live run until it ends).
+QString environmentText(const RunResult& result);
 
 }  // namespace stepscope::ui

@@ -44,6 +44,17 @@ StepTimingView::StepTimingView(QWidget* parent) : RunView(parent) {
     summary_->setMaximumHeight(150);
     throughput_ = new QLabel;
     throughput_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    compile_ = new QLabel;
+    compile_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    compile_->setWordWrap(true);
+    compile_->hide();
+    environment_ = new QLabel;
+    environment_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    environment_->setWordWrap(true);
+    environment_->setStyleSheet("color: #555;");
+    // A long interpreter path wraps within the view rather than widening it.
+    environment_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    compile_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
 
     steps_ = new StepTableModel(this);
     stepsView_ = new QTableView;
@@ -56,6 +67,8 @@ StepTimingView::StepTimingView(QWidget* parent) : RunView(parent) {
     lowerLayout->setContentsMargins(0, 0, 0, 0);
     lowerLayout->addWidget(summary_);
     lowerLayout->addWidget(throughput_);
+    lowerLayout->addWidget(compile_);
+    lowerLayout->addWidget(environment_);
     lowerLayout->addWidget(stepsView_);
 
     auto* splitter = new QSplitter(Qt::Vertical);
@@ -83,6 +96,8 @@ void StepTimingView::showRun(const RunDocument* document) {
         steps_->setSteps(-1, {});
         summary_->clearContents();
         throughput_->clear();
+        compile_->hide();
+        environment_->hide();
         setNoData(plot_, tr("No run selected"));
         plot_->replot();
         return;
@@ -191,6 +206,19 @@ void StepTimingView::showRun(const RunDocument* document) {
         summary_->setItem(row, 5, new QTableWidgetItem(stats ? formatPercent(stats->cv) : "–"));
     }
     throughput_->setText(s.total.count ? throughputText(s) : QString());
+    compile_->setText(compileText(run));
+    compile_->setVisible(!compile_->text().isEmpty());
+    environment_->setText(environmentText(run));
+    environment_->setToolTip(environment_->text());
+    environment_->setVisible(!environment_->text().isEmpty());
+}
+
+QString StepTimingView::compileNote() const {
+    return compile_->isHidden() ? QString() : compile_->text();
+}
+
+QString StepTimingView::environmentNote() const {
+    return environment_->isHidden() ? QString() : environment_->text();
 }
 
 QList<ExportTarget> StepTimingView::exportTargets() {

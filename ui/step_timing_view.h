@@ -31,6 +31,9 @@ public:
     int plottedSteps() const;  // points or bars on the chart, one per step
     QTableWidget* summaryTable() const { return summary_; }
     QCustomPlot* plot() const { return plot_; }
+    // Below the summary: torch.compile's time, and what ran the run where.
+    QString compileNote() const;
+    QString environmentNote() const;
 
 private:
     void clearPlot();
@@ -38,6 +41,8 @@ private:
     QCustomPlot* plot_;
     QTableWidget* summary_;
     QLabel* throughput_;
+    QLabel* compile_;
+    QLabel* environment_;
     QTableView* stepsView_;
     StepTableModel* steps_;
     int plotted_ = 0;
