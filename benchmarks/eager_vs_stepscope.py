@@ -1,6 +1,6 @@
 """Python PyTorch eager vs stepscope-cli on the same model step, side by side.
 
-Both run the design.md model (tools/reference_model.py for Python, the C++
+Both run the design.md model (python/stepscope/model.py for Python, the C++
 engine for StepScope) on the same device with the same intra-op threads,
 batch, vocab, warm-up and measured steps. Each configuration is measured
 `--rounds` times, alternating the two, and the medians of the per-round
@@ -19,8 +19,8 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-import reference_model  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from stepscope import model as reference_model  # noqa: E402
 
 
 def sync(device):

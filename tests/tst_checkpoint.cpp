@@ -103,11 +103,11 @@ private Q_SLOTS:
         const QString script =
             QString(
                 "import sys, torch; sys.path.insert(0, %1);"
-                "import reference_model as r;"
+                "from stepscope import model as r;"
                 "m = r.from_preset('nano', vocab=97); m.load_state_dict(torch.load(%2));"
                 "t = torch.load(%3);"
                 "open(%4, 'w').write(repr(r.next_token_loss(m, t).item()))")
-                .arg("'" + test::sourcePath("tools") + "'", "'" + saved + "'",
+                .arg("'" + test::sourcePath("python") + "'", "'" + saved + "'",
                      "'" + fixture("tokens.pt") + "'", "'" + fixture("python_loss.txt") + "'");
         const QString error = test::runPython({"-c", script});
         QVERIFY2(error.isEmpty(), qPrintable(error));

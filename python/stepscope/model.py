@@ -2,7 +2,12 @@
 
 An independent implementation, written from the design rather than from the
 C++ code: the tests check StepScope's model against it (checkpoints, logits,
-loss) and benchmarks/eager_vs_stepscope.py times it as "Python eager".
+loss), benchmarks/eager_vs_stepscope.py times it as "Python eager", and the
+PyTorch worker (stepscope.worker) runs it for the pytorch engines.
+
+Attention is "naive" (softmax(QK^T/sqrt(d) + causal mask) V, written out) or
+"sdpa" (torch.nn.functional.scaled_dot_product_attention, causal): the same
+function, so the same weights give the same logits.
 """
 import math
 
@@ -18,6 +23,8 @@ PRESETS = {
     "xl": (1600, 6400, 48, 25),
     "2.7B": (2560, 10240, 32, 32),
 }
+
+ATTENTIONS = ("naive", "sdpa")
 
 
 def trunc_normal_linear(weight):
@@ -76,10 +83,33 @@ class RoPE(nn.Module):
         return out.to(x.dtype)
 
 
+def naive_attention(q, k, v, causal=True):
+    """softmax(QK^T/sqrt(d) + causal mask) V on (batch, heads, seq, d) tensors."""
+    t = q.shape[-2]
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if causal:
+        future = torch.triu(torch.ones(t, t, dtype=torch.bool, device=q.device), diagonal=1)
+        scores = scores.masked_fill(future, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def sdpa_attention(q, k, v):
+    return nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def attention_function(name):
+    """The attention function called `name` (one of ATTENTIONS)."""
+    functions = {"naive": naive_attention, "sdpa": sdpa_attention}
+    if name not in functions:
+        raise ValueError(f"attention '{name}' is not one of {', '.join(ATTENTIONS)}")
+    return functions[name]
+
+
 class Attention(nn.Module):
-    def __init__(self, d_model, heads, rope):
+    def __init__(self, d_model, heads, rope, attention="naive"):
         super().__init__()
         self.heads = heads
+        self.attend = attention_function(attention)
         self.q_proj = Linear(d_model, d_model)
         self.k_proj = Linear(d_model, d_model)
         self.v_proj = Linear(d_model, d_model)
@@ -92,10 +122,7 @@ class Attention(nn.Module):
         q = self.rope(split(self.q_proj(x)), positions)
         k = self.rope(split(self.k_proj(x)), positions)
         v = split(self.v_proj(x))
-        scores = q @ k.transpose(-2, -1) / math.sqrt(d // self.heads)
-        future = torch.triu(torch.ones(t, t, dtype=torch.bool, device=x.device), diagonal=1)
-        scores = scores.masked_fill(future, float("-inf"))
-        out = torch.softmax(scores, dim=-1) @ v
+        out = self.attend(q, k, v)
         return self.output_proj(out.transpose(1, 2).reshape(b, t, d))
 
 
@@ -111,10 +138,10 @@ class SwiGLU(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, d_model, d_ff, heads, rope):
+    def __init__(self, d_model, d_ff, heads, rope, attention="naive"):
         super().__init__()
         self.ln1 = RMSNorm(d_model)
-        self.attn = Attention(d_model, heads, rope)
+        self.attn = Attention(d_model, heads, rope, attention)
         self.ln2 = RMSNorm(d_model)
         self.ffn = SwiGLU(d_model, d_ff)
 
@@ -124,11 +151,13 @@ class Block(nn.Module):
 
 
 class TransformerLM(nn.Module):
-    def __init__(self, vocab, d_model, d_ff, layers, heads, max_context=2048, theta=10000.0):
+    def __init__(self, vocab, d_model, d_ff, layers, heads, max_context=2048, theta=10000.0,
+                 attention="naive"):
         super().__init__()
         self.token_embeddings = Embedding(vocab, d_model)
         rope = RoPE(d_model // heads, max_context, theta)
-        self.layers = nn.ModuleList(Block(d_model, d_ff, heads, rope) for _ in range(layers))
+        self.layers = nn.ModuleList(
+            Block(d_model, d_ff, heads, rope, attention) for _ in range(layers))
         self.ln_final = RMSNorm(d_model)
         self.lm_head = Linear(d_model, vocab)
 
@@ -140,9 +169,9 @@ class TransformerLM(nn.Module):
         return self.lm_head(self.ln_final(x))
 
 
-def from_preset(name, vocab=10000, max_context=2048):
+def from_preset(name, vocab=10000, max_context=2048, attention="naive"):
     d_model, d_ff, layers, heads = PRESETS[name]
-    return TransformerLM(vocab, d_model, d_ff, layers, heads, max_context)
+    return TransformerLM(vocab, d_model, d_ff, layers, heads, max_context, attention=attention)
 
 
 def next_token_loss(model, tokens):
