@@ -51,5 +51,7 @@ if ! "$venv/bin/python" -c "import torch, sys; sys.exit(0 if torch.__version__.s
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "torch==$torch_version" numpy
 fi
 "$venv/bin/python" -c "import numpy" 2>/dev/null || "$venv/bin/python" -m pip install -q numpy
+# The Python worker's tests (python/tests, run by CTest as python_worker).
+"$venv/bin/python" -c "import pytest" 2>/dev/null || "$venv/bin/python" -m pip install -q pytest
 
 echo "bootstrap: ready (venv $venv)" >&2
