@@ -27,6 +27,9 @@ QString formatScaled(double value, const QString& unit) {
 }
 
 QString throughputText(const RunSummary& s) {
+    if (s.flopsPerStep <= 0) {  // a user's Python model: its FLOPs are not ours to count
+        return formatScaled(s.tokensPerSecond, "tokens/s");
+    }
     QString text =
         QObject::tr("%1 · %2 per step · %3 achieved")
             .arg(formatScaled(s.tokensPerSecond, "tokens/s"), formatScaled(s.flopsPerStep, "FLOP"),
@@ -67,7 +70,8 @@ QString environmentText(const RunResult& result) {
     if (!env.deviceName.empty()) {
         parts << text(env.deviceName);
     }
-    if (!env.cudaVersion.empty()) {
+    // The CUDA torch was built with, on a CUDA run: a CPU run's says nothing.
+    if (!env.cudaVersion.empty() && result.config.device == DeviceKind::Cuda) {
         parts << QObject::tr("CUDA %1").arg(text(env.cudaVersion));
     }
     if (env.cpuThreads > 0) {
