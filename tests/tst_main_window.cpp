@@ -12,12 +12,15 @@
 #include <QMimeData>
 #include <QProcess>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QToolButton>
 
 #include "attention_page.h"
 #include "bench/cost_model.h"
@@ -28,6 +31,7 @@
 #include "cli_run.h"
 #include "compare_view.h"
 #include "config_panel.h"
+#include "engines/python_worker.h"
 #include "exporter.h"
 #include "format.h"
 #include "kernel_timeline_view.h"
@@ -119,6 +123,25 @@ RunDocument handMadeRun(int id, const std::vector<double>& totals) {
         summarizeSteps(document.result.steps, document.result.config, std::nullopt);
     document.title = QString("#%1").arg(id);
     return document;
+}
+
+// A run of the pytorch-compile engine, as the worker reports one.
+RunConfig compiledConfig() {
+    RunConfig config = quickConfig(1, 3);
+    config.engine = Engine::PyTorchCompile;
+    config.compileMode = "max-autotune";
+    config.attention = "sdpa";
+    config.pyModel = "user_models:tied_bag_lm";
+    config.pyPath = "/home/me/models";
+    return config;
+}
+
+bool isEnabledIn(const QWidget* field, const ConfigPanel* panel) {
+    return field->isEnabledTo(const_cast<ConfigPanel*>(panel));
+}
+
+bool hasPythonWorker() {
+    return QFileInfo::exists(QString::fromStdString(workerPackageDir()) + "/stepscope/worker.py");
 }
 
 // Every view and export of the selected run shows `expected` (from its file).
@@ -767,6 +790,337 @@ private Q_SLOTS:
                  QStringList({"batch 2 · fp32", "batch 8 · fp32", "batch 2 · bf16"}));
         QCOMPARE(differingFields({base, base}), QStringList({"", ""}));
         QVERIFY(configSummary(base).contains("attention naive"));
+    }
+
+    void configPanelCarriesTheEngine() {
+        ConfigPanel panel(false);
+        RunConfig config = compiledConfig();
+        config.weightsPath = "/data/ckpt.pt";  // from the CLI; the form has no field for them
+        config.tokensPath = "/data/batch.pt";
+        panel.setConfig(config);
+        QCOMPARE(runConfigToJson(panel.config()), runConfigToJson(config));
+        QCOMPARE(panel.engineBox()->currentText(), QString("pytorch-compile"));
+        QCOMPARE(panel.compileModeBox()->currentText(), QString("max-autotune"));
+        QCOMPARE(panel.pyModelEdit()->text(), QString("user_models:tied_bag_lm"));
+        QCOMPARE(panel.pyPathEdit()->text(), QString("/home/me/models"));
+        QVERIFY(isEnabledIn(panel.compileModeBox(), &panel));
+        QVERIFY(isEnabledIn(panel.pyModelEdit(), &panel));
+        QVERIFY(panel.engineBox()->toolTip().contains("torch.compile"));
+
+        // Eager PyTorch: no compile mode, so the config has the default, which
+        // validates; the Python model stays.
+        panel.engineBox()->setCurrentText("pytorch");
+        QVERIFY(!isEnabledIn(panel.compileModeBox(), &panel));
+        QVERIFY(isEnabledIn(panel.pyModelEdit(), &panel));
+        QVERIFY(isEnabledIn(panel.pyModelBrowseButton(), &panel));
+        RunConfig eager = panel.config();
+        QCOMPARE(toString(eager.engine), std::string("pytorch"));
+        QCOMPARE(eager.compileMode, std::string("default"));
+        QCOMPARE(eager.pyModel, config.pyModel);
+        QCOMPARE(describe(validate(eager, validationContext())), std::string());
+        // The worker's model has naive and sdpa only: the others cannot be picked.
+        auto* attention = qobject_cast<QStandardItemModel*>(panel.attentionBox()->model());
+        const int tiled = panel.attentionBox()->findText("tiled");
+        QVERIFY(!attention->item(tiled)->isEnabled());
+        QVERIFY(attention->item(panel.attentionBox()->findText("naive"))->isEnabled());
+        QVERIFY(panel.attentionBox()->itemData(tiled, Qt::ToolTipRole).toString().contains("sdpa"));
+
+        // LibTorch: no Python fields, none of them in the config.
+        panel.engineBox()->setCurrentText("libtorch");
+        QVERIFY(!isEnabledIn(panel.pyModelEdit(), &panel));
+        QVERIFY(!isEnabledIn(panel.pyPathEdit(), &panel));
+        QVERIFY(!isEnabledIn(panel.pyModelBrowseButton(), &panel));
+        QVERIFY(!isEnabledIn(panel.compileModeBox(), &panel));
+        QVERIFY(attention->item(tiled)->isEnabled());
+        const RunConfig libtorch = panel.config();
+        QCOMPARE(libtorch.pyModel, std::string());
+        QCOMPARE(libtorch.pyPath, std::string());
+        QCOMPARE(describe(validate(libtorch, validationContext())), std::string());
+        QCOMPARE(libtorch.weightsPath, std::string("/data/ckpt.pt"));  // still carried
+
+        // Back to torch.compile: what the fields held comes back with it.
+        panel.engineBox()->setCurrentText("pytorch-compile");
+        QCOMPARE(runConfigToJson(panel.config()), runConfigToJson(config));
+
+        // The carried files are shown, and dropped on request.
+        QToolButton* drop = nullptr;
+        for (QToolButton* button : panel.findChildren<QToolButton*>()) {
+            drop = button->text() == "Drop" ? button : drop;
+        }
+        QVERIFY(drop && drop->isVisibleTo(&panel));
+        drop->click();
+        QCOMPARE(panel.config().weightsPath, std::string());
+        QCOMPARE(panel.config().tokensPath, std::string());
+        QVERIFY(!drop->isVisibleTo(&panel));
+
+        // A compiled run shown read-only: every engine field as it ran, none editable.
+        panel.showRunConfig(config, "#7");
+        QVERIFY(panel.isReadOnly());
+        QCOMPARE(runConfigToJson(panel.config()), runConfigToJson(config));
+        QCOMPARE(panel.compileModeBox()->currentText(), QString("max-autotune"));
+        for (QWidget* field : std::initializer_list<QWidget*>{
+                 panel.engineBox(), panel.compileModeBox(), panel.pyModelEdit(), panel.pyPathEdit(),
+                 panel.pyModelBrowseButton()}) {
+            QVERIFY(!field->isEnabled());
+        }
+        panel.editCopy();  // editable again, each field as its engine allows
+        QVERIFY(panel.compileModeBox()->isEnabled());
+        QVERIFY(panel.pyModelEdit()->isEnabled());
+        QVERIFY(panel.engineBox()->isEnabled());
+    }
+
+    void attentionTheEngineLacksIsAnErrorBesideIt() {
+        MainWindow window;
+        window.show();
+        RunConfig config = quickConfig(0, 1);
+        config.attention = "tiled";
+        window.configPanel()->setConfig(config);
+        QCOMPARE(window.configPanel()->errorText("attention"), QString());
+        window.configPanel()->engineBox()->setCurrentText("pytorch");
+        const QString error = window.configPanel()->errorText("attention");
+        QVERIFY2(error.contains("no backend 'tiled'") && error.contains("naive, sdpa"),
+                 qPrintable(error));
+        QVERIFY(!window.startRun());
+        QVERIFY(window.documents().empty());
+        window.configPanel()->attentionBox()->setCurrentText("sdpa");
+        QCOMPARE(window.configPanel()->errorText("attention"), QString());
+        // A Python model the panel cannot estimate says so instead of
+        // estimating the reference model.
+        window.configPanel()->pyModelEdit()->setText("my_model:build");
+        QVERIFY2(window.configPanel()->estimateText().contains("Python model of your own"),
+                 qPrintable(window.configPanel()->estimateText()));
+        window.configPanel()->pyModelEdit()->setText("my_model");
+        QVERIFY(window.configPanel()->errorText("py-model").contains("MODULE:CALLABLE"));
+    }
+
+    void pythonFileFillsModelAndPath() {
+        QTemporaryDir models;
+        auto write = [&](const QString& name, const QByteArray& source) {
+            QFile file(models.filePath(name));
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(source);
+        };
+        write("my_model.py",
+              "import torch\n\n"
+              "def _private(x):\n    return x\n\n"
+              "def helper(x):\n    return x\n\n"
+              "class MyLM(torch.nn.Module):\n"
+              "    def build(self, vocab_size):\n        pass\n\n"
+              "def build_lm(vocab_size, context_length, d_model, num_layers,\n"
+              "             num_heads, d_ff, rope_theta):\n    return MyLM()\n");
+        write("helpers.py", "class Thing:\n    pass\n\ndef make(x):\n    return x\n");
+        write("classes.py", "class Net:\n    pass\n");
+        write("empty.py", "# nothing here yet\n");
+
+        MainWindow window;
+        window.show();
+        ConfigPanel* panel = window.configPanel();
+        panel->engineBox()->setCurrentText("pytorch");
+        panel->choosePythonFile(models.filePath("my_model.py"));
+        // The function that takes the course's arguments, not the first def,
+        // a private one or a method; selected, to be typed over.
+        QCOMPARE(panel->pyModelEdit()->text(), QString("my_model:build_lm"));
+        QCOMPARE(panel->pyModelEdit()->selectedText(), QString("build_lm"));
+        QCOMPARE(QDir(panel->pyPathEdit()->text()), QDir(models.path()));
+        const RunConfig config = panel->config();
+        QCOMPARE(config.pyModel, std::string("my_model:build_lm"));
+        QCOMPARE(QDir(QString::fromStdString(config.pyPath)), QDir(models.path()));
+        QCOMPARE(panel->errorText("py-model"), QString());
+
+        panel->choosePythonFile(models.filePath("helpers.py"));
+        QCOMPARE(panel->pyModelEdit()->text(), QString("helpers:make"));
+        panel->choosePythonFile(models.filePath("classes.py"));
+        QCOMPARE(panel->pyModelEdit()->text(), QString("classes:Net"));
+        // Nothing to guess: the cursor waits after the colon, and the
+        // half-written model is an error until the callable is typed.
+        panel->choosePythonFile(models.filePath("empty.py"));
+        QCOMPARE(panel->pyModelEdit()->text(), QString("empty:"));
+        QVERIFY(!panel->pyModelEdit()->hasSelectedText());
+        QCOMPARE(panel->pyModelEdit()->cursorPosition(), 6);
+        QVERIFY(panel->errorText("py-model").contains("MODULE:CALLABLE"));
+        QTest::keyClicks(panel->pyModelEdit(), "build");
+        QCOMPARE(panel->config().pyModel, std::string("empty:build"));
+        QCOMPARE(panel->errorText("py-model"), QString());
+    }
+
+    void tallFormScrollsOnAShortScreen() {
+        MainWindow window;
+        window.resize(1280, 700);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        // The window keeps the size asked for; the form scrolls instead.
+        QCOMPARE(window.height(), 700);
+        auto* area =
+            qobject_cast<QScrollArea*>(window.configPanel()->parentWidget()->parentWidget());
+        QVERIFY(area);
+        QScrollBar* bar = area->verticalScrollBar();
+        QVERIFY(bar->maximum() > 0);
+        QCOMPARE(bar->value(), 0);
+        // A wheel over a field the pointer passes scrolls the form and leaves
+        // the field as it was.
+        QComboBox* engine = window.configPanel()->engineBox();
+        QVERIFY(!engine->hasFocus());
+        const QPointF at(engine->width() / 2.0, engine->height() / 2.0);
+        QWheelEvent wheel(at, engine->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton,
+                          Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(engine, &wheel);
+        QCOMPARE(engine->currentText(), QString("libtorch"));
+        QVERIFY(bar->value() > 0);
+        // Tall enough, it shows the whole form.
+        window.resize(1280, 1400);
+        QTRY_COMPARE(bar->maximum(), 0);
+    }
+
+    void engineRunsAreToldApart() {
+        const RunConfig libtorch = quickConfig(1, 3);
+        RunConfig eager = libtorch;
+        eager.engine = Engine::PyTorch;
+        RunConfig compiled = libtorch;
+        compiled.engine = Engine::PyTorchCompile;
+        RunConfig autotuned = compiled;
+        autotuned.compileMode = "max-autotune";
+        // "LibTorch vs PyTorch": the engine is what differs.
+        QCOMPARE(differingFields({libtorch, eager}), QStringList({"libtorch", "pytorch"}));
+        QCOMPARE(listLabels({libtorch, eager}),
+                 QStringList({"libtorch · nano · ctx 16 · train-step · fp32 · cpu",
+                              "pytorch · nano · ctx 16 · train-step · fp32 · cpu"}));
+        // "Vanilla vs compiled", and one compile mode against another.
+        QCOMPARE(differingFields({eager, compiled}), QStringList({"pytorch", "pytorch-compile"}));
+        QCOMPARE(differingFields({compiled, autotuned}),
+                 QStringList({"pytorch-compile", "pytorch-compile (max-autotune)"}));
+        // A session of PyTorch runs still names the engine; LibTorch's goes without saying.
+        QVERIFY(listLabels({autotuned})[0].startsWith("pytorch-compile (max-autotune) · nano"));
+        QCOMPARE(listLabels({libtorch})[0], QString("nano · ctx 16 · train-step · fp32 · cpu"));
+        // The user's model against the reference one.
+        RunConfig own = eager;
+        own.pyModel = "user_models:tied_bag_lm";
+        QCOMPARE(differingFields({eager, own}),
+                 QStringList({"reference model", "user_models:tied_bag_lm"}));
+        QVERIFY(listLabels({own})[0].startsWith("pytorch · user_models:tied_bag_lm · nano"));
+        // The whole config on one line names the engine, not "reference model".
+        QVERIFY(configSummary(libtorch).startsWith("libtorch · nano"));
+        QVERIFY(!configSummary(eager).contains("reference"));
+
+        // Through the app: run files alike but for the engine, listed and compared.
+        const QString made = dir_.filePath("engine-libtorch.json");
+        QCOMPARE(cliRun(made), QString());
+        RunResult run = readRunFile(made.toStdString());
+        run.config.engine = Engine::PyTorchCompile;
+        run.config.compileMode = "reduce-overhead";
+        const QString other = dir_.filePath("engine-compiled.json");
+        writeRunFile(run, other.toStdString());
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(made));
+        QVERIFY(window.openRunFile(other));
+        const auto& docs = window.documents();
+        QVERIFY2(docs[0].title.startsWith(QString("#%1 libtorch · nano").arg(docs[0].id)),
+                 qPrintable(docs[0].title));
+        QVERIFY2(docs[1].title.startsWith(
+                     QString("#%1 pytorch-compile (reduce-overhead) · nano").arg(docs[1].id)),
+                 qPrintable(docs[1].title));
+        window.setCompared({docs[0].id, docs[1].id});
+        QCustomPlot* plot = window.compareView()->exportTargets()[0].plot;
+        QCOMPARE(plot->graph(0)->name(), QString("#%1 libtorch").arg(docs[0].id));
+        QCOMPARE(plot->graph(1)->name(),
+                 QString("#%1 pytorch-compile (reduce-overhead)").arg(docs[1].id));
+    }
+
+    void compileTimeAndWorkerEnvironmentAreInTheSummary() {
+        RunDocument compiled = handMadeRun(1, {10, 11, 12});
+        compiled.result.config = compiledConfig();
+        compiled.result.compileMs = 14234.5;
+        compiled.result.environment.python = "/venv/bin/python";
+        compiled.result.environment.pythonTorchVersion = "2.5.1";
+        compiled.result.environment.libtorchVersion = "9.9.9";  // the app's own, not the run's
+        compiled.result.environment.deviceName = "Some CPU";
+        compiled.result.environment.cpuThreads = 4;
+        compiled.result.environment.cudaVersion = "13.0";  // torch's build, on a CPU run
+        compiled.result.summary =
+            summarizeSteps(compiled.result.steps, compiled.result.config, std::nullopt);
+        const QString path = dir_.filePath("compiled.json");
+        writeRunFile(compiled.result, path.toStdString());
+
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        StepTimingView* view = window.stepTimingView();
+        const QString note = view->compileNote();
+        QVERIFY2(note.contains("14.2 s") && note.contains("max-autotune") &&
+                     note.contains("not counted in the steps"),
+                 qPrintable(note));
+        // The steps' mean is the steps' alone.
+        QCOMPARE(view->summaryTable()->item(0, 0)->text(), formatMs(11));
+        const QString environment = view->environmentNote();
+        QVERIFY2(environment.contains("PyTorch 2.5.1") &&
+                     environment.contains("/venv/bin/python") && environment.contains("Some CPU") &&
+                     environment.contains("4 CPU threads") && !environment.contains("9.9.9") &&
+                     !environment.contains("CUDA"),
+                 qPrintable(environment));
+        // A user's Python model: tokens per second, no FLOPs StepScope cannot count.
+        QCOMPARE(window.currentDocument()->result.summary.flopsPerStep, 0.0);
+        const QString throughput = throughputText(window.currentDocument()->result.summary);
+        QVERIFY2(throughput.contains("tokens/s") && !throughput.contains("FLOP"),
+                 qPrintable(throughput));
+
+        // A LibTorch run: no compile note, and LibTorch's version.
+        const QString plain = dir_.filePath("not-compiled.json");
+        QCOMPARE(cliRun(plain), QString());
+        QVERIFY(window.openRunFile(plain));
+        QCOMPARE(view->compileNote(), QString());
+        const RunResult stored = readRunFile(plain.toStdString());
+        QVERIFY2(view->environmentNote().startsWith(
+                     "LibTorch " + QString::fromStdString(stored.environment.libtorchVersion)),
+                 qPrintable(view->environmentNote()));
+        window.selectDocument(window.documents()[0].id);
+        QVERIFY(view->compileNote().contains("14.2 s"));
+    }
+
+    void pytorchEngineRunsLiveFromTheApp() {
+        if (!hasPythonWorker()) {
+            QSKIP("no Python worker (python/stepscope/worker.py) in this tree");
+        }
+        MainWindow window;
+        window.show();
+        RunConfig config = quickConfig(1, 30, 32);
+        config.engine = Engine::PyTorch;
+        window.configPanel()->setConfig(config);
+        // What the step table shows each time it changes, and whether the run
+        // was still going then.
+        QAbstractItemModel* table = window.stepTimingView()->exportTargets()[2].table;
+        QList<int> whileRunning;
+        auto record = [&] {
+            if (window.isRunning()) {
+                whileRunning << table->rowCount();
+            }
+        };
+        connect(table, &QAbstractItemModel::rowsInserted, this, record);
+        connect(table, &QAbstractItemModel::modelReset, this, record);
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(300000));
+        const auto result = finished.at(0).at(0).value<RunResult>();
+        QVERIFY2(result.status == RunStatus::Ok, result.message.c_str());
+        QCOMPARE(int(result.steps.size()), 31);
+        QVERIFY2(std::any_of(whileRunning.begin(), whileRunning.end(),
+                             [](int rows) { return rows > 0 && rows < 31; }),
+                 qPrintable(QString("rows seen while running: %1").arg([&] {
+                     QStringList rows;
+                     for (int r : whileRunning) {
+                         rows << QString::number(r);
+                     }
+                     return rows.join(',');
+                 }())));
+        QCOMPARE(table->rowCount(), 31);
+        QVERIFY(window.currentDocument()->title.contains("pytorch"));
+        QVERIFY2(window.stepTimingView()->environmentNote().startsWith("PyTorch "),
+                 qPrintable(window.stepTimingView()->environmentNote()));
+        const QString path = dir_.filePath("live-pytorch.json");
+        QVERIFY(window.saveDocument(window.currentDocument()->id, path));
+        const RunResult saved = readRunFile(path.toStdString());
+        QCOMPARE(toString(saved.config.engine), std::string("pytorch"));
+        QCOMPARE(int(saved.steps.size()), 31);
+        QVERIFY(!saved.environment.pythonTorchVersion.empty());
     }
 
     void compareShowsSpreadAndANoiseVerdict() {

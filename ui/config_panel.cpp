@@ -1,14 +1,26 @@
 #include "config_panel.h"
 
+#include <QAbstractScrollArea>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QToolButton>
 #include <QVBoxLayout>
+#include <QWheelEvent>
+
+#include <algorithm>
 
 #include "attention/attention_registry.h"
 
@@ -33,6 +45,37 @@ QComboBox* comboBox(const std::vector<std::string>& items) {
 }
 
 const char* kCustom = "custom";
+
+QString text(const std::string& value) {
+    return QString::fromStdString(value);
+}
+
+bool contains(const std::vector<std::string>& names, const QString& name) {
+    return std::find(names.begin(), names.end(), name.toStdString()) != names.end();
+}
+
+// The callable a model file most likely means: the first top-level function
+// taking the course's keyword arguments (vocab_size, …), else the first
+// public top-level function, else the first public class; empty when none.
+QString guessCallable(const QString& source) {
+    static const QRegularExpression definition(
+        R"(^(?:async\s+)?(def|class)\s+([A-Za-z]\w*)\s*(\([^)]*\))?)",
+        QRegularExpression::MultilineOption);
+    QString firstDef, firstClass;
+    for (auto it = definition.globalMatch(source); it.hasNext();) {
+        const QRegularExpressionMatch match = it.next();
+        const QString name = match.captured(2);
+        if (match.captured(1) == "class") {
+            firstClass = firstClass.isEmpty() ? name : firstClass;
+            continue;
+        }
+        if (match.captured(3).contains("vocab_size")) {
+            return name;
+        }
+        firstDef = firstDef.isEmpty() ? name : firstDef;
+    }
+    return firstDef.isEmpty() ? firstClass : firstDef;
+}
 
 }  // namespace
 
@@ -69,6 +112,54 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     traceKernels_ = new QCheckBox(tr("Trace CUDA kernels"));
     traceKernels_->setToolTip(tr("Record every CUDA kernel through CUPTI (CUDA runs only)"));
 
+    engine_ = comboBox(engineNames());
+    const QString engineTips[] = {
+        tr("StepScope's own LibTorch engine, in this process: every attention backend"),
+        tr("PyTorch eager in a Python worker process: the reference model, or your own "
+           "(Python model)"),
+        tr("torch.compile of the model in the Python worker; the first call compiles and is "
+           "timed apart from the steps")};
+    for (int i = 0; i < engine_->count(); ++i) {
+        engine_->setItemData(i, engineTips[i], Qt::ToolTipRole);
+    }
+    compileMode_ = comboBox(compileModeNames());
+    const QString modeTips[] = {
+        tr("torch.compile's default: a balance of compile time and speed"),
+        tr("CUDA graphs to cut Python and kernel-launch overhead per step"),
+        tr("Tries many kernel configurations: the longest compile, the fastest steps")};
+    for (int i = 0; i < compileMode_->count(); ++i) {
+        compileMode_->setItemData(i, modeTips[i], Qt::ToolTipRole);
+    }
+    const QString signature =
+        tr("It is called with the course's keyword arguments: vocab_size, context_length, "
+           "d_model, num_layers, num_heads, d_ff, rope_theta (the dims above).");
+    pyModel_ = new QLineEdit;
+    // Wide enough for a module and callable such as "user_models:tied_bag_lm".
+    pyModel_->setMinimumWidth(pyModel_->fontMetrics().horizontalAdvance(QString(24, 'x')));
+    pyModel_->setPlaceholderText(tr("the reference model"));
+    pyModel_->setToolTip(tr("MODULE:CALLABLE building your nn.Module, for example "
+                            "my_model:build. Empty: StepScope's reference model.\n%1")
+                             .arg(signature));
+    pyBrowse_ = new QToolButton;
+    pyBrowse_->setText(tr("…"));
+    pyBrowse_->setToolTip(tr("Choose the model's .py file: its folder becomes the Python path"));
+    auto* pyModelRow = new QWidget;
+    auto* pyModelLayout = new QHBoxLayout(pyModelRow);
+    pyModelLayout->setContentsMargins(0, 0, 0, 0);
+    pyModelLayout->setSpacing(2);
+    pyModelLayout->addWidget(pyModel_, 1);
+    pyModelLayout->addWidget(pyBrowse_);
+    pyPath_ = new QLineEdit;
+    pyPath_->setPlaceholderText(tr("the module's folder"));
+    pyPath_->setToolTip(tr("A folder put first on the worker's import path, where MODULE is"));
+    connect(pyBrowse_, &QToolButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Python model file"),
+                                                          pyPath_->text(), tr("Python (*.py)"));
+        if (!path.isEmpty()) {
+            choosePythonFile(path);
+        }
+    });
+
     if (!cudaAvailable) {
         auto* model = qobject_cast<QStandardItemModel*>(device_->model());
         const int cuda = device_->findText("cuda");
@@ -81,6 +172,10 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
         traceKernels_->setToolTip(tr("Kernel tracing needs a CUDA device"));
     }
 
+    addField(form, tr("Engine"), engine_, "engine");
+    addField(form, tr("Compile mode"), compileMode_, "compile-mode");
+    addField(form, tr("Python model"), pyModelRow, "py-model");
+    addField(form, tr("Python path"), pyPath_, "py-path");
     addField(form, tr("Model"), preset_, "model");
     addField(form, tr("d_model"), dModel_, "d_model");
     addField(form, tr("d_ff"), dFf_, "d_ff");
@@ -102,6 +197,27 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     addField(form, QString(), traceOps_, "ops");
     addField(form, QString(), traceKernels_, "kernels");
     addField(form, QString(), traceMemory_, "memory");
+
+    // Files a run was made with that the form has no field for (the CLI's
+    // --weights and --tokens): shown while they are part of the config.
+    carriedLabel_ = new QLabel;
+    carriedLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    auto* dropCarried = new QToolButton;
+    dropCarried->setText(tr("Drop"));
+    dropCarried->setToolTip(tr("Run with initial weights from the seed and random tokens"));
+    connect(dropCarried, &QToolButton::clicked, this, [this] {
+        carried_.weightsPath.clear();
+        carried_.tokensPath.clear();
+        showCarried();
+        Q_EMIT changed();
+    });
+    carriedRow_ = new QWidget;
+    auto* carriedLayout = new QHBoxLayout(carriedRow_);
+    carriedLayout->setContentsMargins(0, 0, 0, 0);
+    carriedLayout->addWidget(carriedLabel_, 1);
+    carriedLayout->addWidget(dropCarried);
+    form->addRow(tr("Loads"), carriedRow_);
+    form_ = form;
 
     viewingLabel_ = new QLabel;
     viewingLabel_->setWordWrap(true);
@@ -142,15 +258,50 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
                       warmup_, steps_, seed_, threads_}) {
         connect(box, &QSpinBox::valueChanged, this, &ConfigPanel::changed);
     }
-    for (auto* box : {mode_, precision_, attention_, device_}) {
+    connect(engine_, &QComboBox::currentIndexChanged, this, [this] {
+        engineChanged();
+        Q_EMIT changed();
+    });
+    for (auto* box : {mode_, precision_, attention_, device_, compileMode_}) {
         connect(box, &QComboBox::currentIndexChanged, this, &ConfigPanel::changed);
+    }
+    for (auto* edit : {pyModel_, pyPath_}) {
+        connect(edit, &QLineEdit::textChanged, this, &ConfigPanel::changed);
     }
     for (auto* box : {tf32_, traceOps_, traceKernels_, traceMemory_}) {
         connect(box, &QCheckBox::toggled, this, &ConfigPanel::changed);
     }
+    // The form scrolls where the screen is short: a wheel over a field it
+    // passes scrolls the form, and changes a value only once the field has focus.
+    for (QWidget* field : fields_->findChildren<QWidget*>()) {
+        if (qobject_cast<QComboBox*>(field) || qobject_cast<QAbstractSpinBox*>(field)) {
+            field->setFocusPolicy(Qt::StrongFocus);
+            field->installEventFilter(this);
+        }
+    }
     RunConfig initial;
     initial.model = *findPreset("nano");
     setConfig(initial);
+}
+
+bool ConfigPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Wheel && !static_cast<QWidget*>(watched)->hasFocus()) {
+        // On to the scroll area around the form, if there is one. Sent, not
+        // left to propagate: Qt propagates only the window system's wheels.
+        for (QWidget* up = parentWidget(); up; up = up->parentWidget()) {
+            if (auto* area = qobject_cast<QAbstractScrollArea*>(up)) {
+                const auto* wheel = static_cast<QWheelEvent*>(event);
+                QWheelEvent moved(area->viewport()->mapFromGlobal(wheel->globalPosition()),
+                                  wheel->globalPosition(), wheel->pixelDelta(), wheel->angleDelta(),
+                                  wheel->buttons(), wheel->modifiers(), wheel->phase(),
+                                  wheel->inverted(), wheel->source());
+                QCoreApplication::sendEvent(area->viewport(), &moved);
+                break;
+            }
+        }
+        return true;
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 QLabel* ConfigPanel::addField(QFormLayout* form, const QString& label, QWidget* field,
@@ -189,8 +340,79 @@ void ConfigPanel::presetChanged() {
     Q_EMIT changed();
 }
 
+// The Python fields apply to the worker's engines, compile mode to
+// torch.compile; the worker's model has fewer attention backends.
+void ConfigPanel::engineChanged() {
+    const Engine engine = *parseEngine(engine_->currentText().toStdString());
+    const bool worker = engine != Engine::LibTorch;
+    engine_->setToolTip(engine_->currentData(Qt::ToolTipRole).toString());
+    compileMode_->setEnabled(engine == Engine::PyTorchCompile);
+    for (QWidget* field : {static_cast<QWidget*>(pyModel_), static_cast<QWidget*>(pyBrowse_),
+                           static_cast<QWidget*>(pyPath_)}) {
+        field->setEnabled(worker);
+    }
+    // A backend the engine lacks stays chosen if it was, and validation says
+    // so beside it; it cannot be newly picked.
+    auto* model = qobject_cast<QStandardItemModel*>(attention_->model());
+    for (int i = 0; i < attention_->count(); ++i) {
+        const bool has = !worker || contains(workerAttentionBackends(), attention_->itemText(i));
+        model->item(i)->setEnabled(has);
+        attention_->setItemData(i,
+                                has ? QVariant()
+                                    : QVariant(tr("The Python worker's model has naive and sdpa "
+                                                  "attention only; use the libtorch engine")),
+                                Qt::ToolTipRole);
+    }
+}
+
+void ConfigPanel::showCarried() {
+    QStringList files, paths;
+    if (!carried_.weightsPath.empty()) {
+        files << tr("weights %1").arg(QFileInfo(text(carried_.weightsPath)).fileName());
+        paths << tr("weights: %1").arg(text(carried_.weightsPath));
+    }
+    if (!carried_.tokensPath.empty()) {
+        files << tr("tokens %1").arg(QFileInfo(text(carried_.tokensPath)).fileName());
+        paths << tr("tokens: %1").arg(text(carried_.tokensPath));
+    }
+    carriedLabel_->setText(files.join(" · "));
+    carriedLabel_->setToolTip(paths.join('\n'));
+    form_->setRowVisible(carriedRow_, !files.isEmpty());
+}
+
+void ConfigPanel::choosePythonFile(const QString& path) {
+    const QFileInfo info(path);
+    QString source;
+    if (QFile file(path); file.open(QIODevice::ReadOnly)) {
+        source = QString::fromUtf8(file.read(1 << 20));
+    }
+    const QString module = info.completeBaseName();
+    const QString callable = guessCallable(source);
+    pyPath_->setText(QDir::toNativeSeparators(info.absolutePath()));
+    pyModel_->setText(module + ":" + callable);
+    pyModel_->setFocus();
+    if (callable.isEmpty()) {
+        pyModel_->setCursorPosition(int(pyModel_->text().size()));
+    } else {
+        pyModel_->setSelection(int(module.size()) + 1, int(callable.size()));
+    }
+}
+
 RunConfig ConfigPanel::config() const {
     RunConfig config;
+    config.weightsPath = carried_.weightsPath;
+    config.tokensPath = carried_.tokensPath;
+    config.python = carried_.python;
+    config.engine = *parseEngine(engine_->currentText().toStdString());
+    // Disabled fields keep what they showed for when their engine returns,
+    // but are not part of the config.
+    if (config.engine == Engine::PyTorchCompile) {
+        config.compileMode = compileMode_->currentText().toStdString();
+    }
+    if (config.engine != Engine::LibTorch) {
+        config.pyModel = pyModel_->text().trimmed().toStdString();
+        config.pyPath = pyPath_->text().trimmed().toStdString();
+    }
     if (const auto preset = findPreset(preset_->currentText().toStdString())) {
         config.model = *preset;
     } else {
@@ -248,6 +470,13 @@ void ConfigPanel::setConfig(const RunConfig& config) {
         traceOps_->setChecked(config.traceOps);
         traceKernels_->setChecked(config.traceKernels);
         traceMemory_->setChecked(config.traceMemory);
+        engine_->setCurrentText(text(toString(config.engine)));
+        compileMode_->setCurrentText(text(config.compileMode));
+        pyModel_->setText(text(config.pyModel));
+        pyPath_->setText(text(config.pyPath));
+        engineChanged();
+        carried_ = config;
+        showCarried();
     }
     Q_EMIT changed();
 }

@@ -13,8 +13,10 @@ class QCheckBox;
 class QComboBox;
 class QFormLayout;
 class QLabel;
+class QLineEdit;
 class QPushButton;
 class QSpinBox;
+class QToolButton;
 
 namespace stepscope::ui {
 
@@ -45,6 +47,12 @@ public:
     // The memory estimate of the config shown, below the form; `fits` colours it.
     void showEstimate(const QString& text, const QString& details, std::optional<bool> fits);
     QString estimateText() const;
+    // Fills the Python model from a model file, as its "…" button does after
+    // the file chooser: the file's folder becomes the Python path and its
+    // module the model's, with a guess at the callable selected to be typed
+    // over (the first top-level def taking vocab_size, else the first def or
+    // class), or the cursor after the colon when there is nothing to guess.
+    void choosePythonFile(const QString& path);
     QPushButton* runAgainButton() const { return runAgain_; }
     QPushButton* editCopyButton() const { return editCopy_; }
 
@@ -52,6 +60,15 @@ public:
     QComboBox* presetBox() const { return preset_; }
     QSpinBox* headsBox() const { return heads_; }
     QComboBox* deviceBox() const { return device_; }
+    QComboBox* engineBox() const { return engine_; }
+    QComboBox* compileModeBox() const { return compileMode_; }
+    QComboBox* attentionBox() const { return attention_; }
+    QLineEdit* pyModelEdit() const { return pyModel_; }
+    QLineEdit* pyPathEdit() const { return pyPath_; }
+    QToolButton* pyModelBrowseButton() const { return pyBrowse_; }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 Q_SIGNALS:
     void changed();
@@ -59,6 +76,8 @@ Q_SIGNALS:
 
 private:
     void presetChanged();
+    void engineChanged();
+    void showCarried();
     QLabel* addField(QFormLayout* form, const QString& label, QWidget* field,
                      const std::string& name);
 
@@ -76,6 +95,16 @@ private:
     QCheckBox* traceKernels_;
     QCheckBox* traceMemory_;
     QSpinBox *warmup_, *steps_, *seed_, *threads_;
+    QComboBox *engine_, *compileMode_;
+    QLineEdit *pyModel_, *pyPath_;
+    QToolButton* pyBrowse_;
+    // What the form has no field for, kept from setConfig so that a run shown
+    // here runs again as it was: its weights and tokens files (shown, with a
+    // button to drop them) and the machine's Python.
+    RunConfig carried_;
+    QFormLayout* form_;
+    QWidget* carriedRow_;
+    QLabel* carriedLabel_;
     std::map<std::string, QLabel*> errorLabels_;
 };
 

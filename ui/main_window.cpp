@@ -19,12 +19,15 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include "attention_page.h"
@@ -82,6 +85,39 @@ QStringList compareLabels(const QList<const RunDocument*>& runs) {
     return labels;
 }
 
+// The configuration form in a scroll area that asks for the form's whole
+// height: all of it shows where the screen has room; where it has not, the
+// form scrolls rather than the window outgrowing the screen.
+class FormScrollArea final : public QScrollArea {
+public:
+    explicit FormScrollArea(QWidget* form) {
+        setWidget(form);
+        setWidgetResizable(true);
+        setFrameShape(QFrame::NoFrame);
+        setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        form->installEventFilter(this);
+    }
+    QSize sizeHint() const override {
+        const QSize form = widget()->sizeHint();
+        return {form.width() + verticalScrollBar()->sizeHint().width(), form.height()};
+    }
+    QSize minimumSizeHint() const override {
+        return {widget()->minimumSizeHint().width() + verticalScrollBar()->sizeHint().width(),
+                kMinimumHeight};
+    }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (watched == widget() && event->type() == QEvent::LayoutRequest) {
+            updateGeometry();  // an error label or the read-only header came or went
+        }
+        return QScrollArea::eventFilter(watched, event);
+    }
+
+private:
+    static constexpr int kMinimumHeight = 160;
+};
+
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -104,7 +140,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     auto* left = new QWidget;
     auto* leftLayout = new QVBoxLayout(left);
-    leftLayout->addWidget(config_);
+    leftLayout->addWidget(new FormScrollArea(config_));
     leftLayout->addLayout(buttons);
     leftLayout->addWidget(new QLabel(tr("Runs")));
     leftLayout->addWidget(runList_, 1);
@@ -159,6 +195,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(job_->bridge(), &RunBridge::stepsArrived, this, &MainWindow::onStepsArrived);
     connect(job_->bridge(), &RunBridge::progressChanged, this, &MainWindow::onProgress);
+    progressTick_ = new QTimer(this);
+    progressTick_->setInterval(1000);
+    connect(progressTick_, &QTimer::timeout, this, [this] {
+        // Unless something else (Stop) has spoken since.
+        if (lastProgress_ && progressLabel_->text() == progressShown_) {
+            showProgress();
+        }
+    });
     connect(job_->bridge(), &RunBridge::sweepPointFinished, this,
             [this](int index, int, const RunResult& result, const QString& file) {
                 addDocument(result, file);
@@ -556,7 +600,8 @@ bool MainWindow::startRun() {
     }
     RunResult live;
     live.config = config;
-    live.parameterCount = parameterCount(config.model);
+    // A user's Python model says its own count when the worker starts it.
+    live.parameterCount = config.pyModel.empty() ? parameterCount(config.model) : 0;
     liveId_ = addDocument(live, QString()).id;
     selectDocument(liveId_);
     job_->startRun(config, availableMemory_);
@@ -571,6 +616,12 @@ void MainWindow::updateEstimate(bool configValid) {
         return;
     }
     const RunConfig config = config_->config();
+    if (!config.pyModel.empty()) {
+        config_->showEstimate(tr("Memory estimate: none for a Python model of your own; StepScope "
+                                 "predicts its reference model only."),
+                              QString(), std::nullopt);
+        return;
+    }
     const MemoryPrediction prediction = predictMemory(config);
     size_t largest = 0;
     for (size_t c = 1; c < kMemoryCategories; ++c) {
@@ -605,7 +656,8 @@ void MainWindow::updateEstimate(bool configValid) {
 // On the CPU a run that does not fit ends the whole program: offer to shrink
 // it to what the estimate says fits, or to run anyway. False: do not start.
 bool MainWindow::preflight(RunConfig& config) {
-    if (config.device != DeviceKind::Cpu) {
+    // A user's Python model is not ours to predict (nor does the runner try).
+    if (config.device != DeviceKind::Cpu || !config.pyModel.empty()) {
         return true;
     }
     const int64_t needed = preflightBytes(config);
@@ -615,10 +667,14 @@ bool MainWindow::preflight(RunConfig& config) {
     }
     const std::optional<RunConfig> shrunk = shrinkToFit(config, available);
     QString text = tr("The run's predicted peak is %1 (%2 with a %3% margin), but only %4 is "
-                      "free. Running out of memory on the CPU ends the whole program.")
+                      "free. %5")
                        .arg(bytesText(predictMemory(config).peakBytes), bytesText(needed))
                        .arg(int(kPreflightMargin * 100))
-                       .arg(bytesText(available));
+                       .arg(bytesText(available))
+                       .arg(config.engine == Engine::LibTorch
+                                ? tr("Running out of memory on the CPU ends the whole program.")
+                                : tr("Running out of memory on the CPU ends the Python worker, "
+                                     "or another program the system picks."));
     if (shrunk) {
         text +=
             "\n\n" + tr("Shrink to fit: %1 (about %2).")
@@ -670,6 +726,12 @@ void MainWindow::stopRun() {
 }
 
 void MainWindow::onBusyChanged(bool busy) {
+    lastProgress_.reset();
+    if (busy) {
+        progressTick_->start();
+    } else {
+        progressTick_->stop();
+    }
     runButton_->setEnabled(!busy);
     config_->runAgainButton()->setEnabled(!busy);
     stopButton_->setEnabled(busy);
@@ -695,23 +757,38 @@ void MainWindow::onStepsArrived(const std::vector<StepRecord>& steps) {
 }
 
 void MainWindow::onProgress(const RunProgress& progress) {
+    lastProgress_ = progress;
+    sinceProgress_.restart();
+    showProgress();
+    progressBar_->setRange(0, progress.totalSteps);
+    progressBar_->setValue(progress.step);
+}
+
+// The last progress, its elapsed time counting on between reports: a
+// torch.compile can take minutes without one.
+void MainWindow::showProgress() {
+    const RunProgress& progress = *lastProgress_;
     const int done = progress.step;
     // Steps are named by their index, as the step table and the CLI name them.
-    QString text = progress.phase == "setup"
-                       ? tr("Building the model and data")
+    const RunDocument* live = documentById(liveId_);
+    QString text = progress.phase == "setup" ? tr("Building the model and data")
+                   : progress.phase == "compile"
+                       ? tr("Compiling the model (torch.compile, mode %1)")
+                             .arg(live ? QString::fromStdString(live->result.config.compileMode)
+                                       : QString("default"))
                        : tr("Step %1 (%2) · %3")
                              .arg(progress.step)
                              .arg(progress.warmup ? tr("warm-up") : tr("measured"),
                                   QString::fromStdString(progress.phase));
     text += tr(" · %1 of %2 steps done").arg(done).arg(progress.totalSteps);
-    text += tr(" · %1 s elapsed").arg(progress.elapsedMs / 1000, 0, 'f', 1);
+    const double elapsedMs = progress.elapsedMs + double(sinceProgress_.elapsed());
+    text += tr(" · %1 s elapsed").arg(elapsedMs / 1000, 0, 'f', 1);
     if (done > 0) {
         const double remaining = progress.elapsedMs / done * (progress.totalSteps - done);
         text += tr(" · about %1 s left").arg(remaining / 1000, 0, 'f', 1);
     }
     progressLabel_->setText(text);
-    progressBar_->setRange(0, progress.totalSteps);
-    progressBar_->setValue(done);
+    progressShown_ = text;
 }
 
 void MainWindow::onRunFinished(const RunResult& result) {

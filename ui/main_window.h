@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QElapsedTimer>
 #include <QList>
 #include <QMainWindow>
 #include <QPointer>
@@ -17,6 +18,7 @@ class QMenu;
 class QProgressBar;
 class QPushButton;
 class QTabWidget;
+class QTimer;
 
 namespace stepscope::ui {
 
@@ -118,6 +120,7 @@ private:
 
     void onStepsArrived(const std::vector<StepRecord>& steps);
     void onProgress(const RunProgress& progress);
+    void showProgress();
     void onRunFinished(const RunResult& result);
     void startSweep();
     void startAttention();
@@ -144,6 +147,10 @@ private:
     QMenu* exportMenu_;
     RunJob* job_;
     QPointer<QMessageBox> errorDialog_;
+    QTimer* progressTick_;
+    std::optional<RunProgress> lastProgress_;  // of the job under way
+    QElapsedTimer sinceProgress_;
+    QString progressShown_;
 
     std::deque<RunDocument> documents_;  // stable addresses as runs are added
     int nextId_ = 1;

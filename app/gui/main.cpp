@@ -58,10 +58,11 @@ int main(int argc, char** argv) {
     const QCommandLineOption mode("mode", "mode for --run", "mode");
     const QCommandLineOption warmup("warmup", "warm-up steps for --run", "n");
     const QCommandLineOption steps("steps", "measured steps for --run", "n");
+    const QCommandLineOption engine("engine", "engine for --run (libtorch, pytorch, …)", "name");
     const QCommandLineOption screenshot(
         "screenshot", "save the window here and quit, after --run or once files are open", "png");
     const QCommandLineOption tab("tab", "show this tab first (Breakdown, Timeline, …)", "title");
-    parser.addOptions({run, model, context, mode, warmup, steps, screenshot, tab});
+    parser.addOptions({run, model, context, mode, warmup, steps, engine, screenshot, tab});
     parser.process(app);
 
     stepscope::ui::MainWindow window;
@@ -95,6 +96,10 @@ int main(int argc, char** argv) {
         }
         if (parser.isSet(steps)) {
             config.measuredSteps = parser.value(steps).toInt();
+        }
+        if (parser.isSet(engine)) {
+            config.engine =
+                stepscope::parseEngine(parser.value(engine).toStdString()).value_or(config.engine);
         }
         window.configPanel()->setConfig(config);
         if (parser.isSet(screenshot)) {
