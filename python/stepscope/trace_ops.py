@@ -78,7 +78,8 @@ def kernel_rows(roots, device_events, timeline, first_measured_step):
                 for event in walk(roots) if is_operator(event)}
     table = RowTable()
     for event in device_events:
-        if event.device_type() != DeviceType.CUDA:
+        # Ranges mirrored on the GPU timeline ("gpu_user_annotation") are not kernels.
+        if event.device_type() != DeviceType.CUDA or event.is_user_annotation():
             continue
         start_ns = op_start.get(event.linked_correlation_id(), event.start_ns())
         phase = measured_phase(timeline, start_ns, first_measured_step)
