@@ -66,6 +66,17 @@ def no_kwargs_lm():
     return TiedGRULM(10, 8, 1)
 
 
+class RunsOutOfMemory(TiedGRULM):
+    def forward(self, tokens):
+        big = torch.empty(1024, 1024)  # alive when memory "runs out": in the kept trace
+        raise torch.OutOfMemoryError(f"CUDA out of memory. Tried to allocate 1.00 TiB "
+                                     f"(holding {big.numel()} floats)")
+
+
+def oom_lm(vocab_size, context_length, d_model, num_layers, num_heads, d_ff, rope_theta):
+    return RunsOutOfMemory(vocab_size, d_model, num_layers)
+
+
 def raises_lm(vocab_size, context_length, d_model, num_layers, num_heads, d_ff, rope_theta):
     raise ValueError("this model refuses to be built")
 
