@@ -60,11 +60,14 @@ class Tracer:
         profiler.stop()
         self.results = profiler.profiler.kineto_results
 
+    def _range(self, name):
+        return record_function(name) if self.recording else contextlib.nullcontext()
+
     def step_range(self, index):
-        return record_function(step_range_name(index)) if self.recording else contextlib.nullcontext()
+        return self._range(step_range_name(index))
 
     def phase_range(self, name):
-        return record_function(name) if self.recording else contextlib.nullcontext()
+        return self._range(name)
 
     def mark(self, category, tensors):
         """These tensors' storages are of `category` from now until freed."""

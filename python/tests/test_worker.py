@@ -163,7 +163,8 @@ def test_a_users_model_from_a_file_runs_and_counts_its_parameters():
                        warmup=0, steps=2)
     assert result.finished["status"] == "ok", result.finished
     v, d, layers = NANO["vocab"], NANO["d_model"], NANO["layers"]
-    # Tied embedding/head V·d; a GRU layer: 3 gates of d×d input and d×d hidden weights + 2 biases.
+    # The tied embedding and head: V·d. A GRU layer: 3 gates, each with d×d input
+    # and d×d hidden weights and two biases of d.
     assert result.one("started")["parameters"] == v * d + layers * (3 * (2 * d * d) + 2 * 3 * d)
     first, second = (s["loss"] for s in result.steps)
     assert second < first  # it trains
@@ -208,8 +209,8 @@ def test_out_of_memory_is_oom_and_keeps_the_memory_trace():
     assert 4 * 1024 * 1024 in memory["bytes"]  # the forward's last allocation
 
 
-def test_files_that_do_not_fit_the_run_fail_naming_the_file(saved_batch, tmp_path):
-    _, tokens, paths = saved_batch
+def test_files_that_do_not_fit_the_run_fail_naming_the_file(saved_batch):
+    paths = saved_batch[2]
     wider = run_model(model={"d_model": 128}, weights=paths["state_dict"])
     assert wider.finished["status"] == "failed"
     assert wider.finished["message"].startswith(
@@ -256,6 +257,8 @@ def test_sigterm_ends_the_run_as_cancelled_after_the_step_under_way():
     process.send_signal(signal.SIGTERM)
     rest = [json.loads(line) for line in process.stdout]
     assert process.wait(timeout=60) == 0
+    process.stdout.close()
+    process.stderr.close()
     steps = 1 + sum(event["event"] == "step" for event in rest)
     assert rest[-1]["event"] == "finished"
     assert rest[-1]["status"] == "cancelled"
