@@ -8,7 +8,7 @@
 #
 # Sections (all when none is named): tests, trace (where the time goes:
 # kernel and operator breakdowns, tracer overheads), memory (peaks against
-# the estimator), bench (sweep, attention grid, eager vs StepScope).
+# the estimator), bench (sweep, attention grid with compiled, the three engines).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 sections="${*:-tests trace memory bench}"
@@ -36,6 +36,13 @@ for dir in "$prefix"/usr/lib/*-linux-gnu; do
   [ -d "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 done
 
+# pytest, from the carried wheels, for the Python worker's suite.
+if ! "$python" -m pytest --version >/dev/null 2>&1 && compgen -G ".gpu-deps/wheels/*.whl" >/dev/null; then
+  "$python" -m pip install -q --no-index --find-links .gpu-deps/wheels --target "$prefix/pylib" pytest \
+    > "$logs/pytest-install.log" 2>&1
+  export PYTHONPATH="$prefix/pylib${PYTHONPATH:+:$PYTHONPATH}"
+fi
+
 with_tests=OFF
 if compgen -G "/usr/lib/*/cmake/Qt6Test" >/dev/null || compgen -G "$prefix/usr/lib/*/cmake/Qt6Test" >/dev/null; then
   with_tests=ON
@@ -51,7 +58,14 @@ log "configure (tests: $with_tests)"
 if ! configure "$with_tests"; then
   tail -20 "$logs/configure.log"
   [ "$with_tests" = ON ] || exit 1
-  with_tests=OFF
+  # pytest, from the carried wheels, for the Python worker's suite.
+if ! "$python" -m pytest --version >/dev/null 2>&1 && compgen -G ".gpu-deps/wheels/*.whl" >/dev/null; then
+  "$python" -m pip install -q --no-index --find-links .gpu-deps/wheels --target "$prefix/pylib" pytest \
+    > "$logs/pytest-install.log" 2>&1
+  export PYTHONPATH="$prefix/pylib${PYTHONPATH:+:$PYTHONPATH}"
+fi
+
+with_tests=OFF
   log "configure with tests failed; again without them"
   rm -rf build/gpu
   configure OFF || { tail -30 "$logs/configure.log"; exit 1; }
@@ -149,14 +163,18 @@ print(f\"round $round ${flags:-(off)}: median step {s['total_ms']['median']:.3f}
 fi
 
 if want bench; then
-  log "Python eager vs StepScope on the GPU"
-  "$python" benchmarks/eager_vs_stepscope.py --cli "$cli" --device cuda \
-    --models small,medium --modes forward,train-step --steps 10 --rounds 2 \
-    | tee -a "$out/summary.md"
+  log "engines side by side on the GPU: libtorch, pytorch eager, pytorch-compile (compile time apart)"
+  for precision in fp32 bf16; do
+    for ctx in 128 512; do
+      "$python" benchmarks/compare_engines.py --cli "$cli" --device cuda --precision "$precision" \
+        --ctx "$ctx" --models small,medium --modes forward,train-step --warmup 3 --steps 10 \
+        --rounds 2 --threads 16 | tee -a "$out/summary.md"
+    done
+  done
 
   log "attention grid on the GPU: naive, tiled, sdpa and each of its kernels, bf16 and fp32"
   "$cli" attention --device cuda \
-    --backends naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-math,sdpa-cudnn,cuda-flash \
+    --backends naive,tiled,sdpa,sdpa-flash,sdpa-efficient,sdpa-math,sdpa-cudnn,cuda-flash,compiled \
     --d 64,128 --seq 1024,4096,16384 --precision bf16,fp32 --batch 8 --repeats 3 \
     --out "$logs" 2> "$logs/attention.log" | tee -a "$out/summary.md"
 

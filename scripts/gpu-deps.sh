@@ -16,4 +16,7 @@ for package in nlohmann-json3-dev libcli11-dev qt6-base-dev qt6-base-dev-tools l
   libqt6test6 qmake6 qmake6-bin libglib2.0-0 libicu72 libdouble-conversion3 libb2-1 libpcre2-16-0 libmd4c0; do
   ls "${package}"_*.deb >/dev/null 2>&1 || apt-get download "$package"
 done
+# pytest for the Python worker's suite (pure-Python wheels; the GPU machine
+# has no registry).
+python3 -m pip download -q --disable-pip-version-check -d wheels pytest
 ls -la

@@ -1,5 +1,5 @@
 // Checkpoints written by Python's torch.save (from the independent reference
-// model in tools/reference_model.py) load and give the reference's logits and
+// model in python/stepscope/model.py) load and give the reference's logits and
 // loss; what the C++ side saves, Python reads back.
 #include <QtTest/QtTest>
 
@@ -62,11 +62,13 @@ private Q_SLOTS:
 
     void trainingCheckpointWithCompilePrefixLoads() {
         const StateDict plain = readStateDict(fixture("state_dict.pt").toStdString());
-        const StateDict wrapped = readStateDict(fixture("training_checkpoint.pt").toStdString());
-        QCOMPARE(wrapped.size(), plain.size());
-        for (const auto& [name, tensor] : plain) {
-            QVERIFY2(wrapped.count(name), name.c_str());
-            QVERIFY(at::equal(wrapped.at(name), tensor));
+        for (const char* file : {"training_checkpoint.pt", "model_state_dict_checkpoint.pt"}) {
+            const StateDict wrapped = readStateDict(fixture(file).toStdString());
+            QCOMPARE(wrapped.size(), plain.size());
+            for (const auto& [name, tensor] : plain) {
+                QVERIFY2(wrapped.count(name), name.c_str());
+                QVERIFY(at::equal(wrapped.at(name), tensor));
+            }
         }
     }
 

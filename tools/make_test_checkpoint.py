@@ -38,6 +38,8 @@ def main():
     compiled = {"_orig_mod." + k: v for k, v in state.items()}
     torch.save({"model": compiled, "iteration": 100, "optimizer": {"lr": 1e-3}},
                os.path.join(args.out_dir, "training_checkpoint.pt"))
+    torch.save({"model_state_dict": state, "epoch": 3},
+               os.path.join(args.out_dir, "model_state_dict_checkpoint.pt"))
     torch.save(tokens, os.path.join(args.out_dir, "tokens.pt"))
     torch.save(logits, os.path.join(args.out_dir, "logits.pt"))
     with open(os.path.join(args.out_dir, "expected.json"), "w") as f:

@@ -38,8 +38,10 @@ StateDict readStateDict(const std::string& path) {
     }
     for (const auto& [key, value] : dict->items) {
         const std::string* name = key.asString();
-        if (name && *name == "model" && value.asDict()) {
-            dict = value.asDict();  // a training checkpoint
+        // A training checkpoint: the state dict under "model" (the course's
+        // save_checkpoint) or "model_state_dict" (a common convention).
+        if (name && (*name == "model" || *name == "model_state_dict") && value.asDict()) {
+            dict = value.asDict();
             break;
         }
     }
