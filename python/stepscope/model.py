@@ -2,8 +2,8 @@
 
 An independent implementation, written from the design rather than from the
 C++ code: the tests check StepScope's model against it (checkpoints, logits,
-loss), benchmarks/eager_vs_stepscope.py times it as "Python eager", and the
-PyTorch worker (stepscope.worker) runs it for the pytorch engines.
+loss), and the PyTorch worker (stepscope.worker) runs it for the pytorch and
+pytorch-compile engines (benchmarks/compare_engines.py times them).
 
 Attention is "naive" (softmax(QK^T/sqrt(d) + causal mask) V, written out) or
 "sdpa" (torch.nn.functional.scaled_dot_product_attention, causal): the same
