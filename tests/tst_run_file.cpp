@@ -67,6 +67,29 @@ private Q_SLOTS:
         QCOMPARE(back.summary.backward->median, result_.summary.backward->median);
     }
 
+    void processAndIsolationAreRecorded() {
+        // The process that ran the steps; an in-process run is not isolated.
+        QCOMPARE(result_.environment.processId, int(QCoreApplication::applicationPid()));
+        QVERIFY(!result_.environment.isolated);
+        RunResult isolated = result_;
+        isolated.environment.processId = 4242;
+        isolated.environment.isolated = true;
+        const RunResult back = runResultFromJson(runResultToJson(isolated));
+        QCOMPARE(back.environment.processId, 4242);
+        QVERIFY(back.environment.isolated);
+        // Files written before these keys existed still load.
+        QJsonObject root =
+            QJsonDocument::fromJson(QByteArray::fromStdString(runResultToJson(isolated))).object();
+        QJsonObject environment = root["environment"].toObject();
+        QVERIFY(environment.contains("pid") && environment.contains("isolated"));
+        environment.remove("pid");
+        environment.remove("isolated");
+        root["environment"] = environment;
+        const RunResult old = runResultFromJson(QJsonDocument(root).toJson().toStdString());
+        QCOMPARE(old.environment.processId, 0);
+        QVERIFY(!old.environment.isolated);
+    }
+
     void documentedKeysArePresent() {
         QFile file(path_);
         QVERIFY(file.open(QIODevice::ReadOnly));

@@ -106,6 +106,7 @@ EnvironmentInfo captureEnvironment(const RunConfig& config) {
     gethostname(host, sizeof host - 1);
     env.hostname = host;
     env.startedAt = utcNow();
+    env.processId = static_cast<int>(getpid());
     return env;
 }
 

@@ -600,7 +600,9 @@ std::string runResultToJson(const RunResult& result, int indent) {
           {"hostname", env.hostname},
           {"started_at", env.startedAt},
           {"python", env.python},
-          {"python_torch_version", env.pythonTorchVersion}}},
+          {"python_torch_version", env.pythonTorchVersion},
+          {"pid", env.processId},
+          {"isolated", env.isolated}}},
         {"steps", steps},
         {"compile_ms", optionalNumber(result.compileMs)},
         {"operators", timeRowsJson(result.operators)},
@@ -667,6 +669,8 @@ RunResult fromJson(std::string_view text, [[maybe_unused]] const char* padded) {
     result.environment.startedAt = env.stringOr("started_at", "");
     result.environment.python = env.stringOr("python", "");
     result.environment.pythonTorchVersion = env.stringOr("python_torch_version", "");
+    result.environment.processId = env.has("pid") ? static_cast<int>(env.integer("pid")) : 0;
+    result.environment.isolated = env.has("isolated") ? env.boolean("isolated") : false;
     result.compileMs = root.optionalNumber("compile_ms");
 
     root.forEachItem("steps", [&](const FieldReader& step) {

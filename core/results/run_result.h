@@ -55,6 +55,11 @@ struct EnvironmentInfo {
     // The pytorch engines: the worker's interpreter and its torch.
     std::string python;
     std::string pythonTorchVersion;
+    // The process that ran the steps, and whether it was started for this run
+    // alone (sweep --isolate, the warm-up study): then it inherited no warm
+    // caches, first-step costs or allocator state. Files from before: 0, false.
+    int processId = 0;
+    bool isolated = false;
 };
 
 struct RunResult {
