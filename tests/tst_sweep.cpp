@@ -1,11 +1,15 @@
-// Sweeps: the cartesian product, and that a sweep which stops or dies halfway
-// keeps every finished point on disk (run files and tables).
+// Sweeps: the cartesian product over any config field, and that a sweep which
+// stops or dies halfway keeps every finished point on disk (run files and
+// tables).
 #include <QtTest/QtTest>
 
 #include <QDir>
 #include <QTemporaryDir>
 
+#include <set>
+
 #include "bench/sweep.h"
+#include "results/report.h"
 #include "results/run_file.h"
 #include "test_support.h"
 
@@ -24,6 +28,26 @@ SweepSpec twoByTwo(const QString& dir) {
     spec.precisions = {Precision::Fp32};
     spec.outDir = dir.toStdString();
     return spec;
+}
+
+// sweep.csv as rows of cells by column name (no quoted commas in these runs).
+QList<QMap<QString, QString>> csvTable(const QString& dir) {
+    QFile csv(dir + "/sweep.csv");
+    QList<QMap<QString, QString>> rows;
+    if (!csv.open(QIODevice::ReadOnly)) {
+        return rows;
+    }
+    const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split('\n');
+    const QStringList header = lines.front().split(',');
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        const QStringList cells = lines[i].split(',');
+        QMap<QString, QString> row;
+        for (qsizetype c = 0; c < header.size() && c < cells.size(); ++c) {
+            row[header[c]] = cells[c];
+        }
+        rows.push_back(row);
+    }
+    return rows;
 }
 
 int csvRows(const QString& dir) {
@@ -121,6 +145,162 @@ private Q_SLOTS:
         QCOMPARE(int(runSweep(spec, control).size()), 4);
         QCOMPARE(calls, 2);
         QCOMPARE(csvRows(dir.path()), 4);
+    }
+
+    void sweepOverBatchAndAttentionRunsEveryCombination() {
+        QTemporaryDir dir;
+        SweepSpec spec = twoByTwo(dir.path());
+        spec.contexts = {16};
+        spec.modes = {RunMode::Forward};
+        spec.axes = {{"batch", {"2", "3"}}, {"attention", {"naive", "sdpa"}}};
+        const auto results = runSweep(spec);
+        QCOMPARE(int(results.size()), 4);
+
+        // One point per combination, the last axis fastest, each in its own file.
+        const std::vector<std::pair<int64_t, std::string>> expected = {
+            {2, "naive"}, {2, "sdpa"}, {3, "naive"}, {3, "sdpa"}};
+        const auto rows = csvTable(dir.path());
+        QCOMPARE(int(rows.size()), 4);
+        for (size_t i = 0; i < expected.size(); ++i) {
+            const auto& [batch, attention] = expected[i];
+            QCOMPARE(results[i].config.batchSize, batch);
+            QCOMPARE(results[i].config.attention, attention);
+            QCOMPARE(toString(results[i].status), std::string("ok"));
+            const QString file = QString("nano_ctx16_forward_fp32_batch%1_%2.json")
+                                     .arg(batch)
+                                     .arg(QString::fromStdString(attention));
+            const RunResult reread = readRunFile((dir.path() + "/" + file).toStdString());
+            QCOMPARE(reread.config.batchSize, batch);
+            QCOMPARE(reread.config.attention, attention);
+            // The CSV row says the same, in its own columns.
+            QCOMPARE(rows[qsizetype(i)]["batch"], QString::number(batch));
+            QCOMPARE(rows[qsizetype(i)]["attention"], QString::fromStdString(attention));
+            QVERIFY2(rows[qsizetype(i)]["run_file"].endsWith(file),
+                     qPrintable(rows[qsizetype(i)]["run_file"]));
+        }
+
+        // The Markdown table has a column per axis, with each row's values.
+        QFile markdown(dir.path() + "/sweep.md");
+        QVERIFY(markdown.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(markdown.readAll()).trimmed().split('\n');
+        QCOMPARE(lines.size(), 2 + 4);
+        QVERIFY2(
+            lines[0].startsWith("| model | ctx | mode | precision | batch | attention | engine |"),
+            qPrintable(lines[0]));
+        for (size_t i = 0; i < expected.size(); ++i) {
+            const QString prefix =
+                QString("| nano | 16 | forward | fp32 | %1 | %2 | libtorch | ok |")
+                    .arg(expected[i].first)
+                    .arg(QString::fromStdString(expected[i].second));
+            QVERIFY2(lines[qsizetype(2 + i)].startsWith(prefix),
+                     qPrintable(lines[qsizetype(2 + i)]));
+        }
+    }
+
+    void sweepWithoutAxesKeepsItsTableAndNames() {
+        // The four typed lists alone: the file names and columns of before.
+        SweepSpec spec = twoByTwo("unused");
+        QCOMPARE(sweepPointFileName(expandSweep(spec)[0], spec.axes),
+                 std::string("nano_ctx8_forward_fp32.json"));
+        RunResult a, b;
+        a.config = b.config = spec.base;
+        const std::string table = formatSweepMarkdown({a, b});
+        QVERIFY2(QString::fromStdString(table).startsWith(
+                     "| model | ctx | mode | precision | engine | status |"),
+                 table.c_str());
+        // A field that differs between the runs gets its column even when no axis names it.
+        b.config.warmupSteps = 5;
+        QVERIFY(QString::fromStdString(formatSweepMarkdown({a, b}))
+                    .startsWith("| model | ctx | mode | precision | warmup | engine |"));
+    }
+
+    void everyFieldAnAxisSets() {
+        // Each field an axis can vary lands in the config and in the file name.
+        SweepSpec spec = twoByTwo("unused");
+        spec.models = {*findPreset("nano")};
+        spec.contexts = {16};
+        spec.modes = {RunMode::TrainStep};
+        spec.axes = {{"tf32", {"off", "on"}},     {"warmup", {"0", "5"}},
+                     {"steps", {"1", "9"}},       {"engine", {"libtorch", "pytorch"}},
+                     {"seed", {"1", "2"}},        {"threads", {"1", "2"}},
+                     {"device", {"cpu", "cuda"}}, {"compile-mode", {"default", "max-autotune"}}};
+        const auto points = expandSweep(spec);
+        QCOMPARE(int(points.size()), 1 << 8);
+        const RunConfig& last = points.back();
+        QVERIFY(last.tf32);
+        QCOMPARE(last.warmupSteps, 5);
+        QCOMPARE(last.measuredSteps, 9);
+        QVERIFY(last.engine == Engine::PyTorch);
+        QCOMPARE(last.seed, uint64_t{2});
+        QCOMPARE(last.threads, 2);
+        QVERIFY(last.device == DeviceKind::Cuda);
+        QCOMPARE(last.compileMode, std::string("max-autotune"));
+        QCOMPARE(sweepPointFileName(last, spec.axes),
+                 std::string("nano_ctx16_train-step_fp32_tf32-on_warmup5_steps9_pytorch_seed2_"
+                             "threads2_cuda_compile-max-autotune.json"));
+        // Every name is different.
+        std::set<std::string> names;
+        for (const auto& point : points) {
+            names.insert(sweepPointFileName(point, spec.axes));
+        }
+        QCOMPARE(int(names.size()), int(points.size()));
+    }
+
+    void badAxesNameTheFieldAndWhatIsAllowed_data() {
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<QStringList>("values");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("unknown field") << "colour" << QStringList{"red"}
+                                       << "colour: is not a config field a sweep can vary; "
+                                          "allowed: batch, tf32, attention, warmup";
+        QTest::newRow("typed list")
+            << "ctx" << QStringList{"8"} << "ctx: is swept through its own list";
+        QTest::newRow("tf32") << "tf32" << QStringList{"off", "maybe"}
+                              << "tf32: 'maybe' is not allowed; allowed: on, off";
+        QTest::newRow("engine") << "engine" << QStringList{"jax"}
+                                << "engine: 'jax' is not allowed; allowed: libtorch, pytorch, "
+                                   "pytorch-compile";
+        QTest::newRow("batch") << "batch" << QStringList{"2", "two"}
+                               << "batch: 'two' is not allowed; allowed: a whole number";
+        QTest::newRow("twice") << "warmup" << QStringList{"1", "1"}
+                               << "warmup: '1' is listed twice";
+        QTest::newRow("empty") << "steps" << QStringList{} << "steps: needs at least one value";
+    }
+    void badAxesNameTheFieldAndWhatIsAllowed() {
+        QFETCH(QString, field);
+        QFETCH(QStringList, values);
+        QFETCH(QString, message);
+        SweepSpec spec = twoByTwo("unused");
+        SweepAxis axis{field.toStdString(), {}};
+        for (const auto& value : values) {
+            axis.values.push_back(value.toStdString());
+        }
+        spec.axes = {axis};
+        try {
+            expandSweep(spec);
+            QFAIL("a bad axis expanded");
+        } catch (const InvalidConfigError& error) {
+            QVERIFY2(QString(error.what()).contains(message), error.what());
+        }
+    }
+
+    void backendTheEngineLacksFailsBeforeAnythingRuns() {
+        // A name setConfigField takes but validate() does not, for this engine.
+        QTemporaryDir dir;
+        SweepSpec spec = twoByTwo(dir.path());
+        spec.axes = {{"attention", {"naive", "bogus"}}};
+        try {
+            runSweep(spec);
+            QFAIL("an invalid sweep ran");
+        } catch (const InvalidConfigError& error) {
+            QVERIFY2(QString(error.what())
+                         .contains("attention: unknown backend 'bogus'; allowed: "
+                                   "naive, tiled, sdpa"),
+                     error.what());
+            QVERIFY2(QString(error.what()).contains("nano_ctx8_forward_fp32_bogus.json"),
+                     error.what());
+        }
+        QCOMPARE(csvRows(dir.path()), -1);
     }
 
     void invalidPointFailsBeforeAnythingRuns() {

@@ -1,7 +1,9 @@
 #include "bench/sweep.h"
 
+#include <algorithm>
 #include <filesystem>
 
+#include "bench/config_field.h"
 #include "bench/environment.h"
 #include "results/report.h"
 #include "results/run_file.h"
@@ -29,7 +31,91 @@ std::vector<Enum> parseAll(const std::string& field, const std::vector<std::stri
     return values;
 }
 
+// The four fields SweepSpec lists with their types.
+bool isTypedAxis(const std::string& field) {
+    return field == "model" || field == "ctx" || field == "mode" || field == "precision";
+}
+
+// How a point's value of an axis reads in its file name: "batch8", "sdpa",
+// "tf32-on"; names (backends, engines, devices) stand alone, numbers carry
+// the field.
+std::string axisLabel(const std::string& field, const std::string& value) {
+    if (field == "attention" || field == "engine" || field == "device") {
+        return value;
+    }
+    if (field == "tf32" || field == "compile-mode") {
+        return (field == "tf32" ? "tf32-" : "compile-") + value;
+    }
+    return field + value;
+}
+
 }  // namespace
+
+const std::vector<std::string>& sweepAxisFields() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const auto& field : configFieldNames()) {
+            if (!isTypedAxis(field)) {
+                out.push_back(field);
+            }
+        }
+        return out;
+    }();
+    return names;
+}
+
+void checkSweepAxes(const std::vector<SweepAxis>& axes) {
+    std::vector<ConfigError> errors;
+    const auto& known = configFieldNames();
+    for (size_t i = 0; i < axes.size(); ++i) {
+        const SweepAxis& axis = axes[i];
+        if (std::find(known.begin(), known.end(), axis.field) == known.end()) {
+            errors.push_back({axis.field, "is not a config field a sweep can vary; allowed: " +
+                                              joinNames(sweepAxisFields())});
+            continue;
+        }
+        if (isTypedAxis(axis.field)) {
+            errors.push_back({axis.field,
+                              "is swept through its own list (models, contexts, "
+                              "modes, precisions), not as an axis"});
+            continue;
+        }
+        for (size_t j = 0; j < i; ++j) {
+            if (axes[j].field == axis.field) {
+                errors.push_back({axis.field, "is given as an axis twice"});
+            }
+        }
+        if (axis.values.empty()) {
+            errors.push_back({axis.field, "needs at least one value"});
+        }
+        for (size_t v = 0; v < axis.values.size(); ++v) {
+            if (std::find(axis.values.begin(), axis.values.begin() + long(v), axis.values[v]) !=
+                axis.values.begin() + long(v)) {
+                errors.push_back({axis.field, "'" + axis.values[v] + "' is listed twice"});
+                continue;
+            }
+            try {
+                RunConfig probe;
+                setConfigField(probe, axis.field, axis.values[v]);
+            } catch (const InvalidConfigError& error) {
+                errors.insert(errors.end(), error.errors().begin(), error.errors().end());
+            }
+        }
+    }
+    if (!errors.empty()) {
+        throw InvalidConfigError(errors);
+    }
+}
+
+std::vector<std::string> varyingAxisFields(const std::vector<SweepAxis>& axes) {
+    std::vector<std::string> fields;
+    for (const auto& axis : axes) {
+        if (axis.values.size() > 1) {
+            fields.push_back(axis.field);
+        }
+    }
+    return fields;
+}
 
 SweepSpec makeSweepSpec(const RunConfig& base, const std::vector<std::string>& models,
                         const std::vector<int64_t>& contexts, const std::vector<std::string>& modes,
@@ -67,6 +153,7 @@ SweepSpec makeSweepSpec(const RunConfig& base, const std::vector<std::string>& m
 }
 
 std::vector<RunConfig> expandSweep(const SweepSpec& spec) {
+    checkSweepAxes(spec.axes);
     std::vector<RunConfig> points;
     for (const auto& model : spec.models) {
         for (int64_t context : spec.contexts) {
@@ -84,12 +171,30 @@ std::vector<RunConfig> expandSweep(const SweepSpec& spec) {
             }
         }
     }
+    // Each axis multiplies the points so far, so the last one varies fastest.
+    for (const auto& axis : spec.axes) {
+        std::vector<RunConfig> crossed;
+        crossed.reserve(points.size() * axis.values.size());
+        for (const auto& point : points) {
+            for (const auto& value : axis.values) {
+                RunConfig config = point;
+                setConfigField(config, axis.field, value);
+                crossed.push_back(std::move(config));
+            }
+        }
+        points = std::move(crossed);
+    }
     return points;
 }
 
-std::string sweepPointFileName(const RunConfig& config) {
-    return config.model.name + "_ctx" + std::to_string(config.contextLength) + "_" +
-           toString(config.mode) + "_" + toString(config.precision) + ".json";
+std::string sweepPointFileName(const RunConfig& config, const std::vector<SweepAxis>& axes) {
+    std::string name = config.model.name + "_ctx" + std::to_string(config.contextLength) + "_" +
+                       toString(config.mode) + "_" + toString(config.precision);
+    for (const auto& field : varyingAxisFields(axes)) {
+        name += '_';
+        name += axisLabel(field, configFieldText(config, field));
+    }
+    return name + ".json";
 }
 
 std::vector<RunResult> runSweep(const SweepSpec& spec, const SweepControl& control) {
@@ -99,7 +204,7 @@ std::vector<RunResult> runSweep(const SweepSpec& spec, const SweepControl& contr
         auto errors = validate(point, context);
         if (!errors.empty()) {
             for (auto& error : errors) {
-                error.message += " (sweep point " + sweepPointFileName(point) + ")";
+                error.message += " (sweep point " + sweepPointFileName(point, spec.axes) + ")";
             }
             throw InvalidConfigError(std::move(errors));
         }
@@ -118,7 +223,8 @@ std::vector<RunResult> runSweep(const SweepSpec& spec, const SweepControl& contr
             break;
         }
         const std::string file =
-            (std::filesystem::path(spec.outDir) / sweepPointFileName(points[i])).string();
+            (std::filesystem::path(spec.outDir) / sweepPointFileName(points[i], spec.axes))
+                .string();
         if (control.observer) {
             control.observer->onPointStarted(i, total, points[i]);
         }
@@ -144,7 +250,7 @@ std::vector<RunResult> runSweep(const SweepSpec& spec, const SweepControl& contr
         writeFileAtomically((std::filesystem::path(spec.outDir) / "sweep.csv").string(),
                             formatSweepCsv(results, files));
         writeFileAtomically((std::filesystem::path(spec.outDir) / "sweep.md").string(),
-                            formatSweepMarkdown(results));
+                            formatSweepMarkdown(results, varyingAxisFields(spec.axes)));
         if (control.observer) {
             control.observer->onPointFinished(i, total, result, file);
         }

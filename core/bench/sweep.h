@@ -11,14 +11,26 @@
 
 namespace stepscope {
 
-// The cartesian product models × context lengths × modes × precisions; every
-// other field comes from `base`.
+// One more field a sweep varies: a config field by its flag's name (see
+// configFieldNames(): batch, attention, warmup, steps, tf32, engine, …) and
+// the values it takes, as text (setConfigField).
+struct SweepAxis {
+    std::string field;
+    std::vector<std::string> values;
+};
+
+// The cartesian product models × context lengths × modes × precisions × each
+// axis in order (the last varies fastest); every other field comes from
+// `base`.
 struct SweepSpec {
     RunConfig base;
     std::vector<ModelDims> models;
     std::vector<int64_t> contexts;
     std::vector<RunMode> modes;
     std::vector<Precision> precisions;
+    // Fields beyond the four above; not model, ctx, mode or precision, each
+    // at most once, no value twice.
+    std::vector<SweepAxis> axes;
     std::string outDir;   // one run file per point, plus sweep.csv and sweep.md
     bool resume = false;  // keep points whose run file already says ok
 };
@@ -50,8 +62,24 @@ SweepSpec makeSweepSpec(const RunConfig& base, const std::vector<std::string>& m
                         const std::vector<int64_t>& contexts, const std::vector<std::string>& modes,
                         const std::vector<std::string>& precisions, const std::string& outDir);
 
+// The fields an axis may vary: configFieldNames() but for the four lists above.
+const std::vector<std::string>& sweepAxisFields();
+
+// Throws InvalidConfigError naming the axis: an unknown field, one of the four
+// typed lists, a field given twice, no values, a value twice or one that
+// setConfigField refuses.
+void checkSweepAxes(const std::vector<SweepAxis>& axes);
+
+// Every point, in order (checkSweepAxes first).
 std::vector<RunConfig> expandSweep(const SweepSpec& spec);
-std::string sweepPointFileName(const RunConfig& config);  // "small_ctx128_train-step_fp32.json"
+
+// "small_ctx128_train-step_fp32.json"; each axis of `axes` with more than one
+// value adds the point's value ("small_ctx128_train-step_fp32_batch8_sdpa.json"),
+// so that points never share a file.
+std::string sweepPointFileName(const RunConfig& config, const std::vector<SweepAxis>& axes = {});
+
+// The fields of `axes` that take more than one value: the columns a table adds.
+std::vector<std::string> varyingAxisFields(const std::vector<SweepAxis>& axes);
 
 // Validates every point first (InvalidConfigError names the point), then runs
 // them in order. After each point its run file and the sweep tables are

@@ -1,7 +1,10 @@
 #include "results/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
+
+#include "bench/config_field.h"
 
 namespace stepscope {
 
@@ -210,16 +213,50 @@ std::string formatRunMarkdown(const RunResult& r, const std::vector<std::string>
     return out.str();
 }
 
-std::string formatSweepMarkdown(const std::vector<RunResult>& results) {
+std::string formatSweepMarkdown(const std::vector<RunResult>& results,
+                                const std::vector<std::string>& axisFields) {
+    // The fields beyond the fixed columns that this table shows, in the
+    // config's order: the sweep's axes and whatever differs between the runs.
+    std::vector<std::string> extra;
+    for (const auto& field : configFieldNames()) {
+        if (field == "model" || field == "ctx" || field == "mode" || field == "precision" ||
+            field == "engine") {
+            continue;
+        }
+        const bool axis =
+            std::find(axisFields.begin(), axisFields.end(), field) != axisFields.end();
+        const bool differs = std::any_of(results.begin(), results.end(), [&](const RunResult& r) {
+            return configFieldText(r.config, field) !=
+                   configFieldText(results.front().config, field);
+        });
+        if (axis || differs) {
+            extra.push_back(field);
+        }
+    }
     std::ostringstream out;
-    out << "| model | ctx | mode | precision | engine | status | forward ms | backward ms "
-           "| optimizer ms | total ms | tokens/s | compile s |\n"
-        << "|---|---:|---|---|---|---|---:|---:|---:|---:|---:|---:|\n";
+    out << "| model | ctx | mode | precision |";
+    for (const auto& field : extra) {
+        std::string header = field;
+        std::replace(header.begin(), header.end(), '-', ' ');
+        out << " " << header << " |";
+    }
+    out << " engine | status | forward ms | backward ms | optimizer ms | total ms | tokens/s | "
+           "compile s |\n"
+        << "|---|---:|---|---|";
+    for (const auto& field : extra) {
+        const bool numeric = field == "batch" || field == "warmup" || field == "steps" ||
+                             field == "seed" || field == "threads";
+        out << (numeric ? "---:|" : "---|");
+    }
+    out << "---|---|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& r : results) {
         const RunSummary& s = r.summary;
         out << "| " << r.config.model.name << " | " << r.config.contextLength << " | "
-            << toString(r.config.mode) << " | " << toString(r.config.precision) << " | "
-            << toString(r.config.engine) << " | " << toString(r.status) << " | "
+            << toString(r.config.mode) << " | " << toString(r.config.precision) << " | ";
+        for (const auto& field : extra) {
+            out << configFieldText(r.config, field) << " | ";
+        }
+        out << toString(r.config.engine) << " | " << toString(r.status) << " | "
             << meanStd(s.forward) << " | " << meanStd(s.backward) << " | " << meanStd(s.optimizer)
             << " | " << (s.total.count ? meanStd(s.total) : std::string("–")) << " | "
             << (s.total.count ? fixed(s.tokensPerSecond, 0) : std::string("–")) << " | "
@@ -231,9 +268,10 @@ std::string formatSweepMarkdown(const std::vector<RunResult>& results) {
 std::string formatSweepCsv(const std::vector<RunResult>& results,
                            const std::vector<std::string>& runFiles) {
     std::ostringstream out;
-    out << "model,parameters,ctx,batch,mode,precision,device,attention,engine,status,"
-           "total_mean_ms,total_std_ms,forward_mean_ms,forward_std_ms,backward_mean_ms,"
-           "backward_std_ms,optimizer_mean_ms,optimizer_std_ms,tokens_per_second,compile_ms,"
+    out << "model,parameters,ctx,batch,mode,precision,device,attention,engine,compile_mode,tf32,"
+           "warmup,steps,seed,threads,isolated,pid,status,total_mean_ms,total_std_ms,"
+           "forward_mean_ms,forward_std_ms,backward_mean_ms,backward_std_ms,optimizer_mean_ms,"
+           "optimizer_std_ms,tokens_per_second,compile_ms,"
            "run_file,message\n";
     for (size_t i = 0; i < results.size(); ++i) {
         const RunResult& r = results[i];
@@ -243,9 +281,13 @@ std::string formatSweepCsv(const std::vector<RunResult>& results,
             << r.config.contextLength << ',' << r.config.batchSize << ',' << toString(r.config.mode)
             << ',' << toString(r.config.precision) << ',' << toString(r.config.device) << ','
             << csvField(r.config.attention) << ',' << toString(r.config.engine) << ','
-            << toString(r.status) << ',' << csvNumber(total, &Stats::mean) << ','
-            << csvNumber(total, &Stats::std) << ',' << csvNumber(orNull(s.forward), &Stats::mean)
-            << ',' << csvNumber(orNull(s.forward), &Stats::std) << ','
+            << csvField(r.config.compileMode) << ',' << (r.config.tf32 ? "on" : "off") << ','
+            << r.config.warmupSteps << ',' << r.config.measuredSteps << ',' << r.config.seed << ','
+            << r.config.threads << ',' << (r.environment.isolated ? "true" : "false") << ','
+            << r.environment.processId << ',' << toString(r.status) << ','
+            << csvNumber(total, &Stats::mean) << ',' << csvNumber(total, &Stats::std) << ','
+            << csvNumber(orNull(s.forward), &Stats::mean) << ','
+            << csvNumber(orNull(s.forward), &Stats::std) << ','
             << csvNumber(orNull(s.backward), &Stats::mean) << ','
             << csvNumber(orNull(s.backward), &Stats::std) << ','
             << csvNumber(orNull(s.optimizer), &Stats::mean) << ','

@@ -19,8 +19,12 @@ std::string formatStepsCsv(const RunResult& result);
 // `images` (relative paths) are embedded after the tables.
 std::string formatRunMarkdown(const RunResult& result, const std::vector<std::string>& images);
 
-// Sweep tables, one row per run: Markdown for reading, CSV for tools.
-std::string formatSweepMarkdown(const std::vector<RunResult>& results);
+// Sweep tables, one row per run: Markdown for reading, CSV for tools. The
+// Markdown table shows model, ctx, mode, precision and engine, plus a column
+// for each field of `axisFields` (configFieldNames()) and for any other
+// field whose value differs between the runs; the CSV has every config column.
+std::string formatSweepMarkdown(const std::vector<RunResult>& results,
+                                const std::vector<std::string>& axisFields = {});
 std::string formatSweepCsv(const std::vector<RunResult>& results,
                            const std::vector<std::string>& runFiles);
 

@@ -1,0 +1,155 @@
+#include "bench/config_field.h"
+
+#include <charconv>
+#include <functional>
+
+#include "bench/runner.h"
+#include "util/strings.h"
+
+namespace stepscope {
+
+namespace {
+
+[[noreturn]] void reject(const std::string& field, const std::string& message) {
+    throw InvalidConfigError(std::vector<ConfigError>{{field, message}});
+}
+
+template <typename Integer>
+Integer integerFrom(const std::string& field, const std::string& text) {
+    Integer value{};
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size()) {
+        reject(field, "'" + text + "' is not allowed; allowed: a whole number");
+    }
+    return value;
+}
+
+template <typename Enum>
+Enum choiceFrom(const std::string& field, const std::string& text,
+                std::optional<Enum> (*parse)(const std::string&),
+                const std::vector<std::string>& allowed) {
+    const auto value = parse(text);
+    if (!value) {
+        reject(field, "'" + text + "' is not allowed; allowed: " + joinNames(allowed));
+    }
+    return *value;
+}
+
+struct Field {
+    const char* name;
+    std::function<void(RunConfig&, const std::string&)> set;
+    std::function<std::string(const RunConfig&)> text;
+};
+
+const std::vector<Field>& fields() {
+    static const std::vector<Field> table = {
+        {"model",
+         [](RunConfig& c, const std::string& text) {
+             const auto preset = findPreset(text);
+             if (!preset) {
+                 reject("model",
+                        "unknown preset '" + text + "'; allowed: " + joinNames(presetNames()));
+             }
+             const ModelDims kept = c.model;
+             c.model = *preset;
+             c.model.vocabSize = kept.vocabSize;
+             c.model.maxContext = kept.maxContext;
+         },
+         [](const RunConfig& c) { return c.model.name; }},
+        {"ctx",
+         [](RunConfig& c, const std::string& text) {
+             c.contextLength = integerFrom<int64_t>("ctx", text);
+         },
+         [](const RunConfig& c) { return std::to_string(c.contextLength); }},
+        {"batch",
+         [](RunConfig& c, const std::string& text) {
+             c.batchSize = integerFrom<int64_t>("batch", text);
+         },
+         [](const RunConfig& c) { return std::to_string(c.batchSize); }},
+        {"mode",
+         [](RunConfig& c, const std::string& text) {
+             c.mode = choiceFrom("mode", text, parseRunMode, runModeNames());
+         },
+         [](const RunConfig& c) { return toString(c.mode); }},
+        {"precision",
+         [](RunConfig& c, const std::string& text) {
+             c.precision = choiceFrom("precision", text, parsePrecision, precisionNames());
+         },
+         [](const RunConfig& c) { return toString(c.precision); }},
+        {"tf32",
+         [](RunConfig& c, const std::string& text) {
+             if (text != "on" && text != "off") {
+                 reject("tf32", "'" + text + "' is not allowed; allowed: on, off");
+             }
+             c.tf32 = text == "on";
+         },
+         [](const RunConfig& c) { return std::string(c.tf32 ? "on" : "off"); }},
+        {"attention", [](RunConfig& c, const std::string& text) { c.attention = text; },
+         [](const RunConfig& c) { return c.attention; }},
+        {"warmup",
+         [](RunConfig& c, const std::string& text) {
+             c.warmupSteps = integerFrom<int>("warmup", text);
+         },
+         [](const RunConfig& c) { return std::to_string(c.warmupSteps); }},
+        {"steps",
+         [](RunConfig& c, const std::string& text) {
+             c.measuredSteps = integerFrom<int>("steps", text);
+         },
+         [](const RunConfig& c) { return std::to_string(c.measuredSteps); }},
+        {"device",
+         [](RunConfig& c, const std::string& text) {
+             c.device = choiceFrom("device", text, parseDeviceKind, deviceNames());
+         },
+         [](const RunConfig& c) { return toString(c.device); }},
+        {"seed",
+         [](RunConfig& c, const std::string& text) {
+             c.seed = integerFrom<uint64_t>("seed", text);
+         },
+         [](const RunConfig& c) { return std::to_string(c.seed); }},
+        {"threads",
+         [](RunConfig& c, const std::string& text) {
+             c.threads = integerFrom<int>("threads", text);
+         },
+         [](const RunConfig& c) { return std::to_string(c.threads); }},
+        {"engine",
+         [](RunConfig& c, const std::string& text) {
+             c.engine = choiceFrom("engine", text, parseEngine, engineNames());
+         },
+         [](const RunConfig& c) { return toString(c.engine); }},
+        {"compile-mode", [](RunConfig& c, const std::string& text) { c.compileMode = text; },
+         [](const RunConfig& c) { return c.compileMode; }},
+    };
+    return table;
+}
+
+const Field& fieldNamed(const std::string& name) {
+    for (const auto& field : fields()) {
+        if (name == field.name) {
+            return field;
+        }
+    }
+    reject(name, "not a config field; allowed: " + joinNames(configFieldNames()));
+}
+
+}  // namespace
+
+const std::vector<std::string>& configFieldNames() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const auto& field : fields()) {
+            out.emplace_back(field.name);
+        }
+        return out;
+    }();
+    return names;
+}
+
+void setConfigField(RunConfig& config, const std::string& field, const std::string& text) {
+    fieldNamed(field).set(config, text);
+}
+
+std::string configFieldText(const RunConfig& config, const std::string& field) {
+    return fieldNamed(field).text(config);
+}
+
+}  // namespace stepscope
