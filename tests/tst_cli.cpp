@@ -9,6 +9,8 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 
+#include <set>
+
 #include "bench/environment.h"
 #include "bench/memory_estimate.h"
 #include "model/model_dims.h"
@@ -202,6 +204,32 @@ private Q_SLOTS:
         QTest::newRow("ctx") << QStringList{"run", "--ctx", "5000"}
                              << "ctx: context length 5000 exceeds the model's maximum context 2048";
         QTest::newRow("flag") << QStringList{"run", "--bogus"} << "bogus";
+        // Sweep lists: each value is checked, and the message names the flag
+        // and what it allows.
+        QTest::newRow("sweep attention")
+            << QStringList{"sweep", "--attention", "naive,bogus", "--out", "unused"}
+            << "--attention: bogus not in {naive,tiled,sdpa";
+        QTest::newRow("sweep tf32")
+            << QStringList{"sweep", "--tf32", "off,maybe", "--out", "unused"}
+            << "--tf32: maybe not in {on,off}";
+        QTest::newRow("sweep engine")
+            << QStringList{"sweep", "--engine", "libtorch,jax", "--out", "unused"}
+            << "--engine: jax not in {libtorch,pytorch,pytorch-compile}";
+        QTest::newRow("sweep device")
+            << QStringList{"sweep", "--device", "cpu,tpu", "--out", "unused"}
+            << "device: 'tpu' is not allowed; allowed: cpu, cuda";
+        QTest::newRow("sweep twice") << QStringList{"sweep", "--batch", "2,2", "--out", "unused"}
+                                     << "batch: '2' is listed twice";
+        QTest::newRow("study") << QStringList{"study", "nonsense"}
+                               << "study: 'nonsense' is not a study; allowed: warmup, precision, "
+                                  "attention";
+        QTest::newRow("no study") << QStringList{"study"}
+                                  << "study: name a study; allowed: warmup, precision, attention";
+        QTest::newRow("config and flags")
+            << QStringList{"run", "--config", "unused.json", "--batch", "2"}
+            << "--batch cannot be given with --config";
+        QTest::newRow("config file") << QStringList{"run", "--config", "/nonexistent/run.json"}
+                                     << "--config: cannot open '/nonexistent/run.json'";
     }
 
     void badInputExitsTwoNamingTheField() {
@@ -299,6 +327,85 @@ private Q_SLOTS:
         QVERIFY(QFile::exists(dir.filePath("nano_ctx8_forward_fp32.json")));
         QVERIFY(QFile::exists(dir.filePath("nano_ctx16_forward_fp32.json")));
         QVERIFY(QFile::exists(dir.filePath("sweep.csv")));
+    }
+
+    void sweepAxesFromCommaLists() {
+        // --batch and --attention lists are axes: a point per combination, named by both.
+        QTemporaryDir dir;
+        const CliResult r =
+            runCli({"sweep", "--model", "nano", "--vocab", "97", "--ctx", "16", "--mode", "forward",
+                    "--batch", "2,3", "--attention", "naive,sdpa", "--warmup", "0", "--steps", "1",
+                    "--out", dir.path()});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        for (const char* name : {"nano_ctx16_forward_fp32_batch2_naive.json",
+                                 "nano_ctx16_forward_fp32_batch2_sdpa.json",
+                                 "nano_ctx16_forward_fp32_batch3_naive.json",
+                                 "nano_ctx16_forward_fp32_batch3_sdpa.json"}) {
+            QVERIFY2(QFile::exists(dir.filePath(name)), name);
+        }
+        QVERIFY2(
+            r.out.startsWith("| model | ctx | mode | precision | batch | attention | engine |"),
+            r.out.constData());
+        QVERIFY(r.out.contains("| nano | 16 | forward | fp32 | 3 | sdpa | libtorch | ok |"));
+    }
+
+    void sweepIsolateRunsAProcessPerPoint() {
+        QTemporaryDir dir;
+        QProcess process;
+        process.start(
+            QStringLiteral(STEPSCOPE_CLI),
+            {"sweep",   "--model", "nano",   "--vocab",   "97",          "--ctx",      "16",
+             "--batch", "2",       "--mode", "forward",   "--attention", "naive,sdpa", "--warmup",
+             "0",       "--steps", "2",      "--isolate", "--out",       dir.path()});
+        QVERIFY(process.waitForStarted());
+        const qint64 sweepPid = process.processId();
+        QVERIFY(process.waitForFinished(300000));
+        QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
+        std::set<int> pids;
+        for (const char* name :
+             {"nano_ctx16_forward_fp32_naive.json", "nano_ctx16_forward_fp32_sdpa.json"}) {
+            const RunResult run = readRunFile(dir.filePath(name).toStdString());
+            QCOMPARE(toString(run.status), std::string("ok"));
+            QVERIFY(run.environment.isolated);
+            QVERIFY(run.environment.processId > 0 && run.environment.processId != sweepPid);
+            pids.insert(run.environment.processId);
+        }
+        QCOMPARE(int(pids.size()), 2);
+    }
+
+    void runConfigFileRepeatsARun() {
+        QTemporaryDir dir;
+        const CliResult first = runCli(
+            QStringList{"run"} + kTinyRun +
+            QStringList{"--attention", "sdpa", "--seed", "7", "--out", dir.filePath("first.json")});
+        QVERIFY2(first.exitCode == 0, qPrintable(first.err));
+        // A run file, or its "config" object alone.
+        const RunResult original = readRunFile(dir.filePath("first.json").toStdString());
+        QFile config(dir.filePath("config.json"));
+        QVERIFY(config.open(QIODevice::WriteOnly));
+        config.write(QByteArray::fromStdString(runConfigToJson(original.config)));
+        config.close();
+        for (const QString& file : {dir.filePath("first.json"), dir.filePath("config.json")}) {
+            const CliResult again = runCli({"run", "--config", file, "--json"});
+            QVERIFY2(again.exitCode == 0, qPrintable(again.err));
+            const RunResult rerun = runResultFromJson(again.out.toStdString());
+            QCOMPARE(runConfigToJson(rerun.config), runConfigToJson(original.config));
+        }
+    }
+
+    void studyWarmupPrintsARowPerCount() {
+        QTemporaryDir dir;
+        const CliResult r =
+            runCli({"study", "warmup", "--model", "nano", "--vocab", "97", "--ctx", "16", "--batch",
+                    "2", "--warmup", "0,2", "--steps", "2", "--out", dir.path()});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QStringList lines = QString::fromUtf8(r.out).trimmed().split('\n');
+        QCOMPARE(lines.size(), 2 + 2);
+        QVERIFY2(lines[2].startsWith("| 0 | ok | 2 |") && lines[3].startsWith("| 2 | ok | 2 |"),
+                 r.out.constData());
+        QVERIFY(QFile::exists(dir.filePath("study.csv")));
+        QVERIFY(QFile::exists(dir.filePath("study.md")));
+        QVERIFY(QFile::exists(dir.filePath("nano_ctx16_train-step_fp32_warmup2.json")));
     }
 
     void attentionJsonHasDocumentedKeys() {

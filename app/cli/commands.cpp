@@ -12,6 +12,7 @@
 #include "bench/memory_estimate.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
+#include "engines/isolated_run.h"
 #include "precision/accumulation_lab.h"
 #include "precision/dtype_flow.h"
 #include "results/attention_file.h"
@@ -49,15 +50,54 @@ public:
         }
     }
     void onPointStarted(int index, int total, const RunConfig& config) override {
-        std::fprintf(stderr, "[%d/%d] %s\n", index + 1, total, sweepPointFileName(config).c_str());
+        std::fprintf(stderr, "[%d/%d] %s\n", index + 1, total,
+                     sweepPointFileName(config, axes_).c_str());
     }
     void onPointFinished(int, int, const RunResult& result, const std::string& file) override {
         std::fprintf(stderr, "  -> %s, %s\n", toString(result.status).c_str(), file.c_str());
     }
 
+    // The sweep's axes, so that points are named as their files are.
+    void setAxes(std::vector<SweepAxis> axes) { axes_ = std::move(axes); }
+
 private:
     int totalSteps_ = 0;  // of the run under way, from its setup report
+    std::vector<SweepAxis> axes_;
 };
+
+// `run --events`: progress and steps on stdout, one JSON object per line,
+// flushed as they happen (the parent of an isolated run reads them live).
+class EventPrinter final : public RunObserver {
+public:
+    void onStep(const StepRecord& step) override { print(stepEventLine(step)); }
+    void onProgress(const RunProgress& progress) override { print(progressEventLine(progress)); }
+
+private:
+    static void print(const std::string& line) {
+        std::fwrite(line.data(), 1, line.size(), stdout);
+        std::fputc('\n', stdout);
+        std::fflush(stdout);
+    }
+};
+
+// A run file, or a JSON object that is a run file's "config".
+RunConfig readConfigFile(const std::string& path) {
+    std::string text;
+    try {
+        text = readFile(path);
+    } catch (const std::exception& error) {
+        throw RunFileError("--config: " + std::string(error.what()));
+    }
+    const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
+    if (document.is_discarded() || !document.is_object()) {
+        throw RunFileError("--config '" + path + "': not a JSON object");
+    }
+    try {
+        return runConfigFromJson(document.contains("config") ? document["config"].dump() : text);
+    } catch (const RunFileError& error) {
+        throw RunFileError("--config '" + path + "': " + error.what());
+    }
+}
 
 int exitCodeFor(const RunResult& result) {
     return result.status == RunStatus::Ok ? kExitOk : kExitRunFailed;
@@ -161,23 +201,33 @@ int commandParams(const ConfigFlags& flags, bool all, bool json) {
     });
 }
 
-int commandRun(const ConfigFlags& flags, const std::string& outFile, bool json) {
+int commandRun(const ConfigFlags& flags, const std::string& configFile, const std::string& outFile,
+               bool json, bool events) {
     return guarded([&] {
-        const RunConfig config = flags.toRunConfig();
+        const RunConfig config =
+            configFile.empty() ? flags.toRunConfig() : readConfigFile(configFile);
         StderrProgress progress;
+        EventPrinter printer;
         RunControl control;
-        control.observer = &progress;
+        control.observer = events ? static_cast<RunObserver*>(&printer) : &progress;
         control.cancel = &cancelRequested();
-        std::fprintf(stderr, "stepscope: %s, batch %lld × ctx %lld, %s, %s on %s\n",
-                     config.model.name.c_str(), static_cast<long long>(config.batchSize),
-                     static_cast<long long>(config.contextLength), toString(config.mode).c_str(),
-                     toString(config.precision).c_str(), toString(config.device).c_str());
+        if (!events) {
+            std::fprintf(stderr, "stepscope: %s, batch %lld × ctx %lld, %s, %s on %s\n",
+                         config.model.name.c_str(), static_cast<long long>(config.batchSize),
+                         static_cast<long long>(config.contextLength),
+                         toString(config.mode).c_str(), toString(config.precision).c_str(),
+                         toString(config.device).c_str());
+        }
         const RunResult result = runBenchmark(config, control);
         if (!outFile.empty()) {
             writeRunFile(result, outFile);
-            std::fprintf(stderr, "stepscope: run file written to %s\n", outFile.c_str());
+            if (!events) {
+                std::fprintf(stderr, "stepscope: run file written to %s\n", outFile.c_str());
+            }
         }
-        std::cout << (json ? runResultToJson(result) : formatRunReport(result));
+        if (!events) {
+            std::cout << (json ? runResultToJson(result) : formatRunReport(result));
+        }
         if (result.status != RunStatus::Ok) {
             std::cerr << "stepscope-cli: run " << toString(result.status) << ": " << result.message
                       << (result.status == RunStatus::Refused ? "; or pass --force to run anyway"
@@ -235,17 +285,24 @@ int commandEstimate(const ConfigFlags& flags, bool json) {
     });
 }
 
-int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resume) {
+int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resume, bool isolate) {
     return guarded([&] {
         SweepSpec spec = flags.toSweepSpec(outDir);
         spec.resume = resume;
         StderrProgress progress;
+        progress.setAxes(spec.axes);
         SweepControl control;
         control.observer = &progress;
         control.runObserver = &progress;
         control.cancel = &cancelRequested();
+        if (isolate) {
+            const std::string self = currentExecutablePath();
+            control.runPoint = [self](const RunConfig& config, const RunControl& runControl) {
+                return runInFreshProcess(config, self, runControl);
+            };
+        }
         const std::vector<RunResult> results = runSweep(spec, control);
-        std::cout << formatSweepMarkdown(results);
+        std::cout << formatSweepMarkdown(results, varyingAxisFields(spec.axes));
         if (spec.base.traceMemory) {
             std::cout << "\n" << formatMemorySweepTable(results);
         }
@@ -318,6 +375,12 @@ int commandAttention(const AttentionFlags& flags, bool json) {
             throw InvalidConfigError(errors);
         }
         spec.precisions = parsePrecisionNames(flags.precisions);
+        return runAttentionGrid(spec, flags.outDir, json);
+    });
+}
+
+int runAttentionGrid(const AttentionBenchSpec& spec, const std::string& outDir, bool json) {
+    return guarded([&] {
         AttentionBenchControl control;
         control.cancel = &cancelRequested();
         control.onPoint = [](const AttentionPoint& p, int index, int total) {
@@ -328,16 +391,16 @@ int commandAttention(const AttentionFlags& flags, bool json) {
                          p.message.empty() ? "" : (" (" + p.message + ")").c_str());
         };
         const std::vector<AttentionPoint> points = runAttentionBenchmark(spec, control);
-        if (!flags.outDir.empty()) {
+        if (!outDir.empty()) {
             RunConfig environmentConfig;
             environmentConfig.device = spec.device;
-            const std::string dir = flags.outDir + "/";
+            const std::string dir = outDir + "/";
             writeFileAtomically(
                 dir + "attention.json",
                 attentionResultToJson(points, captureEnvironment(environmentConfig)));
             writeFileAtomically(dir + "attention.csv", formatAttentionCsv(points));
             std::fprintf(stderr, "stepscope: attention.json and attention.csv written to %s\n",
-                         flags.outDir.c_str());
+                         outDir.c_str());
         }
         std::cout << (json ? attentionPointsToJson(points) : formatAttentionTable(points));
         return kExitOk;

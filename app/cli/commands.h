@@ -3,6 +3,7 @@
 #include <atomic>
 #include <string>
 
+#include "attention/attention_benchmark.h"
 #include "cli/config_flags.h"
 
 namespace stepscope::cli {
@@ -12,14 +13,20 @@ constexpr int kExitOk = 0;
 constexpr int kExitBadInput = 2;
 constexpr int kExitRunFailed = 3;
 
-// Set by SIGINT: a run stops between steps and keeps what it measured.
+// Set by SIGINT and SIGTERM: a run stops between steps and keeps what it measured.
 std::atomic<bool>& cancelRequested();
 
 int commandInfo(bool json);
 int commandParams(const ConfigFlags& flags, bool all, bool json);
-int commandRun(const ConfigFlags& flags, const std::string& outFile, bool json);
+// `configFile` (a run file, or a JSON object that is a run file's "config")
+// replaces the flags when given. `events`: stdout carries the worker
+// protocol's progress and step events, one JSON object per line, instead of
+// the report (how a sweep's isolated point reports back).
+int commandRun(const ConfigFlags& flags, const std::string& configFile, const std::string& outFile,
+               bool json, bool events);
 int commandEstimate(const ConfigFlags& flags, bool json);
-int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resume);
+// `isolate`: each point in a fresh `stepscope-cli run` process.
+int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resume, bool isolate);
 int commandEval(const ConfigFlags& flags, const std::string& weights, const std::string& tokens,
                 bool json);
 int commandShow(const std::string& file, bool json);
@@ -41,6 +48,16 @@ struct AttentionFlags {
     std::string outDir;
 };
 int commandAttention(const AttentionFlags& flags, bool json);
+// The grid of `spec`, reported as `attention` does; `outDir` may be empty.
+int runAttentionGrid(const AttentionBenchSpec& spec, const std::string& outDir, bool json);
+
+// study warmup | precision | attention (study_command.cpp)
+int commandStudyWarmup(const ConfigFlags& flags, const std::string& outDir);
+int commandStudyPrecision(const ConfigFlags& flags, const std::string& outDir, bool isolate);
+// The course's grid (attentionStudySpec) with the flags `command` was given.
+int commandStudyAttention(const AttentionFlags& flags, const CLI::App& command, bool json);
+// `study` without a study, or with one that does not exist.
+int commandStudyUnknown(const std::string& name);
 int commandBreakdown(const std::string& file, const std::string& phase, const std::string& by,
                      bool flops, bool json);
 // export FILE --chrome-trace OUT.json --memviz OUT.pickle

@@ -1,31 +1,23 @@
 #include "cli/config_flags.h"
 
+#include <algorithm>
+
 #include "attention/attention_registry.h"
+#include "bench/config_field.h"
 #include "bench/evaluate.h"
 #include "bench/runner.h"
 #include "util/strings.h"
 
 namespace stepscope::cli {
 
-namespace {
-
-template <typename Enum>
-Enum parseOrThrow(const std::string& field, const std::string& text,
-                  std::optional<Enum> (*parse)(const std::string&),
-                  const std::vector<std::string>& allowed) {
-    const auto value = parse(text);
-    if (!value) {
-        throw InvalidConfigError(std::vector<ConfigError>{
-            {field, "'" + text + "' is not allowed; allowed: " + joinNames(allowed)}});
-    }
-    return *value;
-}
-
-}  // namespace
-
-void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups) {
-    auto multi = [lists](CLI::Option* option) {
-        if (lists) {
+void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
+                        const std::vector<std::string>& listFlags) {
+    // One value in a single run; a comma list in a sweep, or where a study
+    // varies that flag.
+    auto multi = [lists, &listFlags](CLI::Option* option) {
+        const bool list = lists || std::find(listFlags.begin(), listFlags.end(),
+                                             option->get_name()) != listFlags.end();
+        if (list) {
             option->delimiter(',');
         } else {
             option->expected(1);
@@ -46,27 +38,39 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups) {
         command.add_option("--max-ctx", maxContext, "the model's maximum context length")
             ->capture_default_str();
         multi(command.add_option("--ctx", contexts, "context length"))->capture_default_str();
-        command.add_option("--batch", batch, "batch size")->capture_default_str();
+        multi(command.add_option("--batch", batches, "batch size"))->capture_default_str();
         multi(command.add_option("--mode", modes, "mode: " + joinNames(runModeNames())))
             ->capture_default_str();
         multi(command.add_option("--precision", precisions,
                                  "precision: " + joinNames(precisionNames()) + " (autocast)"))
             ->capture_default_str();
-        command.add_flag("--tf32", tf32, "allow TF32 tensor cores for fp32 matmuls (CUDA)");
+        if (lists) {
+            // A list of on/off; the flag alone, as in `run`, means on.
+            command
+                .add_option("--tf32", tf32Values,
+                            "TF32 tensor cores for fp32 matmuls (CUDA): on, off or off,on; "
+                            "alone: on")
+                ->expected(0, 2)
+                ->delimiter(',')
+                ->default_str("on")
+                ->check(CLI::IsMember({"on", "off"}));
+        } else {
+            command.add_flag("--tf32", tf32, "allow TF32 tensor cores for fp32 matmuls (CUDA)");
+        }
         // The registry's names (what validationContext() allows), in the help
         // and checked at parsing with a message that lists them.
-        command.add_option("--attention", attention, "attention backend")
+        multi(command.add_option("--attention", attentions, "attention backend"))
             ->check(CLI::IsMember(attentionBackendNames()))
             ->capture_default_str();
     }
     if (groups & kStepFlags) {
-        command.add_option("--warmup", warmup, "warm-up steps (recorded, not summarised)")
+        multi(command.add_option("--warmup", warmups, "warm-up steps (recorded, not summarised)"))
             ->capture_default_str();
-        command.add_option("--steps", steps, "measured steps")->capture_default_str();
-        command.add_option("--device", device, "device: " + joinNames(deviceNames()))
+        multi(command.add_option("--steps", steps, "measured steps"))->capture_default_str();
+        multi(command.add_option("--device", devices, "device: " + joinNames(deviceNames())))
             ->capture_default_str();
-        command.add_option("--seed", seed, "random seed")->capture_default_str();
-        command.add_option("--threads", threads, "CPU threads (0: LibTorch's default)")
+        multi(command.add_option("--seed", seeds, "random seed"))->capture_default_str();
+        multi(command.add_option("--threads", threads, "CPU threads (0: LibTorch's default)"))
             ->capture_default_str();
         command.add_flag("--force", force, "run even when the CPU pre-flight says it will not fit");
     }
@@ -83,15 +87,14 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups) {
                            "here (opens in memory_viz)");
     }
     if (groups & kEngineFlags) {
-        command
-            .add_option("--engine", engine,
-                        "what runs the step: libtorch (this process), pytorch (PyTorch eager "
-                        "in a Python worker) or pytorch-compile (torch.compile in the worker)")
+        multi(command.add_option(
+                  "--engine", engines,
+                  "what runs the step: libtorch (this process), pytorch (PyTorch eager "
+                  "in a Python worker) or pytorch-compile (torch.compile in the worker)"))
             ->check(CLI::IsMember(engineNames()))
             ->capture_default_str();
-        command
-            .add_option("--compile-mode", compileMode,
-                        "pytorch-compile: " + joinNames(compileModeNames()))
+        multi(command.add_option("--compile-mode", compileModes,
+                                 "pytorch-compile: " + joinNames(compileModeNames())))
             ->check(CLI::IsMember(compileModeNames()))
             ->capture_default_str();
         command.add_option("--py-model", pyModel,
@@ -148,21 +151,12 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     }
     base.model.vocabSize = vocab;
     base.model.maxContext = maxContext;
-    base.batchSize = batch;
     base.tf32 = tf32;
-    base.attention = attention;
-    base.warmupSteps = warmup;
-    base.measuredSteps = steps;
-    base.device = parseOrThrow<DeviceKind>("device", device, parseDeviceKind, deviceNames());
-    base.seed = seed;
-    base.threads = threads;
     base.force = force;
     base.traceOps = traceOps;
     base.traceKernels = traceKernels;
     base.traceMemory = traceMemory;
     base.cudaSnapshotPath = cudaSnapshot;
-    base.engine = parseOrThrow<Engine>("engine", engine, parseEngine, engineNames());
-    base.compileMode = compileMode;
     base.pyModel = pyModel;
     base.pyPath = pyPath;
     base.python = python;
@@ -181,8 +175,42 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
             throw InvalidConfigError(std::vector<ConfigError>{{"tokens", error.what()}});
         }
     }
-    return makeSweepSpec(base, customDims ? std::vector<std::string>{} : models, runContexts, modes,
-                         precisions, outDir);
+    // Every other list: its first value in the base, and an axis where it
+    // has more than one (the order of the axes is that of the file names).
+    std::vector<SweepAxis> axes;
+    auto field = [&](const std::string& name, std::vector<std::string> values) {
+        if (values.empty()) {
+            return;
+        }
+        setConfigField(base, name, values.front());
+        if (values.size() > 1) {
+            axes.push_back({name, std::move(values)});
+        }
+    };
+    auto texts = [](const auto& values) {
+        std::vector<std::string> out;
+        for (const auto& value : values) {
+            out.push_back(std::to_string(value));
+        }
+        return out;
+    };
+    if (tokens.empty()) {
+        field("batch", texts(batches));
+    }
+    field("attention", attentions);
+    field("tf32", tf32Values);
+    field("warmup", texts(warmups));
+    field("steps", texts(steps));
+    field("engine", engines);
+    field("compile-mode", compileModes);
+    field("device", devices);
+    field("seed", texts(seeds));
+    field("threads", texts(threads));
+    SweepSpec spec = makeSweepSpec(base, customDims ? std::vector<std::string>{} : models,
+                                   runContexts, modes, precisions, outDir);
+    checkSweepAxes(axes);
+    spec.axes = std::move(axes);
+    return spec;
 }
 
 }  // namespace stepscope::cli

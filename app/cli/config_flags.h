@@ -22,36 +22,42 @@ enum FlagGroups : unsigned {
     kDataFlags = 1u << 5,  // --weights, --tokens (run only: the tokens fix batch and ctx)
 };
 
-// The config flags every command that takes a config shares. Sweep flags take
-// comma lists; single-run commands take one value each. Flags a command does
-// not add keep their defaults.
+// The config flags every command that takes a config shares. In a sweep every
+// flag that takes one value in `run` takes a comma list (--batch 4,8
+// --attention naive,sdpa; --tf32 off,on, or --tf32 alone for on); each list
+// with more than one value is an axis of the sweep. Single-run commands take
+// one value each. Flags a command does not add keep their defaults.
 struct ConfigFlags {
     std::vector<std::string> models{"nano"};
     int64_t dModel = 0, dFf = 0, layers = 0, heads = 0;
     int64_t vocab = 10000;
     int64_t maxContext = 2048;
     std::vector<int64_t> contexts{128};
-    int64_t batch = 4;
+    std::vector<int64_t> batches{4};
     std::vector<std::string> modes{"train-step"};
     std::vector<std::string> precisions{"fp32"};
-    bool tf32 = false;
-    std::string attention = "naive";
-    int warmup = 2;
-    int steps = 5;
-    std::string device = "cpu";
-    uint64_t seed = 0;
-    int threads = 0;
+    bool tf32 = false;                    // run: the --tf32 flag
+    std::vector<std::string> tf32Values;  // lists: --tf32 on,off (alone: on); empty: off
+    std::vector<std::string> attentions{"naive"};
+    std::vector<int> warmups{2};
+    std::vector<int> steps{5};
+    std::vector<std::string> devices{"cpu"};
+    std::vector<uint64_t> seeds{0};
+    std::vector<int> threads{0};
     bool force = false;
     bool traceOps = false;
     bool traceKernels = false;
     bool traceMemory = false;
     std::string cudaSnapshot;
-    std::string engine = "libtorch";
-    std::string compileMode = "default";
+    std::vector<std::string> engines{"libtorch"};
+    std::vector<std::string> compileModes{"default"};
     std::string pyModel, pyPath, python;
     std::string weights, tokens;
 
-    void addTo(CLI::App& command, bool lists, unsigned groups = kAllFlags);
+    // `listFlags` take comma lists even where `lists` is false (a study that
+    // varies one field of an otherwise single config).
+    void addTo(CLI::App& command, bool lists, unsigned groups = kAllFlags,
+               const std::vector<std::string>& listFlags = {});
     // Throws InvalidConfigError (field-named) for a value no config can hold.
     RunConfig toRunConfig() const;
     SweepSpec toSweepSpec(const std::string& outDir) const;

@@ -5,10 +5,52 @@
 #include <csignal>
 
 #include "attention/attention_benchmark.h"
+#include "bench/study.h"
 #include "cli/commands.h"
 #include "util/strings.h"
 
 using namespace stepscope::cli;
+
+namespace {
+
+// The attention grid's flags, shared by `attention` and `study attention`.
+void addAttentionFlags(CLI::App& command, AttentionFlags& flags) {
+    command
+        .add_option("--backends", flags.backends,
+                    "backends (comma list): " +
+                        stepscope::joinNames(stepscope::attentionGridBackendNames()) +
+                        " (compiled: torch.compile of naive attention in the Python worker)")
+        ->delimiter(',')
+        ->capture_default_str();
+    command.add_option("--d", flags.headDims, "head dims (comma list)")
+        ->delimiter(',')
+        ->capture_default_str();
+    command
+        .add_option("--seq", flags.seqLens,
+                    "sequence lengths (comma list; default 256..16384 on CUDA, "
+                    "256..2048 on CPU)")
+        ->delimiter(',');
+    command.add_option("--precision", flags.precisions, "fp32, bf16, fp16 (comma list)")
+        ->delimiter(',')
+        ->capture_default_str();
+    command.add_option("--batch", flags.batch, "batch")->capture_default_str();
+    command.add_option("--heads", flags.heads, "heads")->capture_default_str();
+    command.add_flag("--causal,!--no-causal", flags.causal, "causal (default) or not");
+    command.add_option("--device", flags.device, "cpu or cuda")->capture_default_str();
+    command.add_option("--warmup", flags.warmup, "warm-up repeats")->capture_default_str();
+    command.add_option("--repeats", flags.repeats, "measured repeats (medians)")
+        ->capture_default_str();
+    command.add_option("--tile-q", flags.queryTile, "tiled: query rows per tile (>= 16)")
+        ->capture_default_str();
+    command.add_option("--tile-k", flags.keyTile, "tiled: key rows per tile (>= 16)")
+        ->capture_default_str();
+    command.add_option("--python", flags.python,
+                       "compiled: the Python with torch (default: $STEPSCOPE_PYTHON, then the "
+                       "one StepScope was built against)");
+    command.add_option("--out", flags.outDir, "write attention.json and attention.csv here");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"StepScope: what a Transformer training step costs, measured on LibTorch",
@@ -28,11 +70,18 @@ int main(int argc, char** argv) {
     params->add_flag("--json", json, "print {preset: count}");
 
     ConfigFlags runFlags;
-    std::string outFile;
+    std::string outFile, configFile;
+    bool events = false;
     auto* run = app.add_subcommand("run", "one run: warm-up and measured steps");
     runFlags.addTo(*run, /*lists=*/false, kAllFlags | kDataFlags);
+    run->add_option("--config", configFile,
+                    "the config from a file instead of flags: a run file (its \"config\") or "
+                    "a JSON object like a run file's \"config\"; no other config flag with it");
     run->add_option("--out", outFile, "write the run file here");
     run->add_flag("--json", json, "print the run file's JSON instead of the report");
+    run->add_flag("--events", events,
+                  "print progress and step events on stdout, one JSON object per line, instead "
+                  "of the report (how sweep --isolate reads a point)");
 
     ConfigFlags estimateFlags;
     auto* estimate = app.add_subcommand(
@@ -42,12 +91,17 @@ int main(int argc, char** argv) {
 
     ConfigFlags sweepFlags;
     std::string outDir;
-    bool resume = false;
+    bool resume = false, isolate = false;
     auto* sweep = app.add_subcommand(
-        "sweep", "models × contexts × modes × precisions, each a run (comma lists)");
+        "sweep",
+        "every combination of the config flags' comma lists (models × contexts × modes × "
+        "precisions × batch × attention × …), each a run");
     sweepFlags.addTo(*sweep, /*lists=*/true);
     sweep->add_option("--out", outDir, "directory for the run files and sweep tables")->required();
     sweep->add_flag("--resume", resume, "keep points whose run file already says ok");
+    sweep->add_flag("--isolate", isolate,
+                    "run each point in a fresh stepscope-cli process: no first-step costs or "
+                    "allocator state inherited from the points before");
 
     ConfigFlags evalFlags;
     std::string weights, tokens;
@@ -60,43 +114,44 @@ int main(int argc, char** argv) {
     AttentionFlags attentionFlags;
     auto* attention = app.add_subcommand(
         "attention", "attention backends × head dims × sequence lengths × precisions");
-    attention
-        ->add_option("--backends", attentionFlags.backends,
-                     "backends (comma list): " +
-                         stepscope::joinNames(stepscope::attentionGridBackendNames()) +
-                         " (compiled: torch.compile of naive attention in the Python worker)")
-        ->delimiter(',')
-        ->capture_default_str();
-    attention->add_option("--d", attentionFlags.headDims, "head dims (comma list)")
-        ->delimiter(',')
-        ->capture_default_str();
-    attention
-        ->add_option("--seq", attentionFlags.seqLens,
-                     "sequence lengths (comma list; default 256..16384 on CUDA, "
-                     "256..2048 on CPU)")
-        ->delimiter(',');
-    attention->add_option("--precision", attentionFlags.precisions, "fp32, bf16, fp16 (comma list)")
-        ->delimiter(',')
-        ->capture_default_str();
-    attention->add_option("--batch", attentionFlags.batch, "batch")->capture_default_str();
-    attention->add_option("--heads", attentionFlags.heads, "heads")->capture_default_str();
-    attention->add_flag("--causal,!--no-causal", attentionFlags.causal, "causal (default) or not");
-    attention->add_option("--device", attentionFlags.device, "cpu or cuda")->capture_default_str();
-    attention->add_option("--warmup", attentionFlags.warmup, "warm-up repeats")
-        ->capture_default_str();
-    attention->add_option("--repeats", attentionFlags.repeats, "measured repeats (medians)")
-        ->capture_default_str();
-    attention
-        ->add_option("--tile-q", attentionFlags.queryTile, "tiled: query rows per tile (>= 16)")
-        ->capture_default_str();
-    attention->add_option("--tile-k", attentionFlags.keyTile, "tiled: key rows per tile (>= 16)")
-        ->capture_default_str();
-    attention->add_option("--python", attentionFlags.python,
-                          "compiled: the Python with torch (default: $STEPSCOPE_PYTHON, then the "
-                          "one StepScope was built against)");
-    attention->add_option("--out", attentionFlags.outDir,
-                          "write attention.json and attention.csv here");
+    addAttentionFlags(*attention, attentionFlags);
     attention->add_flag("--json", json, "print the points as JSON");
+
+    // study NAME: each study its own subcommand with its flags; a name that
+    // is not one lands in `studyName` and is answered with the list.
+    std::string studyName, studyOut;
+    auto* study = app.add_subcommand("study", "named studies, the course's tables: " +
+                                                  stepscope::joinNames(stepscope::studyNames()));
+    study->add_option("name", studyName,
+                      "the study: " + stepscope::joinNames(stepscope::studyNames()));
+    ConfigFlags warmupFlags;
+    warmupFlags.warmups = {0, 1, 2, 5};
+    warmupFlags.steps = {10};
+    auto* studyWarmup = study->add_subcommand(
+        "warmup",
+        "warm-up 0, 1, 2, 5 steps, each in a fresh process: mean, std, first and second "
+        "measured step");
+    warmupFlags.addTo(*studyWarmup, /*lists=*/false, kAllFlags, {"--warmup"});
+    studyWarmup->add_option("--out", studyOut, "keep the run files, study.csv and study.md here");
+    ConfigFlags precisionFlags;
+    precisionFlags.precisions = {"fp32", "bf16", "fp16"};
+    bool precisionIsolate = false;
+    auto* studyPrecision = study->add_subcommand(
+        "precision",
+        "fp32 vs bf16 vs fp16 per model (comma lists as in sweep): mean step, speed-up over "
+        "fp32, peak memory with --memory");
+    precisionFlags.addTo(*studyPrecision, /*lists=*/true);
+    studyPrecision->add_option("--out", studyOut,
+                               "keep the run files, study.csv and study.md here");
+    studyPrecision->add_flag("--isolate", precisionIsolate, "each point in a fresh process");
+    AttentionFlags studyAttentionFlags;
+    studyAttentionFlags.backends = {"naive", "tiled", "sdpa", stepscope::kCompiledAttention};
+    auto* studyAttention = study->add_subcommand(
+        "attention",
+        "the course's attention grid: naive, tiled, sdpa and compiled over head dims 16…128 and "
+        "sequence lengths 256…16384 (CUDA; …2048 on the CPU), batch 8; flags as in attention");
+    addAttentionFlags(*studyAttention, studyAttentionFlags);
+    studyAttention->add_flag("--json", json, "print the points as JSON");
 
     std::string breakdownFile, breakdownPhase = "all", breakdownBy = "op";
     auto* breakdownCommand = app.add_subcommand(
@@ -131,7 +186,7 @@ int main(int argc, char** argv) {
     ConfigFlags dtypesFlags;
     dtypesFlags.precisions = {"bf16"};
     dtypesFlags.contexts = {16};
-    dtypesFlags.batch = 2;
+    dtypesFlags.batches = {2};
     auto* dtypes = app.add_subcommand(
         "dtypes", "what autocast produces: parameters, each module's output, loss, gradients");
     dtypesFlags.addTo(*dtypes, /*lists=*/false);
@@ -156,6 +211,8 @@ int main(int argc, char** argv) {
     }
 
     std::signal(SIGINT, [](int) { cancelRequested().store(true); });
+    // A sweep's isolated point is stopped with SIGTERM: stop as Ctrl-C does.
+    std::signal(SIGTERM, [](int) { cancelRequested().store(true); });
 
     if (info->parsed()) {
         return commandInfo(json);
@@ -167,13 +224,26 @@ int main(int argc, char** argv) {
         return commandParams(paramsFlags, all || (params->count("--model") == 0 && !dims), json);
     }
     if (run->parsed()) {
-        return commandRun(runFlags, outFile, json);
+        if (!configFile.empty()) {
+            // The file is the whole config: a flag beside it would be ignored.
+            for (const CLI::Option* option : run->get_options()) {
+                const std::string name = option->get_name();
+                if (option->count() > 0 && name != "--config" && name != "--out" &&
+                    name != "--json" && name != "--events") {
+                    std::cerr << "stepscope-cli: run: " << name
+                              << " cannot be given with --config; the file holds the whole "
+                                 "config (allowed beside it: --out, --json, --events)\n";
+                    return kExitBadInput;
+                }
+            }
+        }
+        return commandRun(runFlags, configFile, outFile, json, events);
     }
     if (estimate->parsed()) {
         return commandEstimate(estimateFlags, json);
     }
     if (sweep->parsed()) {
-        return commandSweep(sweepFlags, outDir, resume);
+        return commandSweep(sweepFlags, outDir, resume, isolate);
     }
     if (eval->parsed()) {
         return commandEval(evalFlags, weights, tokens, json);
@@ -195,6 +265,18 @@ int main(int argc, char** argv) {
     }
     if (attention->parsed()) {
         return commandAttention(attentionFlags, json);
+    }
+    if (studyWarmup->parsed()) {
+        return commandStudyWarmup(warmupFlags, studyOut);
+    }
+    if (studyPrecision->parsed()) {
+        return commandStudyPrecision(precisionFlags, studyOut, precisionIsolate);
+    }
+    if (studyAttention->parsed()) {
+        return commandStudyAttention(studyAttentionFlags, *studyAttention, json);
+    }
+    if (study->parsed()) {
+        return commandStudyUnknown(studyName);
     }
     return commandShow(showFile, json);
 }

@@ -1,0 +1,199 @@
+// stepscope-cli study: the course's tables, one command each. Each study is
+// a sweep (or the attention grid) with its own table; the work is in
+// core/bench/study.h.
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+#include "bench/study.h"
+#include "cli/commands.h"
+#include "engines/isolated_run.h"
+#include "results/run_file.h"
+#include "util/strings.h"
+#include "util/temporary_directory.h"
+
+namespace stepscope::cli {
+
+namespace {
+
+// Progress on stderr, as sweep prints it.
+class StudyProgress final : public RunObserver, public SweepObserver {
+public:
+    explicit StudyProgress(std::vector<SweepAxis> axes) : axes_(std::move(axes)) {}
+    void onStep(const StepRecord& step) override {
+        std::fprintf(stderr, "  step %d (%s): %.2f ms\n", step.index,
+                     step.warmup ? "warm-up" : "measured", step.totalMs);
+    }
+    void onPointStarted(int index, int total, const RunConfig& config) override {
+        std::fprintf(stderr, "[%d/%d] %s\n", index + 1, total,
+                     sweepPointFileName(config, axes_).c_str());
+    }
+    void onPointFinished(int, int, const RunResult& result, const std::string& file) override {
+        std::fprintf(stderr, "  -> %s (pid %d%s), %s\n", toString(result.status).c_str(),
+                     result.environment.processId,
+                     result.environment.isolated ? ", fresh process" : "", file.c_str());
+    }
+
+private:
+    std::vector<SweepAxis> axes_;
+};
+
+// Where a study writes: --out, or a directory that goes when the study ends.
+struct StudyDirectory {
+    explicit StudyDirectory(const std::string& outDir) {
+        if (outDir.empty()) {
+            temporary.emplace("stepscope-study");
+            path = temporary->path().string();
+        } else {
+            path = outDir;
+        }
+    }
+    std::optional<TemporaryDirectory> temporary;
+    std::string path;
+};
+
+template <typename Body>
+int guardedStudy(Body body) {
+    try {
+        return body();
+    } catch (const InvalidConfigError& error) {
+        std::cerr << "stepscope-cli: invalid configuration:\n" << error.what();
+        return kExitBadInput;
+    } catch (const std::exception& error) {
+        std::cerr << "stepscope-cli: " << error.what() << "\n";
+        return kExitRunFailed;
+    }
+}
+
+template <typename Row>
+bool allOk(const std::vector<Row>& rows, size_t expected) {
+    if (rows.size() != expected) {
+        return false;
+    }
+    for (const auto& row : rows) {
+        if (row.status != RunStatus::Ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+int commandStudyWarmup(const ConfigFlags& flags, const std::string& outDir) {
+    return guardedStudy([&] {
+        WarmupStudySpec spec;
+        spec.base = flags.toRunConfig();
+        spec.warmups = flags.warmups;
+        spec.cli = currentExecutablePath();
+        const StudyDirectory directory(outDir);
+        spec.outDir = directory.path;
+        StudyProgress progress(warmupStudySweep(spec).axes);
+        SweepControl control;
+        control.observer = &progress;
+        control.runObserver = &progress;
+        control.cancel = &cancelRequested();
+        std::fprintf(stderr,
+                     "stepscope: warm-up study, %s, batch %lld × ctx %lld, %s, %s on %s, %d "
+                     "measured steps; each point in a fresh process\n",
+                     spec.base.model.name.c_str(), static_cast<long long>(spec.base.batchSize),
+                     static_cast<long long>(spec.base.contextLength),
+                     toString(spec.base.mode).c_str(), toString(spec.base.precision).c_str(),
+                     toString(spec.base.device).c_str(), spec.base.measuredSteps);
+        const std::vector<WarmupStudyRow> rows = runWarmupStudy(spec, control);
+        std::cout << formatWarmupStudyMarkdown(rows);
+        if (!outDir.empty()) {
+            std::fprintf(stderr, "stepscope: run files, study.csv and study.md in %s\n",
+                         outDir.c_str());
+        }
+        return allOk(rows, spec.warmups.size()) ? kExitOk : kExitRunFailed;
+    });
+}
+
+int commandStudyPrecision(const ConfigFlags& flags, const std::string& outDir, bool isolate) {
+    return guardedStudy([&] {
+        const StudyDirectory directory(outDir);
+        SweepSpec spec = flags.toSweepSpec(directory.path);
+        StudyProgress progress(spec.axes);
+        SweepControl control;
+        control.observer = &progress;
+        control.runObserver = &progress;
+        control.cancel = &cancelRequested();
+        if (isolate) {
+            const std::string self = currentExecutablePath();
+            control.runPoint = [self](const RunConfig& config, const RunControl& runControl) {
+                return runInFreshProcess(config, self, runControl);
+            };
+        }
+        const size_t expected = expandSweep(spec).size();
+        const std::vector<PrecisionStudyRow> rows = runPrecisionStudy(spec, control);
+        std::cout << formatPrecisionStudyMarkdown(rows);
+        if (!outDir.empty()) {
+            std::fprintf(stderr, "stepscope: run files, study.csv and study.md in %s\n",
+                         outDir.c_str());
+        }
+        return allOk(rows, expected) ? kExitOk : kExitRunFailed;
+    });
+}
+
+int commandStudyAttention(const AttentionFlags& flags, const CLI::App& command, bool json) {
+    return guardedStudy([&] {
+        const auto device = parseDeviceKind(flags.device);
+        if (!device) {
+            throw InvalidConfigError(std::vector<ConfigError>{
+                {"device",
+                 "'" + flags.device + "' is not allowed; allowed: " + joinNames(deviceNames())}});
+        }
+        // The course's grid; what the user gave replaces its part.
+        AttentionBenchSpec spec = attentionStudySpec(*device);
+        auto given = [&command](const char* flag) { return command.count(flag) > 0; };
+        if (given("--backends")) {
+            spec.backends = flags.backends;
+        }
+        if (given("--d")) {
+            spec.headDims = flags.headDims;
+        }
+        if (given("--seq")) {
+            spec.seqLens = flags.seqLens;
+        }
+        if (given("--precision")) {
+            spec.precisions = parsePrecisionNames(flags.precisions);
+        }
+        if (given("--batch")) {
+            spec.batch = flags.batch;
+        }
+        if (given("--heads")) {
+            spec.heads = flags.heads;
+        }
+        if (given("--causal") || given("--no-causal")) {
+            spec.causal = flags.causal;
+        }
+        if (given("--warmup")) {
+            spec.warmup = flags.warmup;
+        }
+        if (given("--repeats")) {
+            spec.repeats = flags.repeats;
+        }
+        if (given("--tile-q")) {
+            spec.options.queryTile = flags.queryTile;
+        }
+        if (given("--tile-k")) {
+            spec.options.keyTile = flags.keyTile;
+        }
+        spec.python = flags.python;
+        return runAttentionGrid(spec, flags.outDir, json);
+    });
+}
+
+int commandStudyUnknown(const std::string& name) {
+    if (name.empty()) {
+        std::cerr << "stepscope-cli: study: name a study; allowed: " << joinNames(studyNames())
+                  << "\n";
+    } else {
+        std::cerr << "stepscope-cli: study: '" << name
+                  << "' is not a study; allowed: " << joinNames(studyNames()) << "\n";
+    }
+    return kExitBadInput;
+}
+
+}  // namespace stepscope::cli
