@@ -350,11 +350,19 @@ private Q_SLOTS:
         QCOMPARE(errors.size(), size_t(1));
         QCOMPARE(errors.front().field, std::string("py-model"));
 
-        config = workerConfig();
-        config.pyModel = "no_colon";
-        errors = validate(config, ValidationContext{false, {"naive"}});
-        QCOMPARE(errors.size(), size_t(1));
-        QCOMPARE(errors.front().field, std::string("py-model"));
+        for (const char* target : {"no_colon", "my-model:build", "pkg.:build", "m:", ":build",
+                                   "m:1build", "pkg..m:build"}) {
+            config = workerConfig();
+            config.pyModel = target;
+            errors = validate(config, ValidationContext{false, {"naive"}});
+            QCOMPARE(errors.size(), size_t(1));
+            QCOMPARE(errors.front().field, std::string("py-model"));
+        }
+        for (const char* target : {"my_model:build", "pkg.sub_2.m:Build_LM"}) {
+            config = workerConfig();
+            config.pyModel = target;
+            QVERIFY2(validate(config, ValidationContext{false, {"naive"}}).empty(), target);
+        }
     }
 };
 

@@ -1,7 +1,9 @@
 #include "bench/run_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
+#include <string_view>
 
 #include "util/strings.h"
 
@@ -53,6 +55,36 @@ std::vector<std::string> namesOf(const EnumName<Enum> (&table)[N]) {
         names.emplace_back(entry.name);
     }
     return names;
+}
+
+bool isPythonName(std::string_view text) {
+    if (text.empty() || std::isdigit(static_cast<unsigned char>(text.front()))) {
+        return false;
+    }
+    return std::all_of(text.begin(), text.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+}
+
+// "package.module:callable", as Python's import system can resolve it.
+bool isPythonTarget(const std::string& target) {
+    const size_t colon = target.find(':');
+    if (colon == std::string::npos || !isPythonName(std::string_view(target).substr(colon + 1))) {
+        return false;
+    }
+    const std::string_view module = std::string_view(target).substr(0, colon);
+    size_t start = 0;
+    while (true) {
+        const size_t dot = module.find('.', start);
+        if (!isPythonName(
+                module.substr(start, dot == std::string_view::npos ? dot : dot - start))) {
+            return false;
+        }
+        if (dot == std::string_view::npos) {
+            return true;
+        }
+        start = dot + 1;
+    }
 }
 
 }  // namespace
@@ -201,12 +233,10 @@ std::vector<ConfigError> validate(const RunConfig& config, const ValidationConte
                      " engine records CUDA memory through --memory; allowed only with "
                      "--engine libtorch");
         }
-        if (!config.pyModel.empty()) {
-            const size_t colon = config.pyModel.find(':');
-            if (colon == std::string::npos || colon == 0 || colon + 1 == config.pyModel.size()) {
-                fail("py-model", "'" + config.pyModel +
-                                     "' is not MODULE:CALLABLE (for example my_model:build)");
-            }
+        if (!config.pyModel.empty() && !isPythonTarget(config.pyModel)) {
+            fail("py-model", "'" + config.pyModel +
+                                 "' is not MODULE:CALLABLE with Python names (for example "
+                                 "my_model:build; a file my-model.py cannot be imported)");
         }
     }
     if (!contains(compileModeNames(), config.compileMode)) {
