@@ -48,12 +48,12 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
             // A list of on/off; the flag alone, as in `run`, means on.
             command
                 .add_option("--tf32", tf32Values,
-                            "TF32 tensor cores for fp32 matmuls (CUDA): on, off or off,on; "
-                            "alone: on")
+                            "TF32 tensor cores for fp32 matmuls (CUDA): on, off or off,on")
                 ->expected(0, 2)
                 ->delimiter(',')
-                ->default_str("on")
-                ->check(CLI::IsMember({"on", "off"}));
+                ->default_str("on")  // the value of the flag given alone
+                ->check(CLI::IsMember({"on", "off"}))
+                ->option_text("{off,on} ...  (alone: on; default: off)");
         } else {
             command.add_flag("--tf32", tf32, "allow TF32 tensor cores for fp32 matmuls (CUDA)");
         }
