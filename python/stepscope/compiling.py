@@ -17,6 +17,21 @@ def pin_inductor_threads():
     inductor_config.cpp.threads = torch.get_num_threads()
 
 
+def compile_cold():
+    """Compiles from scratch in every run.
+
+    Inductor's on-disk caches (FX graph, AOTAutograd, autotuning) serve code
+    compiled by earlier processes; on torch 2.11 a cached CPU graph from a run
+    with other settings ran nano's forward 20-40x slower than a fresh compile
+    (measured 2026-11-23: 13 ms fresh against 130-550 ms from the cache), and
+    a cached compile would also make compile_ms meaningless.
+    """
+    import torch._inductor.config as inductor_config
+
+    inductor_config.force_disable_caches = True
+
+
 def compile_function(function, **options):
     pin_inductor_threads()
+    compile_cold()
     return torch.compile(function, **options)
