@@ -16,6 +16,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -130,6 +131,7 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
 
     connect(start_, &QPushButton::clicked, this, &AttentionPage::startRequested);
     connect(stop_, &QPushButton::clicked, this, &AttentionPage::stopRequested);
+    redraw();
 }
 
 AttentionBenchSpec AttentionPage::spec(DeviceKind device) const {
@@ -192,10 +194,49 @@ void AttentionPage::addPoints(const std::vector<AttentionPoint>& points) {
     redraw();
 }
 
-void AttentionPage::setPoints(const std::vector<AttentionPoint>& points) {
+void AttentionPage::setPoints(const std::vector<AttentionPoint>& points, const QString& source) {
     begin(int(points.size()));
     addPoints(points);
-    finish(QString());
+    // The form says which grid is shown (and runs it again on Run).
+    QStringList backends, dims, seqs, precisions;
+    const auto addOnce = [](QStringList& list, const QString& value) {
+        if (!list.contains(value)) {
+            list << value;
+        }
+    };
+    std::set<int64_t> dimValues, seqValues;
+    for (const auto& p : points) {
+        addOnce(backends, QString::fromStdString(p.backend));
+        addOnce(precisions, QString::fromStdString(toString(p.precision)));
+        dimValues.insert(p.d);
+        seqValues.insert(p.seq);
+    }
+    for (int64_t d : dimValues) {
+        dims << QString::number(d);
+    }
+    for (int64_t seq : seqValues) {
+        seqs << QString::number(seq);
+    }
+    if (!points.empty()) {
+        backends_->setText(backends.join(','));
+        dims_->setText(dims.join(','));
+        seqs_->setText(seqs.join(','));
+        precisions_->setText(precisions.join(','));
+        batch_->setValue(int(points.front().batch));
+        heads_->setValue(int(points.front().heads));
+        causal_->setChecked(points.front().causal);
+    }
+    finish(source.isEmpty()
+               ? QString()
+               : tr("%1 from %2").arg(countText(qsizetype(points.size()), "point"), source));
+}
+
+QString AttentionPage::statusText() const {
+    return status_->text();
+}
+
+QList<QCustomPlot*> AttentionPage::timePlots() const {
+    return timePlots_.mid(0, qsizetype(plotDims_.size()));
 }
 
 void AttentionPage::finish(const QString& message) {
@@ -219,16 +260,23 @@ void AttentionPage::redraw() {
         plot->legend->setWrap(2);
         useLogAxis(plot->xAxis, 2);
         useLogAxis(plot->yAxis, 10);
-        const int index = int(timePlots_.size());
-        chartGrid_->addWidget(plot, index / 2, index % 2);
         timePlots_ << plot;
     }
-    chartGrid_->removeWidget(memoryPlot_);
-    chartGrid_->addWidget(memoryPlot_, int(timePlots_.size() + 1) / 2, int(timePlots_.size()) % 2);
-    for (int i = 0; i < timePlots_.size(); ++i) {
-        timePlots_[i]->setVisible(i < int(dims.size()));
-        timePlots_[i]->clearGraphs();
+    // Two charts a row: a time chart per head dim shown, then the memory chart
+    // in the next cell (charts of head dims no longer shown leave no gap).
+    for (QCustomPlot* plot : timePlots_) {
+        chartGrid_->removeWidget(plot);
     }
+    chartGrid_->removeWidget(memoryPlot_);
+    const int shown = int(dims.size());
+    for (int i = 0; i < timePlots_.size(); ++i) {
+        timePlots_[i]->setVisible(i < shown);
+        timePlots_[i]->clearGraphs();
+        if (i < shown) {
+            chartGrid_->addWidget(timePlots_[i], i / 2, i % 2);
+        }
+    }
+    chartGrid_->addWidget(memoryPlot_, shown / 2, shown % 2);
     memoryPlot_->clearGraphs();
 
     plotDims_.assign(dims.begin(), dims.end());
@@ -283,10 +331,18 @@ void AttentionPage::redraw() {
             }
         }
         plot->xAxis->setLabel(tr("sequence length (tokens), head dim %1").arg(d));
-        plot->rescaleAxes();
+        fitAxesWithRoom(plot);
         plot->replot(QCustomPlot::rpQueuedReplot);
     }
 
+    const bool anyPeak = std::any_of(points_.begin(), points_.end(), [](const AttentionPoint& p) {
+        return p.status == "ok" && p.peakBytes && *p.peakBytes > 0;
+    });
+    setNoData(memoryPlot_, anyPeak ? QString()
+                           : points_.empty()
+                               ? tr("No points yet: run the grid, or open an attention file "
+                                    "(attention.json from stepscope-cli attention --out DIR).")
+                               : tr("No point measured its peak memory."));
     std::map<std::string, QCPGraph*> memory;
     for (const auto& p : points_) {
         if (p.status != "ok" || !p.peakBytes || *p.peakBytes <= 0) {
@@ -303,7 +359,9 @@ void AttentionPage::redraw() {
         }
         graph->addData(double(p.seq), double(*p.peakBytes) / (1024.0 * 1024.0));
     }
-    memoryPlot_->rescaleAxes();
+    if (anyPeak) {
+        fitAxesWithRoom(memoryPlot_);
+    }
     memoryPlot_->replot(QCustomPlot::rpQueuedReplot);
 }
 

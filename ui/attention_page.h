@@ -32,16 +32,22 @@ public:
     AttentionBenchSpec spec(DeviceKind device) const;
     void begin(int points);
     void addPoints(const std::vector<AttentionPoint>& points);
-    void setPoints(const std::vector<AttentionPoint>& points);  // an opened file
+    // An opened file's points (`source` names it): the table and charts as a
+    // finished grid's, and the grid they span in the form.
+    void setPoints(const std::vector<AttentionPoint>& points, const QString& source = QString());
     void finish(const QString& message);
     void setRunning(bool running);
 
     const std::vector<AttentionPoint>& points() const { return points_; }
     QTableWidget* table() const { return table_; }
+    QList<QCustomPlot*> timePlots() const;  // the charts shown, one per head dim
+    QCustomPlot* memoryPlot() const { return memoryPlot_; }
+    QString statusText() const;
     QList<ExportTarget> exportTargets();
     QLineEdit* seqEdit() const { return seqs_; }
     QLineEdit* backendsEdit() const { return backends_; }
     QLineEdit* dimsEdit() const { return dims_; }
+    QLineEdit* precisionsEdit() const { return precisions_; }
 
 Q_SIGNALS:
     void startRequested();

@@ -90,6 +90,10 @@ QString environmentText(const RunResult& result) {
     return parts.join(" · ");
 }
 
+QString countText(qsizetype count, const QString& noun) {
+    return QString("%1 %2%3").arg(count).arg(noun, count == 1 ? "" : "s");
+}
+
 QString shortSymbol(const QString& name, int limit) {
     QString text = name;
     if (text.startsWith("void ")) {

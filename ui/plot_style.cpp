@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace stepscope::ui {
@@ -119,6 +121,51 @@ void setNoData(QCustomPlot* plot, const QString& text) {
 QString noDataText(const QCustomPlot* plot) {
     const QCPItemText* note = noDataItem(plot);
     return note ? note->text() : QString();
+}
+
+void fitAxesWithRoom(QCustomPlot* plot, double factor, bool valueFromZero) {
+    QCPRange keys, values;
+    bool haveKeys = false, haveValues = false;
+    for (int i = 0; i < plot->graphCount(); ++i) {
+        const QCPGraph* graph = plot->graph(i);
+        const auto domain = [](const QCPAxis* axis) {
+            return axis->scaleType() == QCPAxis::stLogarithmic ? QCP::sdPositive : QCP::sdBoth;
+        };
+        bool found = false;
+        const QCPRange k = graph->getKeyRange(found, domain(graph->keyAxis()));
+        if (found) {
+            keys = haveKeys ? QCPRange(std::min(keys.lower, k.lower), std::max(keys.upper, k.upper))
+                            : k;
+            haveKeys = true;
+        }
+        const QCPRange v = graph->getValueRange(found, domain(graph->valueAxis()));
+        if (found) {
+            values = haveValues ? QCPRange(std::min(values.lower, v.lower),
+                                           std::max(values.upper, v.upper))
+                                : v;
+            haveValues = true;
+        }
+    }
+    const auto fit = [factor](QCPAxis* axis, QCPRange range, bool fromZero) {
+        if (axis->scaleType() == QCPAxis::stLogarithmic) {
+            const double room = range.lower == range.upper ? std::max(factor, 3.0) : factor;
+            axis->setRange(range.lower / room, range.upper * room);
+            return;
+        }
+        if (fromZero && range.lower >= 0) {
+            axis->setRange(0, range.upper > 0 ? range.upper * 1.1 : 1);
+            return;
+        }
+        const double span = range.upper - range.lower;
+        const double pad = span > 0 ? span * 0.08 : std::max(std::abs(range.upper) * 0.1, 1.0);
+        axis->setRange(range.lower - pad, range.upper + pad);
+    };
+    if (haveKeys) {
+        fit(plot->xAxis, keys, false);
+    }
+    if (haveValues) {
+        fit(plot->yAxis, values, valueFromZero);
+    }
 }
 
 QColor phaseColor(const QString& phase) {

@@ -30,6 +30,12 @@ void keepSaneSize(QCustomPlot* plot);
 void setNoData(QCustomPlot* plot, const QString& text);
 QString noDataText(const QCustomPlot* plot);  // empty when the chart shows data
 
+// Fits both axes to the graphs' data with room around it, so that no point
+// sits on an axis line: logarithmic axes by `factor` each side (one point
+// gets a decade-wide range, not QCustomPlot's default), linear ones by a
+// share of the span. A linear value axis that starts at zero stays there.
+void fitAxesWithRoom(QCustomPlot* plot, double factor = 1.5, bool valueFromZero = false);
+
 QColor phaseColor(const QString& phase);        // "forward", "backward", "optimizer"
 QColor seriesColor(int index);                  // for runs and sweep lines
 QColor categoryColor(const QString& category);  // matmul, softmax, … (breakdown categories)
