@@ -41,12 +41,14 @@
 #include "precision/accumulation_lab.h"
 #include "precision/dtype_flow.h"
 #include "precision_page.h"
+#include "results/attention_file.h"
 #include "results/breakdown.h"
 #include "results/run_file.h"
 #include "run_label.h"
 #include "step_table_model.h"
 #include "step_timing_view.h"
 #include "sweep_page.h"
+#include "util/atomic_file.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;
@@ -173,12 +175,74 @@ void checkShowsRun(MainWindow& window, const RunResult& expected, const QString&
              where);
 }
 
+// Runs stepscope-cli with `args`; returns an empty string, or its stderr.
+QString cli(const QStringList& args) {
+    QProcess process;
+    process.start(QStringLiteral(STEPSCOPE_CLI), args);
+    if (!process.waitForFinished(120000)) {
+        return "stepscope-cli did not finish";
+    }
+    return process.exitCode() == 0 ? QString() : QString::fromUtf8(process.readAllStandardError());
+}
+
+// The Sweep tab and the run list show the run files `files` of `dir`, in
+// that order, with their values.
+void checkShowsSweep(MainWindow& window, const QString& dir, const QStringList& files) {
+    QTableWidget* table = window.sweepPage()->table();
+    QCOMPARE(table->rowCount(), int(files.size()));
+    QCOMPARE(int(window.documents().size()), int(files.size()));
+    const auto meanStd = [](const std::optional<Stats>& stats) {
+        return QString("%1 ± %2").arg(formatMs(stats->mean), formatMs(stats->std));
+    };
+    QCustomPlot* plot = window.sweepPage()->plot();
+    QCOMPARE(plot->graphCount(), 1);  // nano · train-step · fp32
+    QCOMPARE(plot->graph(0)->dataCount(), int(files.size()));
+    for (int row = 0; row < table->rowCount(); ++row) {
+        const RunResult stored = readRunFile((dir + "/" + files[row]).toStdString());
+        const auto cell = [&](int column) { return table->item(row, column)->text(); };
+        QCOMPARE(cell(SweepPage::Model), QString::fromStdString(stored.config.model.name));
+        QCOMPARE(cell(SweepPage::Context), QString::number(stored.config.contextLength));
+        QCOMPARE(cell(SweepPage::Mode), QString::fromStdString(toString(stored.config.mode)));
+        QCOMPARE(cell(SweepPage::Status), QString::fromStdString(toString(stored.status)));
+        QCOMPARE(cell(SweepPage::Forward), meanStd(stored.summary.forward));
+        QCOMPARE(cell(SweepPage::Backward), meanStd(stored.summary.backward));
+        QCOMPARE(cell(SweepPage::Total), meanStd(stored.summary.total));
+        QCOMPARE(plot->graph(0)->data()->at(row)->key, double(stored.config.contextLength));
+        QCOMPARE(plot->graph(0)->data()->at(row)->value, stored.summary.total.mean);
+        // The run list holds the same run, from the same file.
+        const auto document = std::find_if(
+            window.documents().begin(), window.documents().end(),
+            [&](const RunDocument& d) { return QFileInfo(d.path).fileName() == files[row]; });
+        QVERIFY(document != window.documents().end());
+        QVERIFY(!document->modified);
+        QCOMPARE(document->result.summary.total.mean, stored.summary.total.mean);
+        QCOMPARE(int(document->result.steps.size()), int(stored.steps.size()));
+    }
+}
+
 }  // namespace
 
 class TestMainWindow : public QObject {
     Q_OBJECT
 
     QTemporaryDir dir_;
+    QString sweep_;  // made once by cliSweep()
+
+    // The sweep issue 15 names, made by the CLI into a folder of its own.
+    QString cliSweep() {
+        if (sweep_.isEmpty()) {
+            const QString out = dir_.filePath("cli-sweep");
+            const QString error =
+                cli({"sweep", "--model", "nano", "--ctx", "16,32", "--steps", "1", "--warmup", "0",
+                     "--batch", "1", "--vocab", "97", "--out", out});
+            if (!error.isEmpty()) {
+                qWarning("%s", qPrintable(error));
+                return QString();
+            }
+            sweep_ = out;
+        }
+        return sweep_;
+    }
 
 private Q_SLOTS:
     void initTestCase() {
@@ -428,18 +492,212 @@ private Q_SLOTS:
         QVERIFY(window.bannerText().contains("'x' is not a positive integer"));
     }
 
+    // The course's question from the CLI, answered in the app: the file's
+    // points, each value as the file has it, in the table and the charts;
+    // its folder opens the same way.
     void opensAttentionFileFromCli() {
-        QProcess process;
-        process.start(QStringLiteral(STEPSCOPE_CLI),
-                      {"attention", "--backends", "naive,tiled", "--d", "16", "--seq", "32",
-                       "--batch", "2", "--repeats", "1", "--out", dir_.path()});
-        QVERIFY(process.waitForFinished(120000));
-        QCOMPARE(process.exitCode(), 0);
+        const QString out = dir_.filePath("attention-cli");
+        QCOMPARE(cli({"attention", "--backends", "naive,sdpa", "--d", "16", "--seq", "64",
+                      "--batch", "1", "--repeats", "1", "--out", out}),
+                 QString());
+        const QString path = out + "/attention.json";
+        const std::vector<AttentionPoint> stored =
+            attentionResultFromJson(readFile(path.toStdString()));
+        QCOMPARE(int(stored.size()), 2);
+
         MainWindow window;
-        QVERIFY(window.openRunFile(dir_.filePath("attention.json")));
-        QCOMPARE(int(window.attentionPage()->points().size()), 2);
-        QCOMPARE(window.attentionPage()->table()->rowCount(), 2);
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        AttentionPage* page = window.attentionPage();
+        QCOMPARE(window.currentTab(), page);
         QVERIFY(window.documents().empty());  // not a step run
+        QCOMPARE(int(page->points().size()), 2);
+        QCOMPARE(page->table()->rowCount(), 2);
+        for (int row = 0; row < 2; ++row) {
+            const AttentionPoint& p = stored[size_t(row)];
+            const auto cell = [&](int column) { return page->table()->item(row, column)->text(); };
+            QCOMPARE(cell(0), QString::fromStdString(p.backend));
+            QCOMPARE(cell(1), QString::fromStdString(p.kernel));
+            QCOMPARE(cell(3), QString::number(p.d));
+            QCOMPARE(cell(4), QString::number(p.seq));
+            QCOMPARE(cell(5), QString::fromStdString(p.status));
+            QCOMPARE(cell(6), QString::number(*p.forwardMs, 'f', 3));
+            QCOMPARE(cell(7), QString::number(*p.backwardMs, 'f', 3));
+            QCOMPARE(cell(9), bytesText(*p.peakBytes));
+        }
+        // One time chart (one head dim): forward and backward per backend, at
+        // the file's values; the memory chart, the peaks.
+        QCOMPARE(page->timePlots().size(), 1);
+        QCustomPlot* time = page->timePlots()[0];
+        QCOMPARE(time->graphCount(), 4);
+        for (int i = 0; i < 2; ++i) {
+            const AttentionPoint& p = stored[size_t(i)];
+            const QString key = QString::fromStdString(p.backend) + " fp32";
+            for (int g = 0; g < time->graphCount(); ++g) {
+                QCPGraph* graph = time->graph(g);
+                if (graph->name().startsWith(key)) {
+                    QCOMPARE(graph->dataCount(), 1);
+                    QCOMPARE(graph->data()->at(0)->key, double(p.seq));
+                    QCOMPARE(graph->data()->at(0)->value,
+                             graph->name().endsWith("forward") ? *p.forwardMs : *p.backwardMs);
+                }
+            }
+            // Every point lies inside the axes, none on their edge.
+            QVERIFY(time->yAxis->range().lower < std::min(*p.forwardMs, *p.backwardMs));
+            QVERIFY(time->yAxis->range().upper > std::max(*p.forwardMs, *p.backwardMs));
+        }
+        QCOMPARE(page->memoryPlot()->graphCount(), 2);
+        QCOMPARE(page->memoryPlot()->graph(1)->data()->at(0)->value,
+                 double(*stored[1].peakBytes) / (1024.0 * 1024.0));
+        QCOMPARE(noDataText(page->memoryPlot()), QString());
+        // The form names the grid shown, and where it came from.
+        QCOMPARE(page->backendsEdit()->text(), QString("naive,sdpa"));
+        QCOMPARE(page->dimsEdit()->text(), QString("16"));
+        QCOMPARE(page->seqEdit()->text(), QString("64"));
+        QVERIFY2(page->statusText().contains("2 points from " + path),
+                 qPrintable(page->statusText()));
+
+        // The folder `--out` named opens the same file.
+        MainWindow again;
+        QVERIFY(again.openRunFile(out));
+        QCOMPARE(again.attentionPage()->table()->rowCount(), 2);
+        QCOMPARE(again.currentTab(), again.attentionPage());
+    }
+
+    // What `stepscope-cli sweep --out DIR` wrote opens as a finished sweep:
+    // one table row and one run in the list per run file, their values.
+    void opensSweepDirectoryFromCli() {
+        const QString out = cliSweep();
+        QVERIFY(!out.isEmpty());
+        const QStringList files = QDir(out).entryList({"*.json"}, QDir::Files, QDir::Name);
+        QCOMPARE(files, QStringList({"nano_ctx16_train-step_fp32.json",
+                                     "nano_ctx32_train-step_fp32.json"}));
+
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(out));
+        QCOMPARE(window.currentTab(), window.sweepPage());
+        checkShowsSweep(window, out, files);
+        QVERIFY(!QTest::currentTestFailed());  // the line that failed
+        QVERIFY(window.lastErrorDialog() == nullptr);
+        QCOMPARE(window.bannerText(), QString());
+        // The sweep's first point is selected: its config in the panel, read-only.
+        QCOMPARE(window.currentDocument()->path, out + "/" + files[0]);
+        QVERIFY(window.configPanel()->isReadOnly());
+        QCOMPARE(window.configPanel()->config().contextLength, 16);
+
+        // Its tables stand for the folder; opening it again lists nothing twice.
+        QVERIFY(window.openRunFile(out + "/sweep.csv"));
+        checkShowsSweep(window, out, files);
+        QVERIFY(!QTest::currentTestFailed());  // the line that failed
+
+        // Dropped on the window, the folder opens the same way.
+        MainWindow dropped;
+        dropped.show();
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(out)});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton,
+                              Qt::NoModifier);
+        QApplication::sendEvent(&dropped, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&dropped, &drop);
+        checkShowsSweep(dropped, out, files);
+        QVERIFY(!QTest::currentTestFailed());  // the line that failed
+    }
+
+    // A folder with no StepScope file says what it is not and what was
+    // expected; two files that fail to open are two messages, one after the
+    // other, each naming its file; nothing is opened.
+    void eachFailedOpenHasItsOwnMessage() {
+        MainWindow window;
+        window.show();
+        const QString neither = dir_.filePath("holiday-photos");
+        QVERIFY(QDir().mkpath(neither));
+        QFile note(neither + "/notes.txt");
+        QVERIFY(note.open(QIODevice::WriteOnly));
+        note.write("not a sweep");
+        note.close();
+        QVERIFY(!window.openRunFile(neither));
+        QVERIFY(window.lastErrorDialog() && window.lastErrorDialog()->isVisible());
+        const QString text = window.lastErrorDialog()->text();
+        QVERIFY2(text.contains(neither) && text.contains("neither a sweep's folder") &&
+                     text.contains("attention.json"),
+                 qPrintable(text));
+        QVERIFY(window.documents().empty());
+        QCOMPARE(window.watchedSweepDirectory(), QString());
+        window.lastErrorDialog()->accept();
+        QTRY_VERIFY(!window.lastErrorDialog());
+
+        // As `stepscope first.json second.png` does: both fail, both are said.
+        const QString corrupt = dir_.filePath("half-written.json");
+        QFile file(corrupt);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("{\"format\": \"stepscope-run\", \"version\": 1");
+        file.close();
+        const QString missing = dir_.filePath("no-such-run.json");
+        QVERIFY(!window.openRunFile(corrupt));
+        QVERIFY(!window.openRunFile(missing));
+        QPointer<QMessageBox> first = window.lastErrorDialog();
+        QVERIFY(first && first->isVisible());
+        QVERIFY2(first->text().contains(corrupt), qPrintable(first->text()));
+        QCOMPARE(window.waitingErrorCount(), 1);
+        QVERIFY(first->informativeText().contains("1 more message"));
+        first->accept();
+        QTRY_VERIFY(window.lastErrorDialog() && window.lastErrorDialog() != first);
+        QVERIFY(window.lastErrorDialog()->isVisible());
+        QVERIFY2(window.lastErrorDialog()->text().contains(missing) &&
+                     window.lastErrorDialog()->text().contains("does not exist"),
+                 qPrintable(window.lastErrorDialog()->text()));
+        QCOMPARE(window.waitingErrorCount(), 0);
+        QVERIFY(window.documents().empty());
+    }
+
+    // A sweep still running elsewhere (a CLI sweep, a Slurm array): run files
+    // that appear in the folder shown join the table and the run list
+    // without opening it again, whether renamed into place or written in it.
+    void watchedSweepDirectoryFillsInLive() {
+        const QString made = cliSweep();
+        QVERIFY(!made.isEmpty());
+        const QString live = dir_.filePath("live-sweep");
+        QVERIFY(QDir().mkpath(live));
+        const QStringList files = {"nano_ctx16_train-step_fp32.json",
+                                   "nano_ctx32_train-step_fp32.json"};
+        QVERIFY(QFile::copy(made + "/" + files[0], live + "/" + files[0]));
+
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(live));
+        QCOMPARE(window.watchedSweepDirectory(), live);
+        QCOMPARE(window.sweepPage()->table()->rowCount(), 1);
+        QCOMPARE(int(window.documents().size()), 1);
+
+        // The CLI's way: a temporary file renamed over the run file.
+        QVERIFY(QFile::copy(made + "/" + files[1], live + "/" + files[1] + ".tmp.1"));
+        QVERIFY(QFile::rename(live + "/" + files[1] + ".tmp.1", live + "/" + files[1]));
+        QTRY_COMPARE_WITH_TIMEOUT(window.sweepPage()->table()->rowCount(), 2, 10000);
+        checkShowsSweep(window, made, files);
+        QVERIFY(!QTest::currentTestFailed());  // the line that failed
+
+        // A writer that writes in place: half a file is said, then replaced
+        // by the point once the rest lands.
+        QFile source(made + "/" + files[1]);
+        QVERIFY(source.open(QIODevice::ReadOnly));
+        const QByteArray run = source.readAll();
+        const QString third = live + "/nano_ctx32_train-step_fp32_copy.json";
+        QFile target(third);
+        QVERIFY(target.open(QIODevice::WriteOnly));
+        target.write(run.left(run.size() * 2 / 3));  // past the format field
+        target.flush();
+        QTRY_VERIFY_WITH_TIMEOUT(window.bannerText().contains("could not be read"), 10000);
+        QVERIFY(window.bannerText().contains(third));
+        QCOMPARE(window.sweepPage()->table()->rowCount(), 2);
+        target.write(run.mid(run.size() * 2 / 3));
+        target.close();
+        QTRY_COMPARE_WITH_TIMEOUT(window.sweepPage()->table()->rowCount(), 3, 10000);
+        QCOMPARE(int(window.documents().size()), 3);
+        QCOMPARE(window.bannerText(), QString());
+        QVERIFY(window.sweepPage()->statusText().startsWith("3 points from " + live));
     }
 
     void droppedFilesOpenAndBecomeRecent() {

@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QCollator>
 #include <QDateTime>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -10,6 +11,7 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFileSystemWatcher>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -29,6 +31,9 @@
 #include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <tuple>
 
 #include "attention_page.h"
 #include "bench/cost_model.h"
@@ -69,6 +74,35 @@ QString shrinkChanges(const RunConfig& from, const RunConfig& to) {
         changes << MainWindow::tr("context %1 → %2").arg(from.contextLength).arg(to.contextLength);
     }
     return changes.join(", ");
+}
+
+enum class FileKind { Run, Attention, Other };
+
+// What a file is, by its format field. The field sits near the top (keys are
+// sorted: config, environment, flop_groups, format): the head says what the
+// file is without reading a million memory events twice. Sets `error` when
+// the file cannot be read at all.
+FileKind fileKind(const QString& path, QString* error) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        *error = MainWindow::tr("cannot open '%1': %2").arg(path, file.errorString());
+        return FileKind::Other;
+    }
+    QByteArray head = file.read(kFormatHeadBytes);
+    if (!head.contains("\"stepscope-") && !file.atEnd()) {
+        head += file.readAll();  // written by another tool in another key order
+    }
+    if (head.contains("\"stepscope-attention\"")) {
+        return FileKind::Attention;
+    }
+    return head.contains("\"stepscope-run\"") ? FileKind::Run : FileKind::Other;
+}
+
+// The files a user picks that stand for the folder that holds them.
+bool standsForItsFolder(const QString& fileName) {
+    static const QStringList names = {"sweep.csv", "sweep.md", "study.csv", "study.md",
+                                      "attention.csv"};
+    return names.contains(fileName);
 }
 
 // Compare columns are narrow: "#id" and what differs among the runs only.
@@ -224,6 +258,18 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(sweep_, &SweepPage::stopRequested, this, &MainWindow::stopRun);
 
+    // A sweep folder filling elsewhere (a CLI sweep, a Slurm array): one
+    // rescan shortly after a burst of changes (a rename is several events).
+    sweepWatcher_ = new QFileSystemWatcher(this);
+    sweepRescan_ = new QTimer(this);
+    sweepRescan_->setSingleShot(true);
+    sweepRescan_->setInterval(150);
+    connect(sweepWatcher_, &QFileSystemWatcher::directoryChanged, sweepRescan_,
+            qOverload<>(&QTimer::start));
+    connect(sweepWatcher_, &QFileSystemWatcher::fileChanged, sweepRescan_,
+            qOverload<>(&QTimer::start));
+    connect(sweepRescan_, &QTimer::timeout, this, &MainWindow::scanSweepDirectory);
+
     loadSettings();
     updateEstimate(validate(config_->config(), validationContext()).empty());
 }
@@ -265,10 +311,18 @@ void MainWindow::createViews() {
 
 void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Open run file…"), QKeySequence::Open, this, [this] {
+    file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
         const QStringList paths = QFileDialog::getOpenFileNames(
-            this, tr("Open run files"), QString(), tr("StepScope runs (*.json);;All files (*)"));
+            this, tr("Open run, attention or sweep files"), QString(),
+            tr("StepScope files (*.json sweep.csv sweep.md study.csv study.md);;All files (*)"));
         for (const QString& path : paths) {
+            openRunFile(path);
+        }
+    });
+    file->addAction(tr("Open &folder (sweep or attention)…"), this, [this] {
+        const QString path = QFileDialog::getExistingDirectory(
+            this, tr("Open a sweep's folder or an attention folder"));
+        if (!path.isEmpty()) {
             openRunFile(path);
         }
     });
@@ -427,6 +481,10 @@ bool MainWindow::selectTab(const QString& title) {
     return false;
 }
 
+QWidget* MainWindow::currentTab() const {
+    return tabs_->currentWidget();
+}
+
 void MainWindow::onSelectionChanged() {
     const RunDocument* document = currentDocument();
     if (document) {
@@ -480,30 +538,34 @@ void MainWindow::refreshCompare() {
 }
 
 bool MainWindow::openRunFile(const QString& path) {
-    // The format field sits near the top (keys are sorted: config, environment,
-    // flop_groups, format): the head says what the file is without reading a
-    // million memory events twice.
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        showError(tr("Cannot open run file"),
-                  tr("cannot open '%1': %2").arg(path, file.errorString()));
+    const QFileInfo info(path);
+    if (info.isDir()) {
+        return openDirectory(path);
+    }
+    if (!info.exists()) {
+        showError(tr("Cannot open"), tr("'%1' does not exist.").arg(path));
         return false;
     }
-    QByteArray head = file.read(kFormatHeadBytes);
-    if (!head.contains("\"stepscope-") && !file.atEnd()) {
-        head += file.readAll();  // written by another tool in another key order
+    if (standsForItsFolder(info.fileName())) {
+        return openDirectory(info.path());
     }
-    file.close();
+    QString error;
+    const FileKind kind = fileKind(path, &error);
+    if (!error.isEmpty()) {
+        showError(tr("Cannot open run file"), error);
+        return false;
+    }
     RunResult result;
     try {
-        if (head.contains("\"stepscope-attention\"")) {
+        if (kind == FileKind::Attention) {
             return openAttentionFile(path, readFile(path.toStdString()));
         }
-        if (!head.contains("\"stepscope-run\"")) {
+        if (kind != FileKind::Run) {
             // An image, a notebook, someone else's JSON: say so, not what a parser met.
             showError(tr("Cannot open run file"),
                       tr("'%1' is not a StepScope run file (a JSON file made by StepScope's "
-                         "app or its command line, \"format\": \"stepscope-run\").")
+                         "app or its command line, \"format\": \"stepscope-run\"), nor an "
+                         "attention file (\"format\": \"stepscope-attention\").")
                           .arg(path));
             return false;
         }
@@ -518,9 +580,168 @@ bool MainWindow::openRunFile(const QString& path) {
     return true;
 }
 
+bool MainWindow::openDirectory(const QString& path) {
+    const QDir dir(path);
+    if (dir.exists("attention.json")) {
+        return openRunFile(dir.filePath("attention.json"));
+    }
+    bool sweep = dir.exists("sweep.csv") || dir.exists("sweep.md");
+    const QFileInfoList jsonFiles = dir.entryInfoList({"*.json"}, QDir::Files);
+    for (qsizetype i = 0; !sweep && i < jsonFiles.size(); ++i) {
+        QString error;
+        sweep = fileKind(jsonFiles[i].absoluteFilePath(), &error) == FileKind::Run;
+    }
+    if (!sweep) {
+        showError(tr("Cannot open folder"),
+                  tr("'%1' is neither a sweep's folder (run files, with sweep.csv and sweep.md, "
+                     "as stepscope-cli sweep --out DIR writes them) nor an attention folder "
+                     "(attention.json, as stepscope-cli attention --out DIR writes it): it holds "
+                     "no StepScope file.")
+                      .arg(path));
+        return false;
+    }
+    return openSweepDirectory(path);
+}
+
+bool MainWindow::openSweepDirectory(const QString& path) {
+    const QString dir = QDir::cleanPath(QFileInfo(path).absoluteFilePath());
+    if (dir != sweepDir_) {
+        stopWatchingSweep();
+        sweepDir_ = dir;
+        sweepWatcher_->addPath(dir);
+    }
+    scanSweepDirectory();
+    const QList<int> points = showSweepDirectory();
+    addRecentFile(dir);
+    tabs_->setCurrentWidget(sweep_);
+    if (!points.isEmpty()) {
+        selectDocument(points.first());  // the sweep's first point, its config in the panel
+    }
+    return true;
+}
+
+void MainWindow::scanSweepDirectory() {
+    if (sweepDir_.isEmpty()) {
+        return;
+    }
+    const QDir dir(sweepDir_);
+    if (!dir.exists()) {
+        setBanner(
+            tr("The sweep's folder %1 is gone; its points stay in the run list.").arg(sweepDir_),
+            true, BannerAbout::SweepFiles);
+        return;
+    }
+    bool added = false;
+    QStringList problems;
+    for (const QFileInfo& info : dir.entryInfoList({"*.json"}, QDir::Files, QDir::Name)) {
+        const QString file = info.absoluteFilePath();
+        if (sweepFiles_.count(file)) {
+            continue;
+        }
+        if (const auto seen = sweepUnreadable_.find(file);
+            seen != sweepUnreadable_.end() && seen->second.first == info.lastModified()) {
+            if (!seen->second.second.isEmpty()) {
+                problems << seen->second.second;
+            }
+            continue;  // unchanged since it was read
+        }
+        QString error;
+        const FileKind kind = fileKind(file, &error);
+        try {
+            if (!error.isEmpty()) {
+                throw std::runtime_error(error.toStdString());
+            }
+            if (kind != FileKind::Run) {
+                // Not a run file (yet: a writer that does not rename into
+                // place): looked at again when it changes.
+                sweepUnreadable_[file] = {info.lastModified(), QString()};
+                sweepWatcher_->addPath(file);
+                continue;
+            }
+            RunResult result = readRunFile(file.toStdString());
+            // A run opened before (from this folder or on its own) is not listed twice.
+            const auto known =
+                std::find_if(documents_.begin(), documents_.end(), [&](const RunDocument& d) {
+                    return !d.modified && QFileInfo(d.path).absoluteFilePath() == file;
+                });
+            sweepFiles_[file] =
+                known != documents_.end() ? known->id : addDocument(std::move(result), file).id;
+            if (sweepUnreadable_.erase(file)) {
+                sweepWatcher_->removePath(file);
+            }
+            added = true;
+        } catch (const std::exception& failure) {
+            const QString why = QString::fromUtf8(failure.what());
+            sweepUnreadable_[file] = {info.lastModified(), why};
+            sweepWatcher_->addPath(file);  // read again once it changes
+            problems << why;
+        }
+    }
+    if (added) {
+        showSweepDirectory();
+    }
+    if (!problems.isEmpty()) {
+        setBanner(tr("%1 of the sweep in %2 could not be read:")
+                          .arg(countText(problems.size(), "run file"), sweepDir_) +
+                      "\n" + problems.join('\n'),
+                  true, BannerAbout::SweepFiles);
+    } else if (bannerAbout_ == BannerAbout::SweepFiles) {
+        setBanner(QString(), false);
+    }
+}
+
+QList<int> MainWindow::showSweepDirectory() {
+    // In the sweep's order: models by size, then context, mode, precision;
+    // the file name (numbers by value) for the rest.
+    QCollator collator;
+    collator.setNumericMode(true);
+    QList<std::pair<const RunDocument*, QString>> points;
+    for (const auto& [file, id] : sweepFiles_) {
+        if (const RunDocument* document = documentById(id)) {
+            points.append({document, QFileInfo(file).fileName()});
+        }
+    }
+    std::stable_sort(points.begin(), points.end(), [&](const auto& a, const auto& b) {
+        const RunResult& x = a.first->result;
+        const RunResult& y = b.first->result;
+        const auto key = [](const RunResult& r) {
+            return std::tuple(r.parameterCount, r.config.contextLength, int(r.config.mode),
+                              int(r.config.precision));
+        };
+        if (key(x) != key(y)) {
+            return key(x) < key(y);
+        }
+        return collator.compare(a.second, b.second) < 0;
+    });
+    QList<const RunResult*> results;
+    QList<int> ids;
+    for (const auto& [document, name] : points) {
+        results << &document->result;
+        ids << document->id;
+    }
+    sweep_->showPoints(sweepDir_, results, true);
+    return ids;
+}
+
+void MainWindow::stopWatchingSweep() {
+    if (!sweepWatcher_->directories().isEmpty()) {
+        sweepWatcher_->removePaths(sweepWatcher_->directories());
+    }
+    if (!sweepWatcher_->files().isEmpty()) {
+        sweepWatcher_->removePaths(sweepWatcher_->files());
+    }
+    sweepRescan_->stop();
+    sweepDir_.clear();
+    sweepFiles_.clear();
+    sweepUnreadable_.clear();
+    if (bannerAbout_ == BannerAbout::SweepFiles) {
+        setBanner(QString(), false);
+    }
+}
+
 bool MainWindow::openAttentionFile(const QString& path, const std::string& text) {
     try {
-        attention_->setPoints(attentionResultFromJson(text));
+        attention_->setPoints(attentionResultFromJson(text), path);
     } catch (const RunFileError& error) {
         showError(tr("Cannot open attention file"),
                   QString("'%1': %2").arg(path, QString::fromUtf8(error.what())));
@@ -840,6 +1061,7 @@ void MainWindow::startSweep() {
         return;
     }
     setBanner(QString(), false);
+    stopWatchingSweep();  // the tab shows this sweep now, not a folder's
     sweep_->begin(spec,
                   spec.base.device == DeviceKind::Cpu
                       ? std::optional<int64_t>(availableMemory_.value_or(availableSystemMemory()))
@@ -987,13 +1209,32 @@ void MainWindow::exportReport() {
 // ---- messages -------------------------------------------------------------
 
 void MainWindow::showError(const QString& title, const QString& message) {
-    // Window-modal and non-blocking, so that a run in progress keeps streaming.
-    if (errorDialog_) {
-        errorDialog_->close();
+    // One at a time, none lost: two files that fail to open are two messages,
+    // the second shown when the first is dismissed.
+    if (errorDialog_ && errorDialog_->isVisible()) {
+        waitingErrors_.append({title, message});
+        errorDialog_->setInformativeText(
+            tr("%1 after this one.").arg(countText(waitingErrors_.size(), "more message")));
+        return;
     }
+    // Window-modal and non-blocking, so that a run in progress keeps streaming.
     errorDialog_ = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
     errorDialog_->setAttribute(Qt::WA_DeleteOnClose);
+    connect(errorDialog_, &QDialog::finished, this,
+            [this] { QTimer::singleShot(0, this, &MainWindow::showNextError); });
     errorDialog_->open();
+}
+
+void MainWindow::showNextError() {
+    if (waitingErrors_.isEmpty() || (errorDialog_ && errorDialog_->isVisible())) {
+        return;
+    }
+    const auto [title, message] = waitingErrors_.takeFirst();
+    showError(title, message);
+    if (!waitingErrors_.isEmpty()) {
+        errorDialog_->setInformativeText(
+            tr("%1 after this one.").arg(countText(waitingErrors_.size(), "more message")));
+    }
 }
 
 void MainWindow::setBanner(const QString& text, bool error, BannerAbout about, int runId) {

@@ -1,19 +1,23 @@
 #pragma once
 
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QList>
 #include <QMainWindow>
+#include <QMessageBox>
 #include <QPointer>
 
 #include <deque>
+#include <map>
+#include <utility>
 
 #include "bench/runner.h"
 #include "run_document.h"
 
+class QFileSystemWatcher;
 class QLabel;
 class QListWidget;
 class QMenu;
-#include <QMessageBox>
 
 class QProgressBar;
 class QPushButton;
@@ -50,13 +54,20 @@ public:
     bool startRun();
     void stopRun();
     bool isRunning() const;
-    // Opens a run file into the session; on error shows a dialog and changes nothing.
+    // Opens what `stepscope` and `stepscope-cli` write: a run file into the
+    // run list; an attention file (attention.json, or its folder) into the
+    // Attention tab; a sweep's folder (its run files; its sweep.csv or
+    // sweep.md stand for it) into the Sweep tab and the run list, watched
+    // while it is shown so that points still arriving appear. Anything else,
+    // or a file that cannot be read, is a message naming the path and what
+    // was expected; nothing changes then.
     bool openRunFile(const QString& path);
     bool saveDocument(int id, const QString& path);
     // Ticks these runs in the run list, which the Compare view shows.
     void setCompared(const QList<int>& ids);
     void selectDocument(int id);
     bool selectTab(const QString& title);  // false when no tab has that title
+    QWidget* currentTab() const;
 
     const std::deque<RunDocument>& documents() const { return documents_; }
     const RunDocument* currentDocument() const;
@@ -69,7 +80,12 @@ public:
     KernelTimelineView* timelineView() const { return timeline_; }
     MemoryView* memoryView() const { return memory_; }
     PrecisionPage* precisionPage() const { return precision_; }
+    // The error message on screen; messages that arrive while one is shown
+    // wait their turn (each file that fails to open has its own).
     QMessageBox* lastErrorDialog() const { return errorDialog_; }
+    int waitingErrorCount() const { return int(waitingErrors_.size()); }
+    // The sweep folder the Sweep tab shows and watches; empty when none.
+    QString watchedSweepDirectory() const { return sweepDir_; }
     QString progressText() const;
     QString bannerText() const;
     // Pre-flight and the runner act as if this much memory were free (nullopt:
@@ -112,7 +128,7 @@ private:
     void refreshCompare();
     void showError(const QString& title, const QString& message);
     // What the banner says is about: it goes when that stops being true.
-    enum class BannerAbout { Nothing, ConfigErrors, Run, Other };
+    enum class BannerAbout { Nothing, ConfigErrors, Run, SweepFiles, Other };
     void setBanner(const QString& text, bool error, BannerAbout about = BannerAbout::Other,
                    int runId = 0);
     bool preflight(RunConfig& config);
@@ -125,6 +141,12 @@ private:
     void startSweep();
     void startAttention();
     bool openAttentionFile(const QString& path, const std::string& text);
+    bool openDirectory(const QString& path);
+    bool openSweepDirectory(const QString& path);
+    void scanSweepDirectory();        // reads the run files that appeared since the last scan
+    QList<int> showSweepDirectory();  // the points' documents, in the table's order
+    void stopWatchingSweep();
+    void showNextError();
     void onBusyChanged(bool busy);
 
     ConfigPanel* config_;
@@ -147,6 +169,15 @@ private:
     QMenu* exportMenu_;
     RunJob* job_;
     QPointer<QMessageBox> errorDialog_;
+    QList<std::pair<QString, QString>> waitingErrors_;  // title, message
+    // The sweep folder shown in the Sweep tab: its run files by path and the
+    // documents they became; files that could not be read, with their
+    // modification time and why (read again once they change).
+    QString sweepDir_;
+    std::map<QString, int> sweepFiles_;
+    std::map<QString, std::pair<QDateTime, QString>> sweepUnreadable_;
+    QFileSystemWatcher* sweepWatcher_;
+    QTimer* sweepRescan_;
     QTimer* progressTick_;
     std::optional<RunProgress> lastProgress_;  // of the job under way
     QElapsedTimer sinceProgress_;

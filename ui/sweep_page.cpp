@@ -65,9 +65,11 @@ SweepPage::SweepPage(QWidget* parent) : QWidget(parent) {
     plot_->xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
     plot_->xAxis->ticker().staticCast<QCPAxisTickerLog>()->setLogBase(2);
 
+    keepSaneSize(plot_);
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(table_);
     splitter->addWidget(plot_);
+    splitter->setSizes({240, 400});  // the chart gets the larger share
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addLayout(buttons);
@@ -76,6 +78,7 @@ SweepPage::SweepPage(QWidget* parent) : QWidget(parent) {
 
     connect(start_, &QPushButton::clicked, this, &SweepPage::startRequested);
     connect(stop_, &QPushButton::clicked, this, &SweepPage::stopRequested);
+    redrawChart();
 }
 
 SweepSpec SweepPage::spec(const RunConfig& base, const QString& outDir) const {
@@ -134,6 +137,12 @@ void SweepPage::addPoint(int index, const RunResult& r) {
         row = table_->rowCount();  // not listed by begin()
         table_->insertRow(row);
     }
+    setRow(row, r);
+    status_->setText(tr("%1 of %2 points").arg(++done_).arg(expected_));
+    redrawChart();
+}
+
+void SweepPage::setRow(int row, const RunResult& r) {
     const RunConfig& c = r.config;
     const QString status = QString::fromStdString(toString(r.status));
     const QStringList cells = {QString::fromStdString(c.model.name),
@@ -158,8 +167,43 @@ void SweepPage::addPoint(int index, const RunResult& r) {
         series_[{c.model.name, toString(c.mode), toString(c.precision)}][c.contextLength] =
             r.summary.total.mean;
     }
-    status_->setText(tr("%1 of %2 points").arg(++done_).arg(expected_));
+}
+
+void SweepPage::showPoints(const QString& directory, const QList<const RunResult*>& points,
+                           bool watching) {
+    table_->setRowCount(0);
+    series_.clear();
+    QStringList models, contexts, modes, precisions;
+    const auto addOnce = [](QStringList& list, const std::string& value) {
+        if (!list.contains(QString::fromStdString(value))) {
+            list << QString::fromStdString(value);
+        }
+    };
+    for (const RunResult* point : points) {
+        const int row = table_->rowCount();
+        table_->insertRow(row);
+        setRow(row, *point);
+        addOnce(models, point->config.model.name);
+        addOnce(contexts, std::to_string(point->config.contextLength));
+        addOnce(modes, toString(point->config.mode));
+        addOnce(precisions, toString(point->config.precision));
+    }
+    if (!points.isEmpty()) {
+        models_->setText(models.join(','));
+        contexts_->setText(contexts.join(','));
+        modes_->setText(modes.join(','));
+        precisions_->setText(precisions.join(','));
+    }
+    expected_ = done_ = int(points.size());
+    status_->setText(
+        (watching ? tr("%1 from %2; watched: points appear as their run files arrive there.")
+                  : tr("%1 from %2."))
+            .arg(countText(points.size(), "point"), directory));
     redrawChart();
+}
+
+QString SweepPage::statusText() const {
+    return status_->text();
 }
 
 void SweepPage::finish(const QString& message) {
@@ -175,6 +219,9 @@ void SweepPage::setRunning(bool running) {
 
 void SweepPage::redrawChart() {
     plot_->clearGraphs();
+    setNoData(plot_, series_.empty() ? tr("No finished points yet: run a sweep, or open a "
+                                          "sweep's folder (File → Open folder…).")
+                                     : QString());
     int index = 0;
     for (const auto& [key, points] : series_) {
         const auto& [model, mode, precision] = key;
@@ -186,8 +233,9 @@ void SweepPage::redrawChart() {
             graph->addData(double(context), ms);
         }
     }
-    plot_->rescaleAxes();
-    plot_->yAxis->setRangeLower(0);
+    if (!series_.empty()) {
+        fitAxesWithRoom(plot_, 1.3, true);
+    }
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QList>
 #include <QWidget>
 
 #include <map>
@@ -31,12 +32,18 @@ public:
     // exceeds `availableBytes` are marked "will not fit".
     void begin(const SweepSpec& spec, std::optional<int64_t> availableBytes = std::nullopt);
     void addPoint(int index, const RunResult& result);  // index in the sweep's order
+    // A sweep read from its directory, a finished one or one still filling
+    // there (`watching`): its points in the order given, the table and chart
+    // as a finished sweep's, and the lists they span in the form.
+    void showPoints(const QString& directory, const QList<const RunResult*>& points, bool watching);
     enum Column { Model, Context, Mode, Precision, Status, Estimate, Forward, Backward, Total };
     void finish(const QString& message);
     void setRunning(bool running);
 
     QList<ExportTarget> exportTargets();
     QTableWidget* table() const { return table_; }
+    QCustomPlot* plot() const { return plot_; }
+    QString statusText() const;
     QLineEdit* modelsEdit() const { return models_; }
     QLineEdit* contextsEdit() const { return contexts_; }
 
@@ -46,6 +53,7 @@ Q_SIGNALS:
 
 private:
     void redrawChart();
+    void setRow(int row, const RunResult& result);
 
     QLineEdit *models_, *contexts_, *modes_, *precisions_;
     QPushButton *start_, *stop_;

@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
     parser.setApplicationDescription("StepScope: what a Transformer training step costs");
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument("files", "run files to open", "[files...]");
+    parser.addPositionalArgument("files", "run files, attention files and sweep folders to open",
+                                 "[files...]");
     const QCommandLineOption run("run", "start a run with the configuration at once");
     const QCommandLineOption model("model", "preset for --run", "name");
     const QCommandLineOption context("ctx", "context length for --run", "tokens");
