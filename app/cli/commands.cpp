@@ -47,6 +47,10 @@ public:
             std::fprintf(stderr,
                          "  building the model and data (%d steps to run, numbered 0 to %d)\n",
                          progress.totalSteps, progress.totalSteps - 1);
+        } else if (progress.phase == "compile") {
+            std::fprintf(stderr,
+                         "  compiling (torch.compile's first call, not a step; often "
+                         "tens of seconds)\n");
         }
     }
     void onPointStarted(int index, int total, const RunConfig& config) override {
