@@ -22,7 +22,8 @@ namespace stepscope {
 // it sent; one that cannot start gives `failed` saying why. A bad config is
 // refused by the child (exit 2): `failed` with its message. Cancel sends
 // SIGTERM (the CLI stops between steps and writes what it measured), then
-// SIGKILL after control.stopGracePeriod.
+// SIGKILL after control.stopGracePeriod. The child reads the available memory
+// for the CPU pre-flight itself (control.availableMemoryBytes does not cross).
 //
 // `onStarted` is called with the child's pid once it runs.
 RunResult runInFreshProcess(const RunConfig& config, const std::string& cli,
