@@ -25,6 +25,16 @@ QString runPython(const QStringList& arguments) {
     return {};
 }
 
+int64_t operatorCalls(const RunResult& run, const std::string& name, const std::string& phase) {
+    int64_t calls = 0;
+    for (const auto& row : run.operators) {
+        if (row.name == name && row.phase == phase) {
+            calls += row.calls;
+        }
+    }
+    return calls;
+}
+
 RunConfig tinyCpuConfig() {
     RunConfig config;
     config.model = *findPreset("nano");

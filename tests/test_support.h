@@ -4,6 +4,7 @@
 #include <QStringList>
 
 #include "bench/run_config.h"
+#include "results/run_result.h"
 
 namespace stepscope::test {
 
@@ -15,6 +16,9 @@ QString sourcePath(const QString& relative);
 // the returned message) when it cannot start or exits non-zero.
 // Returns an empty string on success, else what went wrong with its stderr.
 QString runPython(const QStringList& arguments);
+
+// Calls of operator `name` in `phase` over a traced run's measured steps.
+int64_t operatorCalls(const RunResult& run, const std::string& name, const std::string& phase);
 
 // A small, fast config on CPU: nano dims, vocab 97, ctx 16, batch 2.
 RunConfig tinyCpuConfig();

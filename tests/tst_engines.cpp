@@ -82,16 +82,6 @@ std::map<std::string, double> operatorMsByPhase(const RunResult& run) {
     return total;
 }
 
-int64_t callsOf(const RunResult& run, const std::string& name, const std::string& phase) {
-    int64_t calls = 0;
-    for (const auto& row : run.operators) {
-        if (row.name == name && row.phase == phase) {
-            calls += row.calls;
-        }
-    }
-    return calls;
-}
-
 }  // namespace
 
 class TestEngines : public QObject {
@@ -305,7 +295,7 @@ private Q_SLOTS:
         // per layer, 2 attention products per layer and the LM head.
         config.engine = Engine::PyTorch;
         const RunResult run = runBenchmark(config);
-        QCOMPARE(callsOf(run, "aten::matmul", "forward"),
+        QCOMPARE(test::operatorCalls(run, "aten::matmul", "forward"),
                  int64_t(config.measuredSteps) * (9 * config.model.layers + 1));
     }
 

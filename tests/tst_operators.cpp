@@ -30,16 +30,6 @@ RunResult tracedRun(RunMode mode, int steps) {
     return runBenchmark(config);
 }
 
-int64_t callsOf(const RunResult& run, const std::string& name, const std::string& phase) {
-    int64_t calls = 0;
-    for (const auto& row : run.operators) {
-        if (row.name == name && row.phase == phase) {
-            calls += row.calls;
-        }
-    }
-    return calls;
-}
-
 }  // namespace
 
 class TestOperators : public QObject {
@@ -53,8 +43,8 @@ private Q_SLOTS:
         const int64_t layers = 2;
         // Per step: q, k, v, output, w1, w2, w3 per layer, plus the LM head;
         // two attention matmuls per layer. Warm-up steps are not counted.
-        QCOMPARE(callsOf(run, "aten::linear", "forward"), steps * (7 * layers + 1));
-        QCOMPARE(callsOf(run, "aten::matmul", "forward"), steps * 2 * layers);
+        QCOMPARE(test::operatorCalls(run, "aten::linear", "forward"), steps * (7 * layers + 1));
+        QCOMPARE(test::operatorCalls(run, "aten::matmul", "forward"), steps * 2 * layers);
         int64_t backwardMatmuls = 0;
         for (const auto& row : run.operators) {
             if (row.phase == "backward" && row.category == "matmul") {
@@ -82,7 +72,7 @@ private Q_SLOTS:
             nodes += node;
         }
         QVERIFY(nodes > 10);
-        QVERIFY(callsOf(run, "aten::linear", "backward") == 0);
+        QVERIFY(test::operatorCalls(run, "aten::linear", "backward") == 0);
     }
 
     void categoriesAddUpToTheTracedTotal() {
