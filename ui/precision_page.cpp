@@ -25,12 +25,33 @@ namespace stepscope::ui {
 
 namespace {
 
+// A dtype autocast lowered from fp32. LibTorch names fp32 "Float" (Python's
+// name is float32): neither is lowered.
+bool isLoweredDtype(const QString& dtype) {
+    for (const char* low : {"BFloat16", "Half", "bfloat16", "float16"}) {
+        if (dtype.contains(QLatin1String(low))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 QStandardItem* dtypeItem(const std::string& dtype) {
     auto* item = new QStandardItem(QString::fromStdString(dtype));
-    if (dtype != "float32") {  // what autocast lowered stands out
+    if (isLoweredDtype(item->text())) {  // what autocast lowered stands out
         item->setBackground(QColor(252, 233, 79, 90));
     }
     return item;
+}
+
+// Names and numbers whole, on one line: the last column takes what is left.
+QTableView* fittedTable(QAbstractItemModel* model) {
+    QTableView* view = readOnlyTable(model);
+    view->setWordWrap(false);
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    view->horizontalHeader()->setStretchLastSection(true);
+    view->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    return view;
 }
 
 }  // namespace
@@ -66,7 +87,7 @@ PrecisionPage::PrecisionPage(QWidget* parent) : QWidget(parent) {
     flowControls->addStretch();
     auto* flowLayout = new QVBoxLayout(flowBox);
     flowLayout->addLayout(flowControls);
-    flowLayout->addWidget(readOnlyTable(dtypes_));
+    flowLayout->addWidget(fittedTable(dtypes_));
 
     auto* sumBox = new QGroupBox(tr("Accumulation lab: 0.01 added N times"));
     auto* sumControls = new QHBoxLayout;
@@ -76,7 +97,7 @@ PrecisionPage::PrecisionPage(QWidget* parent) : QWidget(parent) {
     sumControls->addStretch();
     auto* sumLayout = new QVBoxLayout(sumBox);
     sumLayout->addLayout(sumControls);
-    sumLayout->addWidget(readOnlyTable(sums_));
+    sumLayout->addWidget(fittedTable(sums_));
 
     auto* layout = new QHBoxLayout;
     layout->addWidget(flowBox, 3);
