@@ -926,7 +926,13 @@ private Q_SLOTS:
         for (int row = 0; row < int(rows.size()); ++row) {
             QCOMPARE(page->dtypeModel()->index(row, 2).data().toString().toStdString(),
                      rows[size_t(row)].dtype);
+            // Only what autocast lowered is highlighted: fp32 ("Float") is not.
+            const bool lowered = rows[size_t(row)].dtype == "BFloat16";
+            QCOMPARE(page->dtypeModel()->index(row, 2).data(Qt::BackgroundRole).isValid(), lowered);
         }
+        const auto lowered = std::count_if(rows.begin(), rows.end(),
+                                           [](const DtypeRow& r) { return r.dtype == "BFloat16"; });
+        QVERIFY(lowered > 0 && lowered < qsizetype(rows.size()));  // linears, not norms or loss
     }
 
     void everyViewFollowsTheSelectedRun() {
