@@ -292,6 +292,30 @@ private Q_SLOTS:
         }
     }
 
+    // A CPU step lasts hundreds of ms: its axis reads "250" ms, not "250000"
+    // or "2.5·10⁵" µs; zoomed to a few µs it reads µs again.
+    void timelineAxisSpeaksMillisecondsOrMicroseconds() {
+        RunDocument document = makeDocument(1, RunResult(), "long step");
+        StepTimeline& timeline = document.result.timeline;
+        timeline.step = 1;
+        timeline.spans.push_back(
+            {SpanKind::Operator, "aten::mm", "matmul", "forward", "thread 0", "", 0, 1'000'000});
+        KernelTimelineView view;
+        view.showRun(&document);
+        QCPAxis* axis = view.plot()->xAxis;
+        QCOMPARE(axis->label(), QString("time in step (ms)"));
+        view.plot()->replot();
+        const QVector<QString> labels = axis->tickVectorLabels();
+        QVERIFY(!labels.isEmpty());
+        for (const QString& label : labels) {
+            QVERIFY2(!label.contains("·") && label.size() <= 5, qPrintable(label));
+        }
+        QVERIFY(labels.contains("200") || labels.contains("250"));
+        view.setVisibleRange(100, 140);
+        QCOMPARE(axis->label(), QString("time in step (µs)"));
+        QVERIFY(axis->tickVectorLabels().contains("120.0"));
+    }
+
     void emptyChartsKeepASaneSize() {
         RunDocument empty = makeDocument(1, RunResult(), "empty");
         RunDocument traced = makeDocument(2, tracedRun(), "traced");

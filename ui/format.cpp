@@ -90,8 +90,10 @@ QString environmentText(const RunResult& result) {
     return parts.join(" · ");
 }
 
-QString countText(qsizetype count, const QString& noun) {
-    return QString("%1 %2%3").arg(count).arg(noun, count == 1 ? "" : "s");
+QString countText(qsizetype count, const QString& singular, const QString& plural) {
+    return QString("%1 %2").arg(count).arg(count == 1         ? singular
+                                           : plural.isEmpty() ? singular + "s"
+                                                              : plural);
 }
 
 QString shortSymbol(const QString& name, int limit) {

@@ -13,8 +13,9 @@ QString bytesText(int64_t bytes);                         // "1.50 GiB"
 QString formatScaled(double value, const QString& unit);  // "1.23 GFLOP/s"
 // A kernel or operator name short enough for a chart label: no "void ", no
 // argument list, namespaces and template arguments elided, at most `limit`.
-// "1 point", "3 points": a count and its noun, singular or plural ("s" added).
-QString countText(qsizetype count, const QString& noun);
+// "1 point", "3 points": a count and its noun, singular or plural (the
+// singular with an "s" unless given).
+QString countText(qsizetype count, const QString& singular, const QString& plural = QString());
 QString shortSymbol(const QString& name, int limit = 44);
 QString throughputText(const RunSummary& summary);  // tokens/s, FLOP/s, MFU
 // torch.compile's first call: "Compiled in 14.2 s (max-autotune) on the first

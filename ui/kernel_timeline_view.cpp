@@ -41,6 +41,32 @@ void addLegendEntry(QCustomPlot* plot, const QString& name, const QBrush& brush,
     swatch->setPen(pen);
 }
 
+// Ticks over microseconds, labelled in milliseconds once the view spans more
+// than a few: "250" ms rather than "250000" or "2.5·10⁵" µs.
+class TimeTicker final : public QCPAxisTicker {
+public:
+    // The unit and decimals that suit a view `spanUs` wide; true when they changed.
+    bool fit(double spanUs) {
+        const bool ms = spanUs >= 5000;
+        const double span = ms ? spanUs / 1000 : spanUs;
+        const int decimals = span >= 50 ? 0 : span >= 5 ? 1 : 2;
+        const bool changed = ms != inMs_ || decimals != decimals_;
+        inMs_ = ms;
+        decimals_ = decimals;
+        return changed;
+    }
+    bool inMs() const { return inMs_; }
+
+protected:
+    QString getTickLabel(double tick, const QLocale& locale, QChar, int) override {
+        return locale.toString(inMs_ ? tick / 1000 : tick, 'f', decimals_);
+    }
+
+private:
+    bool inMs_ = false;
+    int decimals_ = 0;
+};
+
 }  // namespace
 
 KernelTimelineView::KernelTimelineView(QWidget* parent) : RunView(parent) {
@@ -58,9 +84,16 @@ KernelTimelineView::KernelTimelineView(QWidget* parent) : RunView(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(caption_);
     layout->addWidget(plot_, 1);
-    connect(
-        plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
-        [this](const QCPRange& range) { Q_EMIT visibleRangeChanged(range.lower, range.upper); });
+    QSharedPointer<TimeTicker> ticker(new TimeTicker);
+    plot_->xAxis->setTicker(ticker);
+    connect(plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this, ticker](const QCPRange& range) {
+                if (ticker->fit(range.size())) {
+                    plot_->xAxis->setLabel(ticker->inMs() ? tr("time in step (ms)")
+                                                          : tr("time in step (µs)"));
+                }
+                Q_EMIT visibleRangeChanged(range.lower, range.upper);
+            });
 }
 
 void KernelTimelineView::showRun(const RunDocument* document) {
@@ -175,13 +208,13 @@ void KernelTimelineView::showRun(const RunDocument* document) {
     for (const Drawn& drawn : drawn_) {
         kernels += onGpu(*drawn.span);
     }
-    caption_->setText(tr("Step %1: %2 operators and %3 kernels/copies on %4 tracks. Wheel zooms, "
-                         "drag pans. Bar colours are operator and kernel categories, shaded "
-                         "bands the phases (legend above the chart); hover names a bar.")
+    caption_->setText(tr("Step %1: %2 and %3 on %4. Wheel zooms, drag pans. Bar colours are "
+                         "operator and kernel categories, shaded bands the phases (legend above "
+                         "the chart); hover names a bar.")
                           .arg(timeline->step)
-                          .arg(int(drawn_.size()) - kernels)
-                          .arg(kernels)
-                          .arg(rows));
+                          .arg(countText(qsizetype(drawn_.size()) - kernels, "operator"),
+                               countText(kernels, "kernel/copy", "kernels/copies"),
+                               countText(rows, "track")));
     plot_->replot();
 }
 
