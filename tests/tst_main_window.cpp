@@ -209,11 +209,9 @@ void checkShowsSweep(MainWindow& window, const QString& dir, const QStringList& 
         QCOMPARE(cell(SweepPage::Total), meanStd(stored.summary.total));
         QCOMPARE(plot->graph(0)->data()->at(row)->key, double(stored.config.contextLength));
         QCOMPARE(plot->graph(0)->data()->at(row)->value, stored.summary.total.mean);
-        // The run list holds the same run, from the same file.
-        const auto document = std::find_if(
-            window.documents().begin(), window.documents().end(),
-            [&](const RunDocument& d) { return QFileInfo(d.path).fileName() == files[row]; });
-        QVERIFY(document != window.documents().end());
+        // The run list holds the same run, from the same file, in the same place.
+        const RunDocument* document = &window.documents()[size_t(row)];
+        QCOMPARE(QFileInfo(document->path).fileName(), files[row]);
         QVERIFY(!document->modified);
         QCOMPARE(document->result.summary.total.mean, stored.summary.total.mean);
         QCOMPARE(int(document->result.steps.size()), int(stored.steps.size()));

@@ -98,6 +98,22 @@ FileKind fileKind(const QString& path, QString* error) {
     return head.contains("\"stepscope-run\"") ? FileKind::Run : FileKind::Other;
 }
 
+// A sweep's points in its order: models by size, then context, mode and
+// precision; the file name (numbers by value) for the rest.
+bool sweepPointBefore(const RunResult& a, const QString& aFile, const RunResult& b,
+                      const QString& bFile) {
+    const auto key = [](const RunResult& r) {
+        return std::tuple(r.parameterCount, r.config.contextLength, int(r.config.mode),
+                          int(r.config.precision));
+    };
+    if (key(a) != key(b)) {
+        return key(a) < key(b);
+    }
+    QCollator collator;
+    collator.setNumericMode(true);
+    return collator.compare(QFileInfo(aFile).fileName(), QFileInfo(bFile).fileName()) < 0;
+}
+
 // The files a user picks that stand for the folder that holds them.
 bool standsForItsFolder(const QString& fileName) {
     static const QStringList names = {"sweep.csv", "sweep.md", "study.csv", "study.md",
@@ -596,7 +612,8 @@ bool MainWindow::openDirectory(const QString& path) {
                   tr("'%1' is neither a sweep's folder (run files, with sweep.csv and sweep.md, "
                      "as stepscope-cli sweep --out DIR writes them) nor an attention folder "
                      "(attention.json, as stepscope-cli attention --out DIR writes it): it holds "
-                     "no StepScope file.")
+                     "no StepScope file. A sweep whose first point is still running has none "
+                     "yet: open its folder again once that point is done.")
                       .arg(path));
         return false;
     }
@@ -631,7 +648,7 @@ void MainWindow::scanSweepDirectory() {
             true, BannerAbout::SweepFiles);
         return;
     }
-    bool added = false;
+    std::vector<std::pair<QString, RunResult>> fresh;
     QStringList problems;
     for (const QFileInfo& info : dir.entryInfoList({"*.json"}, QDir::Files, QDir::Name)) {
         const QString file = info.absoluteFilePath();
@@ -658,18 +675,10 @@ void MainWindow::scanSweepDirectory() {
                 sweepWatcher_->addPath(file);
                 continue;
             }
-            RunResult result = readRunFile(file.toStdString());
-            // A run opened before (from this folder or on its own) is not listed twice.
-            const auto known =
-                std::find_if(documents_.begin(), documents_.end(), [&](const RunDocument& d) {
-                    return !d.modified && QFileInfo(d.path).absoluteFilePath() == file;
-                });
-            sweepFiles_[file] =
-                known != documents_.end() ? known->id : addDocument(std::move(result), file).id;
+            fresh.emplace_back(file, readRunFile(file.toStdString()));
             if (sweepUnreadable_.erase(file)) {
                 sweepWatcher_->removePath(file);
             }
-            added = true;
         } catch (const std::exception& failure) {
             const QString why = QString::fromUtf8(failure.what());
             sweepUnreadable_[file] = {info.lastModified(), why};
@@ -677,7 +686,20 @@ void MainWindow::scanSweepDirectory() {
             problems << why;
         }
     }
-    if (added) {
+    // Into the run list in the sweep's order; a run opened before (from this
+    // folder or on its own) is not listed twice.
+    std::sort(fresh.begin(), fresh.end(), [](const auto& a, const auto& b) {
+        return sweepPointBefore(a.second, a.first, b.second, b.first);
+    });
+    for (auto& [file, result] : fresh) {
+        const auto known =
+            std::find_if(documents_.begin(), documents_.end(), [&](const RunDocument& d) {
+                return !d.modified && QFileInfo(d.path).absoluteFilePath() == file;
+            });
+        sweepFiles_[file] =
+            known != documents_.end() ? known->id : addDocument(std::move(result), file).id;
+    }
+    if (!fresh.empty()) {
         showSweepDirectory();
     }
     if (!problems.isEmpty()) {
@@ -691,27 +713,14 @@ void MainWindow::scanSweepDirectory() {
 }
 
 QList<int> MainWindow::showSweepDirectory() {
-    // In the sweep's order: models by size, then context, mode, precision;
-    // the file name (numbers by value) for the rest.
-    QCollator collator;
-    collator.setNumericMode(true);
     QList<std::pair<const RunDocument*, QString>> points;
     for (const auto& [file, id] : sweepFiles_) {
         if (const RunDocument* document = documentById(id)) {
-            points.append({document, QFileInfo(file).fileName()});
+            points.append({document, file});
         }
     }
-    std::stable_sort(points.begin(), points.end(), [&](const auto& a, const auto& b) {
-        const RunResult& x = a.first->result;
-        const RunResult& y = b.first->result;
-        const auto key = [](const RunResult& r) {
-            return std::tuple(r.parameterCount, r.config.contextLength, int(r.config.mode),
-                              int(r.config.precision));
-        };
-        if (key(x) != key(y)) {
-            return key(x) < key(y);
-        }
-        return collator.compare(a.second, b.second) < 0;
+    std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) {
+        return sweepPointBefore(a.first->result, a.second, b.first->result, b.second);
     });
     QList<const RunResult*> results;
     QList<int> ids;

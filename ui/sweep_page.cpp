@@ -57,7 +57,10 @@ SweepPage::SweepPage(QWidget* parent) : QWidget(parent) {
                                        tr("status"), tr("est. peak"), tr("forward ms"),
                                        tr("backward ms"), tr("total ms")});
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // Values whole on one line ("1430.30 ± 522.53"); the last column takes the rest.
+    table_->setWordWrap(false);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setStretchLastSection(true);
     table_->verticalHeader()->hide();
     plot_ = new QCustomPlot;
     stylePlot(plot_, tr("context length (tokens)"), tr("mean time per step (ms)"));
