@@ -117,6 +117,10 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     shares_->installEventFilter(this);
     flops_ = new QStandardItemModel(this);
     QTableView* flopTable = readOnlyTable(flops_);
+    // Group names and figures whole, on one line each: the rows' order is the model's.
+    flopTable->verticalHeader()->hide();
+    flopTable->setWordWrap(false);
+    flopTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
 
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Group by")));

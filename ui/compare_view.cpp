@@ -97,6 +97,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(table_);
     splitter->addWidget(plot_);
+    // Two runs' eight rows whole, and the chart the larger share.
+    keepSaneSize(plot_);
+    splitter->setSizes({280, 420});
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(hint);
     layout->addWidget(splitter);
