@@ -1,7 +1,7 @@
-// stepscope: the desktop app. Run files named on the command line open at
-// start; --run starts a run at once, and --screenshot saves the window when
-// the run finishes (or the files are drawn) and quits; scripts/screenshot.sh
-// uses it under Xvfb.
+// stepscope: the desktop app. Run files, attention files and sweep folders
+// named on the command line open at start; --run starts a run at once, and
+// --screenshot saves the window when the run finishes (or the files are drawn)
+// and quits; scripts/screenshot.sh takes the README's gallery with it under Xvfb.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -10,6 +10,7 @@
 
 #include "config_panel.h"
 #include "main_window.h"
+#include "precision_page.h"
 
 namespace {
 
@@ -63,14 +64,36 @@ int main(int argc, char** argv) {
     const QCommandLineOption screenshot(
         "screenshot", "save the window here and quit, after --run or once files are open", "png");
     const QCommandLineOption tab("tab", "show this tab first (Breakdown, Timeline, …)", "title");
-    parser.addOptions({run, model, context, mode, warmup, steps, engine, screenshot, tab});
+    const QCommandLineOption compare("compare", "tick every opened run for the Compare tab");
+    const QCommandLineOption precisionTools(
+        "precision-tools",
+        "run the Precision tab's tools at start: nano's dtype flow under bf16 autocast and the "
+        "accumulation lab (N = 1000)");
+    parser.addOptions({run, model, context, mode, warmup, steps, engine, screenshot, tab, compare,
+                       precisionTools});
     parser.process(app);
 
     stepscope::ui::MainWindow window;
     window.resize(1400, 900);
     window.show();
     for (const QString& path : parser.positionalArguments()) {
-        window.openRunFile(path);
+        if (!window.openRunFile(path) && parser.isSet(screenshot)) {
+            // Nobody is there to read the message: a script must not save a
+            // picture of what it did not mean to show.
+            std::fprintf(stderr, "stepscope: cannot open '%s'\n", qPrintable(path));
+            return 2;
+        }
+    }
+    if (parser.isSet(compare)) {
+        QList<int> ids;
+        for (const auto& document : window.documents()) {
+            ids << document.id;
+        }
+        window.setCompared(ids);
+    }
+    if (parser.isSet(precisionTools)) {
+        window.precisionPage()->inspectDtypes("nano", "bf16");
+        window.precisionPage()->accumulate(1000);
     }
     if (parser.isSet(tab) && !window.selectTab(parser.value(tab))) {
         std::fprintf(stderr, "stepscope: tab: no tab is called '%s'\n",
@@ -120,12 +143,18 @@ int main(int argc, char** argv) {
         });
     }
     if (!parser.isSet(run) && parser.isSet(screenshot)) {
-        // Opened files only: grab once they are drawn.
+        // Opened files only: grab once they are drawn and the Precision
+        // tab's tools are done.
         const QString path = parser.value(screenshot);
-        QTimer::singleShot(1000, &window, [&window, path] {
-            window.grab().save(path);
-            QApplication::exit(0);
+        auto* poll = new QTimer(&window);
+        QObject::connect(poll, &QTimer::timeout, &window, [&window, path, poll] {
+            if (window.precisionPage()->busy()) {
+                return;
+            }
+            poll->stop();
+            QApplication::exit(window.grab().save(path) ? 0 : 2);
         });
+        poll->start(1000);
     }
     return QApplication::exec();
 }
