@@ -300,10 +300,7 @@ int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resum
         control.runObserver = &progress;
         control.cancel = &cancelRequested();
         if (isolate) {
-            const std::string self = currentExecutablePath();
-            control.runPoint = [self](const RunConfig& config, const RunControl& runControl) {
-                return runInFreshProcess(config, self, runControl);
-            };
+            control.runPoint = freshProcessRunner(currentExecutablePath());
         }
         const std::vector<RunResult> results = runSweep(spec, control);
         std::cout << formatSweepMarkdown(results, varyingAxisFields(spec.axes));

@@ -120,10 +120,7 @@ int commandStudyPrecision(const ConfigFlags& flags, const std::string& outDir, b
         control.runObserver = &progress;
         control.cancel = &cancelRequested();
         if (isolate) {
-            const std::string self = currentExecutablePath();
-            control.runPoint = [self](const RunConfig& config, const RunControl& runControl) {
-                return runInFreshProcess(config, self, runControl);
-            };
+            control.runPoint = freshProcessRunner(currentExecutablePath());
         }
         const size_t expected = expandSweep(spec).size();
         const std::vector<PrecisionStudyRow> rows = runPrecisionStudy(spec, control);

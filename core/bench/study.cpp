@@ -11,6 +11,7 @@
 #include "results/memory_trace.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
+#include "util/strings.h"
 
 namespace stepscope {
 
@@ -28,17 +29,6 @@ std::string cell(const std::optional<double>& value, int decimals = 2) {
 
 std::string csvCell(const std::optional<double>& value, int decimals = 4) {
     return value ? fixed(*value, decimals) : "";
-}
-
-std::string csvField(const std::string& text) {
-    if (text.find_first_of(",\"\n") == std::string::npos) {
-        return text;
-    }
-    std::string quoted = "\"";
-    for (char c : text) {
-        quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    }
-    return quoted + "\"";
 }
 
 std::optional<double> statsMean(const Stats& stats) {

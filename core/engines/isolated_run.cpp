@@ -88,6 +88,13 @@ std::string progressEventLine(const RunProgress& progress) {
         .dump();
 }
 
+std::function<RunResult(const RunConfig&, const RunControl&)> freshProcessRunner(
+    const std::string& cli) {
+    return [cli](const RunConfig& config, const RunControl& control) {
+        return runInFreshProcess(config, cli, control);
+    };
+}
+
 std::string currentExecutablePath() {
     std::error_code error;
     const fs::path self = fs::read_symlink("/proc/self/exe", error);

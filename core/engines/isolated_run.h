@@ -30,6 +30,11 @@ RunResult runInFreshProcess(const RunConfig& config, const std::string& cli,
                             const RunControl& control,
                             const std::function<void(int pid)>& onStarted = {});
 
+// A sweep point runner (SweepControl::runPoint) that runs each point with
+// runInFreshProcess through `cli`.
+std::function<RunResult(const RunConfig&, const RunControl&)> freshProcessRunner(
+    const std::string& cli);
+
 // This executable's path (/proc/self/exe), and the stepscope-cli beside it.
 std::string currentExecutablePath();
 std::string cliBesideExecutable();

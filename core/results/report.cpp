@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bench/config_field.h"
+#include "util/strings.h"
 
 namespace stepscope {
 
@@ -57,17 +58,6 @@ std::string engineLabel(const RunResult& r) {
         label += ", model " + c.pyModel;
     }
     return label;
-}
-
-std::string csvField(const std::string& text) {
-    if (text.find_first_of(",\"\n") == std::string::npos) {
-        return text;
-    }
-    std::string quoted = "\"";
-    for (char c : text) {
-        quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    }
-    return quoted + "\"";
 }
 
 std::string csvNumber(const Stats* stats, double Stats::*field) {

@@ -10,4 +10,15 @@ std::string joinNames(const std::vector<std::string>& names) {
     return out;
 }
 
+std::string csvField(const std::string& text) {
+    if (text.find_first_of(",\"\n") == std::string::npos) {
+        return text;
+    }
+    std::string quoted = "\"";
+    for (char c : text) {
+        quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    }
+    return quoted + "\"";
+}
+
 }  // namespace stepscope

@@ -8,4 +8,7 @@ namespace stepscope {
 // "a, b, c": how messages list the allowed values.
 std::string joinNames(const std::vector<std::string>& names);
 
+// One CSV cell: quoted (quotes doubled) when it holds a comma, quote or newline.
+std::string csvField(const std::string& text);
+
 }  // namespace stepscope
