@@ -187,7 +187,7 @@ private:
             } else if (kind == "kernels") {
                 result_.kernels = rowsFrom(event, /*kernels=*/true);
             } else if (kind == "memory") {
-                result_.memory = memoryTraceFromJson(event.at("memory").dump(), "worker.memory");
+                result_.memory = memoryTraceFromJson(event.at("memory"), "worker.memory");
             } else if (kind == "finished") {
                 finished_ = true;
                 finishedStatus_ = parseRunStatus(event.at("status").get<std::string>());

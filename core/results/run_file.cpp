@@ -720,9 +720,8 @@ RunResult runResultFromJson(const std::string& text) {
     return fromJson(text, nullptr);
 }
 
-MemoryTrace memoryTraceFromJson(const std::string& text, const std::string& where) {
-    const json document = parseJson(text);
-    return readMemory(FieldReader(document, where));
+MemoryTrace memoryTraceFromJson(const json& memory, const std::string& where) {
+    return readMemory(FieldReader(memory, where));
 }
 
 std::string runConfigToJson(const RunConfig& config) {

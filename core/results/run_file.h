@@ -1,5 +1,6 @@
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <stdexcept>
 #include <string>
 
@@ -23,9 +24,9 @@ RunResult runResultFromJson(const std::string& json);  // throws RunFileError na
 std::string runConfigToJson(const RunConfig& config);
 RunConfig runConfigFromJson(const std::string& json);  // throws RunFileError
 
-// A run file's "memory" object alone (the Python worker sends one); throws
-// RunFileError naming the field, under `where`.
-MemoryTrace memoryTraceFromJson(const std::string& json, const std::string& where = "memory");
+// A run file's "memory" object alone, already parsed (the Python worker sends
+// one inside an event); throws RunFileError naming the field, under `where`.
+MemoryTrace memoryTraceFromJson(const nlohmann::json& memory, const std::string& where = "memory");
 
 void writeRunFile(const RunResult& result, const std::string& path);  // atomic
 RunResult readRunFile(const std::string& path);                       // throws RunFileError
