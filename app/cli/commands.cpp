@@ -12,6 +12,7 @@
 #include "bench/memory_estimate.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
+#include "cli/guarded.h"
 #include "engines/isolated_run.h"
 #include "precision/accumulation_lab.h"
 #include "precision/dtype_flow.h"
@@ -105,22 +106,6 @@ RunConfig readConfigFile(const std::string& path) {
 
 int exitCodeFor(const RunResult& result) {
     return result.status == RunStatus::Ok ? kExitOk : kExitRunFailed;
-}
-
-template <typename Body>
-int guarded(Body body) {
-    try {
-        return body();
-    } catch (const InvalidConfigError& error) {
-        std::cerr << "stepscope-cli: invalid configuration:\n" << error.what();
-        return kExitBadInput;
-    } catch (const RunFileError& error) {
-        std::cerr << "stepscope-cli: " << error.what() << "\n";
-        return kExitBadInput;
-    } catch (const std::exception& error) {
-        std::cerr << "stepscope-cli: " << error.what() << "\n";
-        return kExitRunFailed;
-    }
 }
 
 }  // namespace

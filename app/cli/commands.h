@@ -4,6 +4,7 @@
 #include <string>
 
 #include "attention/attention_benchmark.h"
+#include "bench/slurm_array.h"
 #include "cli/config_flags.h"
 
 namespace stepscope::cli {
@@ -27,6 +28,21 @@ int commandRun(const ConfigFlags& flags, const std::string& configFile, const st
 int commandEstimate(const ConfigFlags& flags, bool json);
 // `isolate`: each point in a fresh `stepscope-cli run` process.
 int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resume, bool isolate);
+// sweep --slurm DIR [--submit] and sweep --collect DIR (slurm_command.cpp).
+struct SlurmFlags {
+    SlurmOptions options;
+    bool submit = false;
+};
+// --partition, --gres, --time, --cpus-per-task, --mem, --array-limit,
+// --sbatch-arg and --submit, each needing `slurm` (--slurm DIR).
+void addSlurmFlags(CLI::App& sweep, SlurmFlags& flags, CLI::Option* slurm);
+// Writes DIR (one array task per point; with `resume`, only the points not
+// yet ok, and without sweep flags the sweep DIR holds) and submits it with --submit.
+int commandSweepSlurm(const CLI::App& sweep, const ConfigFlags& flags, const std::string& dir,
+                      const SlurmFlags& slurm, bool resume);
+// The tables of DIR from the points finished so far; 0 when every point is
+// ok, 3 otherwise. No other flag of `sweep` may be given with it.
+int commandSweepCollect(const CLI::App& sweep, const std::string& dir);
 int commandEval(const ConfigFlags& flags, const std::string& weights, const std::string& tokens,
                 bool json);
 int commandShow(const std::string& file, bool json);

@@ -97,11 +97,29 @@ int main(int argc, char** argv) {
         "every combination of the config flags' comma lists (models × contexts × modes × "
         "precisions × batch × attention × …), each a run");
     sweepFlags.addTo(*sweep, /*lists=*/true);
-    sweep->add_option("--out", outDir, "directory for the run files and sweep tables")->required();
-    sweep->add_flag("--resume", resume, "keep points whose run file already says ok");
-    sweep->add_flag("--isolate", isolate,
-                    "run each point in a fresh stepscope-cli process: no first-step costs or "
-                    "allocator state inherited from the points before");
+    auto* sweepOut =
+        sweep->add_option("--out", outDir, "directory for the run files and sweep tables");
+    sweep->add_flag("--resume", resume,
+                    "keep points whose run file already says ok (with --slurm: the array has "
+                    "only the others)");
+    auto* sweepIsolate = sweep->add_flag(
+        "--isolate", isolate,
+        "run each point in a fresh stepscope-cli process: no first-step costs or allocator "
+        "state inherited from the points before");
+    std::string slurmDir, collectDir;
+    SlurmFlags slurmFlags;
+    auto* sweepSlurm = sweep->add_option(
+        "--slurm", slurmDir,
+        "instead of running here, write DIR to run the sweep as a Slurm job array, one point per "
+        "task in its own process (DIR/stepscope.sbatch; --submit submits it)");
+    sweepSlurm->excludes(sweepOut)->excludes(sweepIsolate);
+    sweep
+        ->add_option("--collect", collectDir,
+                     "the tables of a --slurm DIR from the points finished so far; lists the "
+                     "missing and failed ones; exit 0 when every point is ok, 3 otherwise")
+        ->excludes(sweepOut)
+        ->excludes(sweepSlurm);
+    addSlurmFlags(*sweep, slurmFlags, sweepSlurm);
 
     ConfigFlags evalFlags;
     std::string weights, tokens;
@@ -243,6 +261,17 @@ int main(int argc, char** argv) {
         return commandEstimate(estimateFlags, json);
     }
     if (sweep->parsed()) {
+        if (!collectDir.empty()) {
+            return commandSweepCollect(*sweep, collectDir);
+        }
+        if (!slurmDir.empty()) {
+            return commandSweepSlurm(*sweep, sweepFlags, slurmDir, slurmFlags, resume);
+        }
+        if (outDir.empty()) {
+            std::cerr << "stepscope-cli: sweep: name where it goes: --out DIR (run here), --slurm "
+                         "DIR (a Slurm job array) or --collect DIR (the tables of one)\n";
+            return kExitBadInput;
+        }
         return commandSweep(sweepFlags, outDir, resume, isolate);
     }
     if (eval->parsed()) {

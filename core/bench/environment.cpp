@@ -6,6 +6,7 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 
@@ -107,6 +108,14 @@ EnvironmentInfo captureEnvironment(const RunConfig& config) {
     env.hostname = host;
     env.startedAt = utcNow();
     env.processId = static_cast<int>(getpid());
+    const auto variable = [](const char* name) {
+        const char* value = std::getenv(name);
+        return std::string(value ? value : "");
+    };
+    env.slurmJobId = variable("SLURM_JOB_ID");
+    env.slurmArrayJobId = variable("SLURM_ARRAY_JOB_ID");
+    env.slurmArrayTaskId = variable("SLURM_ARRAY_TASK_ID");
+    env.slurmNode = variable("SLURMD_NODENAME");
     return env;
 }
 

@@ -568,6 +568,19 @@ std::optional<Split> splitMemory(padded_string_view text) {
 
 }  // namespace fast
 #endif
+
+// Where a Slurm task ran; null for a run outside Slurm.
+json slurmJson(const EnvironmentInfo& env) {
+    if (env.slurmJobId.empty() && env.slurmArrayJobId.empty() && env.slurmArrayTaskId.empty() &&
+        env.slurmNode.empty()) {
+        return nullptr;
+    }
+    return {{"job_id", env.slurmJobId},
+            {"array_job_id", env.slurmArrayJobId},
+            {"array_task_id", env.slurmArrayTaskId},
+            {"node", env.slurmNode}};
+}
+
 }  // namespace
 
 std::string runResultToJson(const RunResult& result, int indent) {
@@ -602,7 +615,8 @@ std::string runResultToJson(const RunResult& result, int indent) {
           {"python", env.python},
           {"python_torch_version", env.pythonTorchVersion},
           {"pid", env.processId},
-          {"isolated", env.isolated}}},
+          {"isolated", env.isolated},
+          {"slurm", slurmJson(env)}}},
         {"steps", steps},
         {"compile_ms", optionalNumber(result.compileMs)},
         {"operators", timeRowsJson(result.operators)},
@@ -671,6 +685,13 @@ RunResult fromJson(std::string_view text, [[maybe_unused]] const char* padded) {
     result.environment.pythonTorchVersion = env.stringOr("python_torch_version", "");
     result.environment.processId = env.has("pid") ? static_cast<int>(env.integer("pid")) : 0;
     result.environment.isolated = env.has("isolated") ? env.boolean("isolated") : false;
+    if (env.has("slurm") && !env.required("slurm").is_null()) {
+        const FieldReader slurm = env.object("slurm");
+        result.environment.slurmJobId = slurm.stringOr("job_id", "");
+        result.environment.slurmArrayJobId = slurm.stringOr("array_job_id", "");
+        result.environment.slurmArrayTaskId = slurm.stringOr("array_task_id", "");
+        result.environment.slurmNode = slurm.stringOr("node", "");
+    }
     result.compileMs = root.optionalNumber("compile_ms");
 
     root.forEachItem("steps", [&](const FieldReader& step) {

@@ -60,6 +60,12 @@ struct EnvironmentInfo {
     // caches, first-step costs or allocator state. Files from before: 0, false.
     int processId = 0;
     bool isolated = false;
+    // A Slurm task (sweep --slurm): its job, array job and task ids and its
+    // node, from Slurm's environment. Empty elsewhere.
+    std::string slurmJobId;
+    std::string slurmArrayJobId;
+    std::string slurmArrayTaskId;
+    std::string slurmNode;
 };
 
 struct RunResult {

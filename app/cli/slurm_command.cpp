@@ -1,0 +1,176 @@
+// stepscope-cli sweep --slurm DIR [--submit] and sweep --collect DIR: a sweep
+// as a Slurm job array, one point per task, and its tables from whatever has
+// finished. The work is in core/bench/slurm_*.h.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "bench/slurm_array.h"
+#include "bench/slurm_submit.h"
+#include "bench/slurm_sweep.h"
+#include "cli/commands.h"
+#include "cli/guarded.h"
+#include "engines/isolated_run.h"
+#include "results/memory_report.h"
+#include "results/report.h"
+
+namespace stepscope::cli {
+
+namespace {
+
+// A directory or option Slurm cannot use is bad input, as a bad config is.
+template <typename Body>
+int guardedSlurm(Body body) {
+    return guarded([&] {
+        try {
+            return body();
+        } catch (const SlurmError& error) {
+            std::cerr << "stepscope-cli: " << error.what() << "\n";
+            return kExitBadInput;
+        }
+    });
+}
+
+// Each unfinished point with why, and the end of its Slurm log.
+void printUnfinished(const char* what, const std::vector<UnfinishedPoint>& points) {
+    for (const auto& point : points) {
+        std::fprintf(stderr, "  %s point %d %s: %s\n", what, point.index, point.name.c_str(),
+                     point.why.c_str());
+        if (!point.logTail.empty()) {
+            std::string indented = point.logTail;
+            for (size_t at = indented.find('\n'); at != std::string::npos;
+                 at = indented.find('\n', at + 1)) {
+                indented.insert(at + 1, "      ");
+            }
+            std::fprintf(stderr, "    %s\n", indented.c_str());
+        }
+    }
+}
+
+// Whether `sweep` was given a flag that describes the sweep, not where or how it goes.
+bool givesSweepFlags(const CLI::App& sweep) {
+    static const std::set<std::string> placement = {
+        "--slurm", "--resume",        "--submit", "--partition",   "--gres",
+        "--time",  "--cpus-per-task", "--mem",    "--array-limit", "--sbatch-arg"};
+    const auto options = sweep.get_options();
+    return std::any_of(options.begin(), options.end(), [](const CLI::Option* option) {
+        return option->count() > 0 && !placement.count(option->get_name());
+    });
+}
+
+}  // namespace
+
+void addSlurmFlags(CLI::App& sweep, SlurmFlags& flags, CLI::Option* slurm) {
+    SlurmOptions& options = flags.options;
+    sweep.add_option("--partition", options.partition, "Slurm partition")->needs(slurm);
+    sweep.add_option("--gres", options.gres, "generic resources per task, e.g. gpu:1")
+        ->needs(slurm);
+    sweep.add_option("--time", options.time, "time limit per task, e.g. 00:30:00")->needs(slurm);
+    sweep.add_option("--cpus-per-task", options.cpusPerTask, "CPUs per task")->needs(slurm);
+    sweep.add_option("--mem", options.mem, "memory per task, e.g. 16G")->needs(slurm);
+    sweep
+        .add_option("--array-limit", options.arrayLimit,
+                    "at most this many tasks at once (the array's %N throttle)")
+        ->needs(slurm);
+    sweep
+        .add_option("--sbatch-arg", options.extraArguments,
+                    "one more #SBATCH option, as is (repeatable): --sbatch-arg=--account=course")
+        ->needs(slurm)
+        ->allow_extra_args(false);
+    sweep.add_flag("--submit", flags.submit, "submit the array with sbatch and print its job id")
+        ->needs(slurm);
+}
+
+int commandSweepSlurm(const CLI::App& sweep, const ConfigFlags& flags, const std::string& dir,
+                      const SlurmFlags& slurm, bool resume) {
+    return guardedSlurm([&] {
+        const auto held = readSlurmArray(dir);
+        // `--slurm DIR --resume` without sweep flags: the sweep DIR holds.
+        const SlurmArray array = held && resume && !givesSweepFlags(sweep)
+                                     ? *held
+                                     : sweepSlurmArray(flags.toSweepSpec(dir));
+        checkSlurmOptions(slurm.options);
+        checkSlurmDirectory(dir, array, "--slurm");
+        std::vector<int> tasks;
+        if (resume && held) {
+            tasks = unfinishedPointIndices(readSlurmSweep(dir, "--slurm"));
+            if (tasks.empty()) {
+                std::fprintf(stderr,
+                             "stepscope: every point of %s has finished; nothing to submit. "
+                             "Tables: stepscope-cli sweep --collect %s\n",
+                             dir.c_str(), dir.c_str());
+                return kExitOk;
+            }
+        } else {
+            for (size_t i = 0; i < array.tasks.size(); ++i) {
+                tasks.push_back(int(i));
+            }
+        }
+        writeSlurmArray(dir, array, currentExecutablePath(), slurm.options, tasks, "--slurm");
+        const std::string script = (std::filesystem::absolute(dir) / kSlurmScriptFile).string();
+        std::fprintf(stderr, "stepscope: %zu of %zu points as array %s in %s\n", tasks.size(),
+                     array.tasks.size(), slurmArrayRange(tasks, slurm.options.arrayLimit).c_str(),
+                     script.c_str());
+        if (!slurm.submit) {
+            std::fprintf(stderr,
+                         "stepscope: submit with sbatch %s; then stepscope-cli sweep --collect "
+                         "%s\n",
+                         script.c_str(), dir.c_str());
+            std::cout << script << "\n";
+            return kExitOk;
+        }
+        std::string jobId;
+        try {
+            jobId = submitSlurmJob(script);
+        } catch (const SlurmError& error) {
+            std::cerr << "stepscope-cli: " << error.what() << "\n";
+            return kExitRunFailed;
+        }
+        std::fprintf(stderr,
+                     "stepscope: submitted job %s; logs in %s/logs, tables with stepscope-cli "
+                     "sweep --collect %s\n",
+                     jobId.c_str(), dir.c_str(), dir.c_str());
+        std::cout << jobId << "\n";
+        return kExitOk;
+    });
+}
+
+int commandSweepCollect(const CLI::App& sweep, const std::string& dir) {
+    // The directory holds the sweep: a config flag beside it would be ignored.
+    for (const CLI::Option* option : sweep.get_options()) {
+        if (option->count() > 0 && option->get_name() != "--collect") {
+            std::cerr << "stepscope-cli: sweep: " << option->get_name()
+                      << " cannot be given with --collect; the directory holds the whole sweep\n";
+            return kExitBadInput;
+        }
+    }
+    return guardedSlurm([&] {
+        const SweepCollection collection = collectSlurmSweep(dir);
+        std::cout << formatSweepMarkdown(collection.results, collection.varyingFields);
+        const bool traced =
+            std::any_of(collection.results.begin(), collection.results.end(),
+                        [](const RunResult& result) { return result.config.traceMemory; });
+        if (traced) {
+            std::cout << "\n" << formatMemorySweepTable(collection.results);
+        }
+        const size_t finished =
+            collection.total - collection.missing.size() - collection.failed.size();
+        std::fprintf(stderr,
+                     "stepscope: %zu of %zu points ok, tables in %s/sweep.csv and sweep.md\n",
+                     finished, collection.total, dir.c_str());
+        if (collection.complete()) {
+            return kExitOk;
+        }
+        std::fprintf(stderr, "stepscope: %zu missing, %zu failed:\n", collection.missing.size(),
+                     collection.failed.size());
+        printUnfinished("missing", collection.missing);
+        printUnfinished("failed", collection.failed);
+        std::fprintf(stderr, "stepscope: run them again with sweep --slurm %s --resume --submit\n",
+                     dir.c_str());
+        return kExitRunFailed;
+    });
+}
+
+}  // namespace stepscope::cli

@@ -1,0 +1,305 @@
+#include "bench/slurm_array.h"
+
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "util/atomic_file.h"
+
+namespace stepscope {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr int kArrayFileVersion = 1;
+
+// One word for bash: in single quotes, each ' written as '\''.
+std::string shellQuote(const std::string& text) {
+    std::string quoted = "'";
+    for (char c : text) {
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return quoted + "'";
+}
+
+void refuseNewline(const std::string& flag, const std::string& value) {
+    if (value.find_first_of("\r\n") != std::string::npos) {
+        throw SlurmError(flag + ": '" + value + "' holds a line break; one line is allowed");
+    }
+}
+
+json taskJson(const SlurmTask& task) {
+    return {{"name", task.name},
+            {"result", task.resultFile},
+            {"arguments", task.arguments},
+            {"input", task.inputFile},
+            {"input_text", task.inputText}};
+}
+
+json arrayJson(const SlurmArray& array) {
+    json tasks = json::array();
+    for (const auto& task : array.tasks) {
+        tasks.push_back(taskJson(task));
+    }
+    return {{"format", "stepscope-slurm-array"},
+            {"version", kArrayFileVersion},
+            {"kind", array.kind},
+            {"job_name", array.jobName},
+            {"details", array.details},
+            {"environment", array.environment},
+            {"tasks", tasks}};
+}
+
+SlurmArray arrayFromJson(const json& document) {
+    SlurmArray array;
+    array.kind = document.at("kind").get<std::string>();
+    array.jobName = document.at("job_name").get<std::string>();
+    array.details = document.at("details");
+    array.environment = document.at("environment").get<std::vector<std::string>>();
+    for (const auto& task : document.at("tasks")) {
+        array.tasks.push_back(
+            {task.at("name").get<std::string>(), task.at("result").get<std::string>(),
+             task.at("arguments").get<std::vector<std::string>>(),
+             task.at("input").get<std::string>(), task.at("input_text").get<std::string>()});
+    }
+    return array;
+}
+
+// The same experiment: the same points with the same inputs, read the same way.
+bool sameExperiment(const SlurmArray& a, const SlurmArray& b) {
+    return a.kind == b.kind && a.details == b.details && a.tasks == b.tasks;
+}
+
+std::string differenceText(const SlurmArray& held, const SlurmArray& wanted) {
+    if (held.kind != wanted.kind) {
+        return "it holds a " + held.kind + ", not a " + wanted.kind;
+    }
+    if (held.tasks.size() != wanted.tasks.size()) {
+        return "it holds " + std::to_string(held.tasks.size()) + " points, this " + wanted.kind +
+               " has " + std::to_string(wanted.tasks.size());
+    }
+    for (size_t i = 0; i < held.tasks.size(); ++i) {
+        if (!(held.tasks[i] == wanted.tasks[i])) {
+            return "its point " + std::to_string(i) + " is " + held.tasks[i].name +
+                   (held.tasks[i].name == wanted.tasks[i].name ? " with another config"
+                                                               : ", here " + wanted.tasks[i].name);
+        }
+    }
+    return "its tables are made differently";
+}
+
+}  // namespace
+
+void checkSlurmOptions(const SlurmOptions& options) {
+    const std::pair<const char*, const std::string*> texts[] = {{"--partition", &options.partition},
+                                                                {"--gres", &options.gres},
+                                                                {"--time", &options.time},
+                                                                {"--mem", &options.mem}};
+    for (const auto& [flag, value] : texts) {
+        refuseNewline(flag, *value);
+    }
+    if (options.cpusPerTask < 0) {
+        throw SlurmError("--cpus-per-task: must be at least 1 (or left out), got " +
+                         std::to_string(options.cpusPerTask));
+    }
+    if (options.arrayLimit < 0) {
+        throw SlurmError("--array-limit: must be at least 1 (or left out), got " +
+                         std::to_string(options.arrayLimit));
+    }
+    for (const auto& argument : options.extraArguments) {
+        refuseNewline("--sbatch-arg", argument);
+        if (argument.rfind("-", 0) != 0) {
+            throw SlurmError("--sbatch-arg: '" + argument +
+                             "' is not an sbatch option; pass one option each, e.g. "
+                             "--sbatch-arg=--account=course");
+        }
+        for (const char* own : {"--array", "-a", "--output", "-o", "--error", "-e"}) {
+            const std::string prefix(own);
+            if (argument == prefix || argument.rfind(prefix + "=", 0) == 0 ||
+                (prefix.size() == 2 && argument.rfind(prefix, 0) == 0)) {
+                throw SlurmError("--sbatch-arg: '" + argument +
+                                 "' is set by StepScope (the array is one task per point, "
+                                 "logs go to DIR/logs); use --array-limit for the throttle");
+            }
+        }
+    }
+}
+
+std::string slurmArrayRange(const std::vector<int>& taskIndices, int limit) {
+    std::ostringstream range;
+    for (size_t i = 0; i < taskIndices.size();) {
+        size_t end = i;
+        while (end + 1 < taskIndices.size() && taskIndices[end + 1] == taskIndices[end] + 1) {
+            ++end;
+        }
+        range << (i == 0 ? "" : ",") << taskIndices[i];
+        if (end > i) {
+            range << "-" << taskIndices[end];
+        }
+        i = end + 1;
+    }
+    if (limit > 0) {
+        range << "%" << limit;
+    }
+    return range.str();
+}
+
+std::string slurmJobScript(const SlurmArray& array, const std::string& directory,
+                           const std::string& cli, const SlurmOptions& options,
+                           const std::vector<int>& taskIndices) {
+    std::ostringstream out;
+    const int last = int(array.tasks.size()) - 1;
+    out << "#!/bin/bash\n"
+        << "# StepScope " << array.kind << " as a Slurm job array: task i runs point i.\n"
+        << "# Submit: sbatch " << shellQuote((fs::path(directory) / kSlurmScriptFile).string())
+        << "\n"
+        << "# One point alone: SLURM_ARRAY_TASK_ID=i bash " << kSlurmScriptFile << "\n"
+        << "#SBATCH --job-name=" << array.jobName << "\n"
+        << "#SBATCH --array=" << slurmArrayRange(taskIndices, options.arrayLimit) << "\n"
+        << "#SBATCH --output=" << (fs::path(directory) / "logs" / "%x-%A_%a.out").string() << "\n";
+    const std::pair<const char*, std::string> lines[] = {
+        {"--partition", options.partition},
+        {"--gres", options.gres},
+        {"--time", options.time},
+        {"--cpus-per-task", options.cpusPerTask > 0 ? std::to_string(options.cpusPerTask) : ""},
+        {"--mem", options.mem}};
+    for (const auto& [flag, value] : lines) {
+        if (!value.empty()) {
+            out << "#SBATCH " << flag << "=" << value << "\n";
+        }
+    }
+    for (const auto& argument : options.extraArguments) {
+        out << "#SBATCH " << argument << "\n";
+    }
+    out << "set -eu\n"
+        << "cd " << shellQuote(directory) << "\n"
+        << "cli=${STEPSCOPE_CLI:-" << shellQuote(cli) << "}\n";
+    for (const auto& variable : array.environment) {
+        const size_t equals = variable.find('=');
+        out << "export " << variable.substr(0, equals) << "="
+            << shellQuote(equals == std::string::npos ? "" : variable.substr(equals + 1)) << "\n";
+    }
+    out << "case \"${SLURM_ARRAY_TASK_ID:?run as an array task, or set SLURM_ARRAY_TASK_ID to a "
+           "point (0-"
+        << last << ")}\" in\n";
+    for (size_t i = 0; i < array.tasks.size(); ++i) {
+        out << "  " << i << ")  # " << array.tasks[i].name << "\n    exec \"$cli\"";
+        for (const auto& argument : array.tasks[i].arguments) {
+            out << " " << shellQuote(argument);
+        }
+        out << " ;;\n";
+    }
+    out << "  *) echo \"stepscope: no point $SLURM_ARRAY_TASK_ID in this " << array.kind << " (0-"
+        << last << ")\" >&2; exit 2 ;;\n"
+        << "esac\n";
+    return out.str();
+}
+
+std::optional<SlurmArray> readSlurmArray(const std::string& directory) {
+    const fs::path file = fs::path(directory) / kSlurmArrayFile;
+    std::error_code error;
+    if (!fs::exists(file, error)) {
+        return std::nullopt;
+    }
+    try {
+        const json document = json::parse(readFile(file.string()));
+        if (document.value("format", "") != "stepscope-slurm-array") {
+            throw SlurmError("not a StepScope Slurm array file");
+        }
+        if (document.value("version", 0) != kArrayFileVersion) {
+            throw SlurmError("version " + document.value("version", json()).dump() +
+                             " is not supported; this StepScope reads version " +
+                             std::to_string(kArrayFileVersion));
+        }
+        return arrayFromJson(document);
+    } catch (const std::exception& failure) {
+        throw SlurmError("'" + file.string() + "' cannot be read: " + failure.what());
+    }
+}
+
+void checkSlurmDirectory(const std::string& directory, const SlurmArray& array,
+                         const std::string& flag) {
+    const fs::path root = fs::absolute(directory);
+    std::error_code error;
+    if (fs::exists(root, error) && !fs::is_directory(root, error)) {
+        throw SlurmError(flag + ": '" + directory + "' is a file, not a directory");
+    }
+    if (const auto held = readSlurmArray(root.string())) {
+        if (!sameExperiment(*held, array)) {
+            throw SlurmError(flag + ": '" + directory + "' holds a different " + held->kind + " (" +
+                             differenceText(*held, array) +
+                             "); nothing was written. Choose a new directory.");
+        }
+    } else if (fs::exists(root, error) && !fs::is_empty(root, error)) {
+        throw SlurmError(flag + ": '" + directory +
+                         "' is not empty and holds no StepScope Slurm array; nothing was "
+                         "written. Choose a new or empty directory.");
+    }
+}
+
+void writeSlurmArray(const std::string& directory, const SlurmArray& array, const std::string& cli,
+                     const SlurmOptions& options, const std::vector<int>& taskIndices,
+                     const std::string& flag) {
+    checkSlurmOptions(options);
+    checkSlurmDirectory(directory, array, flag);
+    const fs::path root = fs::absolute(directory);
+    try {
+        for (const char* sub : {"inputs", "points", "logs"}) {
+            fs::create_directories(root / sub);
+        }
+        for (const auto& task : array.tasks) {
+            if (!task.inputFile.empty()) {
+                writeFileAtomically((root / task.inputFile).string(), task.inputText);
+            }
+        }
+        const std::string script = (root / kSlurmScriptFile).string();
+        writeFileAtomically(script,
+                            slurmJobScript(array, root.string(), cli, options, taskIndices));
+        fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec,
+                        fs::perm_options::add);
+        writeFileAtomically((root / kSlurmArrayFile).string(), arrayJson(array).dump(2) + "\n");
+    } catch (const std::exception& failure) {
+        throw SlurmError(flag + ": cannot write '" + directory + "': " + failure.what());
+    }
+}
+
+std::string slurmLogTail(const std::string& directory, int index, size_t lines) {
+    const fs::path logs = fs::path(directory) / "logs";
+    const std::string suffix = std::string("_").append(std::to_string(index)).append(".out");
+    std::error_code error;
+    fs::path newest;
+    fs::file_time_type newestTime{};
+    for (fs::directory_iterator it(logs, error), end; !error && it != end; it.increment(error)) {
+        const std::string name = it->path().filename().string();
+        if (name.size() > suffix.size() &&
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            const auto time = fs::last_write_time(it->path(), error);
+            if (!error && (newest.empty() || time > newestTime)) {
+                newest = it->path();
+                newestTime = time;
+            }
+        }
+    }
+    if (newest.empty()) {
+        return {};
+    }
+    std::ifstream in(newest);
+    std::deque<std::string> tail;
+    for (std::string line; std::getline(in, line);) {
+        tail.push_back(line);
+        if (tail.size() > lines) {
+            tail.pop_front();
+        }
+    }
+    std::string text = newest.filename().string() + ":";
+    for (const auto& line : tail) {
+        text += "\n" + line;
+    }
+    return text;
+}
+
+}  // namespace stepscope

@@ -1,0 +1,98 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace stepscope {
+
+// A directory that runs an experiment as a Slurm job array, one point per
+// array task: DIR/slurm-array.json (what the array is), DIR/stepscope.sbatch
+// (the job script), DIR/inputs/ (what a task reads), DIR/points/ (what the
+// tasks write) and DIR/logs/ (Slurm's output, %x-%A_%a.out). Every path a
+// task uses is relative to DIR, so the directory can be copied elsewhere and
+// collected there.
+
+// A clear refusal or failure: a bad option, a directory that cannot be used,
+// sbatch missing or saying no. The message names the flag where there is one.
+class SlurmError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// What sbatch is asked for; each set field is one #SBATCH line.
+struct SlurmOptions {
+    std::string partition;                    // --partition
+    std::string gres;                         // --gres, e.g. gpu:1
+    std::string time;                         // --time, e.g. 00:30:00
+    int cpusPerTask = 0;                      // --cpus-per-task; 0: Slurm's default
+    std::string mem;                          // --mem, e.g. 16G
+    int arrayLimit = 0;                       // the %N throttle of --array; 0: none
+    std::vector<std::string> extraArguments;  // --sbatch-arg, each an #SBATCH line as is
+};
+
+// Throws SlurmError naming the flag: a negative count, text that would break
+// the script (a newline), an --sbatch-arg that is not an option or that sets
+// what StepScope sets itself (--array, --output).
+void checkSlurmOptions(const SlurmOptions& options);
+
+// One array task: `arguments` after stepscope-cli, run in DIR.
+struct SlurmTask {
+    std::string name;                    // the point's name: its result file and log say it
+    std::string resultFile;              // relative to DIR, under points/
+    std::vector<std::string> arguments;  // e.g. run --config inputs/N.json --out points/N.json
+    std::string inputFile;               // relative to DIR, under inputs/; may be empty
+    std::string inputText;               // what inputFile holds
+
+    bool operator==(const SlurmTask&) const = default;
+};
+
+struct SlurmArray {
+    std::string kind;     // "sweep" or "attention": which collector reads the points
+    std::string jobName;  // the job's name (%x in the log names)
+    nlohmann::json details = nlohmann::json::object();  // the collector's own (table columns…)
+    std::vector<std::string> environment;               // NAME=value the tasks export
+    std::vector<SlurmTask> tasks;
+};
+
+constexpr const char* kSlurmArrayFile = "slurm-array.json";
+constexpr const char* kSlurmScriptFile = "stepscope.sbatch";
+
+// The array's job script: #SBATCH lines for `options`, --array for
+// `taskIndices` (ascending) and the logs; task i runs its arguments with
+// `cli` in `directory` (absolute). Run by hand with SLURM_ARRAY_TASK_ID set,
+// it runs that one point.
+std::string slurmJobScript(const SlurmArray& array, const std::string& directory,
+                           const std::string& cli, const SlurmOptions& options,
+                           const std::vector<int>& taskIndices);
+
+// "0-3%2", "1,4-6": Slurm's --array value for ascending indices.
+std::string slurmArrayRange(const std::vector<int>& taskIndices, int limit = 0);
+
+// The array `directory` holds (its slurm-array.json), nullopt when it holds
+// none. Throws SlurmError when the file is there but unreadable.
+std::optional<SlurmArray> readSlurmArray(const std::string& directory);
+
+// Throws SlurmError naming `flag` where `array` cannot go into `directory`:
+// a file; a directory that holds a different array (other points or
+// configs), or files and no array. A missing or empty directory, or one
+// holding this same array (to submit again), is fine.
+void checkSlurmDirectory(const std::string& directory, const SlurmArray& array,
+                         const std::string& flag);
+
+// checkSlurmDirectory, then writes the array into `directory` (made if
+// missing) for the tasks in `taskIndices`, every file atomically: inputs, the
+// script, then slurm-array.json. Throws SlurmError naming `flag` when the
+// directory cannot be made or written.
+void writeSlurmArray(const std::string& directory, const SlurmArray& array, const std::string& cli,
+                     const SlurmOptions& options, const std::vector<int>& taskIndices,
+                     const std::string& flag);
+
+// The newest Slurm log of task `index` (logs/*_INDEX.out): its name and a
+// colon, then its last `lines` lines, one per line; empty when it has none.
+std::string slurmLogTail(const std::string& directory, int index, size_t lines = 5);
+
+}  // namespace stepscope
