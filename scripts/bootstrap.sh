@@ -5,13 +5,16 @@
 #
 #   scripts/bootstrap.sh            # everything (GUI dependencies included)
 #   scripts/bootstrap.sh --no-gui   # a GPU server without Qt
+#   scripts/bootstrap.sh --no-slurm # without the Slurm daemons tst_slurm starts
 set -euo pipefail
 
 want_gui=1
+want_slurm=1
 for arg in "$@"; do
   case "$arg" in
     --no-gui) want_gui=0 ;;
-    *) echo "bootstrap: unknown option '$arg' (allowed: --no-gui)" >&2; exit 2 ;;
+    --no-slurm) want_slurm=0 ;;
+    *) echo "bootstrap: unknown option '$arg' (allowed: --no-gui, --no-slurm)" >&2; exit 2 ;;
   esac
 done
 
@@ -39,6 +42,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# A throwaway single-node Slurm cluster for the cluster path's test (tst_slurm).
+if [ "$want_slurm" = 1 ]; then
+  "$(dirname "$0")/slurm-test-cluster.sh" install
 fi
 
 # --- Python venv holding the LibTorch we build against ---------------------

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 preset="${1:-default}"
 case "$preset" in
   default|ci|dev-asan) scripts/bootstrap.sh ;;
-  server) scripts/bootstrap.sh --no-gui ;;
+  server) scripts/bootstrap.sh --no-gui --no-slurm ;;
   *) echo "build: unknown preset '$preset' (allowed: default, ci, dev-asan, server)" >&2; exit 2 ;;
 esac
 

@@ -1,0 +1,433 @@
+// Sweeps as Slurm job arrays: the directory `sweep --slurm` writes, its job
+// script run by hand as one array task, `--collect` and `--resume` on a
+// half-finished directory, the refusals, sbatch missing or saying no, and a
+// real single-node Slurm cluster (scripts/slurm-test-cluster.sh) running
+// the array, whose collected tables match the same sweep run here.
+#include <QtTest/QtTest>
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+
+#include "bench/sweep.h"
+#include "results/run_file.h"
+#include "test_support.h"
+
+using namespace stepscope;
+
+namespace {
+
+struct Outcome {
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+// `program` with `arguments`; `environment` ("NAME=value") added to ours.
+Outcome runProgram(const QString& program, const QStringList& arguments,
+                   const QStringList& environment = {}, int timeoutMs = 300000) {
+    QProcess process;
+    QProcessEnvironment merged = QProcessEnvironment::systemEnvironment();
+    for (const QString& entry : environment) {
+        merged.insert(entry.section('=', 0, 0), entry.section('=', 1));
+    }
+    process.setProcessEnvironment(merged);
+    process.start(program, arguments);
+    Outcome outcome;
+    if (!process.waitForFinished(timeoutMs)) {
+        outcome.err = program + " did not finish: " + process.errorString();
+        return outcome;
+    }
+    outcome.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+    outcome.out = QString::fromUtf8(process.readAllStandardOutput());
+    outcome.err = QString::fromUtf8(process.readAllStandardError());
+    return outcome;
+}
+
+Outcome runCli(const QStringList& arguments, const QStringList& environment = {}) {
+    return runProgram(QStringLiteral(STEPSCOPE_CLI), arguments, environment);
+}
+
+// nano, two context lengths × two modes, one measured step each.
+const QStringList kSweep = {"sweep",
+                            "--model",
+                            "nano",
+                            "--vocab",
+                            "97",
+                            "--batch",
+                            "2",
+                            "--ctx",
+                            "8,16",
+                            "--mode",
+                            "forward,train-step",
+                            "--warmup",
+                            "0",
+                            "--steps",
+                            "1"};
+
+// The same sweep as a spec: the independent list of its points and names.
+std::vector<RunConfig> expectedPoints() {
+    SweepSpec spec;
+    spec.base = test::tinyCpuConfig();
+    spec.models = {*findPreset("nano")};
+    spec.contexts = {8, 16};
+    spec.modes = {RunMode::Forward, RunMode::TrainStep};
+    spec.precisions = {Precision::Fp32};
+    return expandSweep(spec);
+}
+
+QString pointName(int index) {
+    return QString::fromStdString(sweepPointFileName(expectedPoints()[size_t(index)]));
+}
+
+QStringList runFilesIn(const QString& dir) {
+    return QDir(dir + "/points").entryList({"*.json"}, QDir::Files, QDir::Name);
+}
+
+QByteArray contents(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+// Runs array task `index` of DIR's job script as Slurm would, by hand.
+Outcome runTask(const QString& dir, int index, const QStringList& environment = {}) {
+    return runProgram("bash", {dir + "/stepscope.sbatch"},
+                      QStringList{"SLURM_ARRAY_TASK_ID=" + QString::number(index)} + environment);
+}
+
+// The "missing point N NAME" and "failed point N NAME" lines of --collect.
+QStringList unfinishedLines(const QString& err) {
+    static const QRegularExpression line(R"(^  ((missing|failed) point \d+ \S+):)",
+                                         QRegularExpression::MultilineOption);
+    QStringList found;
+    for (auto it = line.globalMatch(err); it.hasNext();) {
+        found << it.next().captured(1);
+    }
+    return found;
+}
+
+QString unfinished(const char* what, int index) {
+    return QString("%1 point %2 %3").arg(what).arg(index).arg(pointName(index).chopped(5));
+}
+
+// sweep.csv as rows of cells (no quoted commas in these runs).
+QList<QStringList> csvRows(const QString& dir) {
+    QList<QStringList> rows;
+    for (const QString& line :
+         QString::fromUtf8(contents(dir + "/sweep.csv")).trimmed().split('\n')) {
+        rows << line.split(',');
+    }
+    return rows;
+}
+
+// A sbatch on PATH that says `message` on stderr and exits with `code`, or
+// prints `message` on stdout when `code` is 0; it logs its arguments.
+QString fakeSbatch(const QTemporaryDir& dir, const QString& message, int code) {
+    const QString path = dir.filePath("sbatch");
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        return {};
+    }
+    file.write(QString("#!/bin/sh\necho \"$@\" > '%1'\necho '%2' >&%3\nexit %4\n")
+                   .arg(dir.filePath("arguments"), message, code == 0 ? "1" : "2")
+                   .arg(code)
+                   .toUtf8());
+    file.setPermissions(file.permissions() | QFileDevice::ExeOwner);
+    return dir.path() + ":" + qEnvironmentVariable("PATH");
+}
+
+// The single-node cluster of scripts/slurm-test-cluster.sh, stopped (by the
+// PIDs the script recorded) when this goes.
+class TestCluster {
+public:
+    explicit TestCluster(const QString& dir) : dir_(dir) {
+        start_ = runProgram(test::sourcePath("scripts/slurm-test-cluster.sh"), {"start", dir}, {},
+                            120000);
+    }
+    ~TestCluster() {
+        runProgram(test::sourcePath("scripts/slurm-test-cluster.sh"), {"stop", dir_});
+    }
+    TestCluster(const TestCluster&) = delete;
+    TestCluster& operator=(const TestCluster&) = delete;
+
+    bool running() const { return start_.exitCode == 0; }
+    const Outcome& start() const { return start_; }
+    QString conf() const { return dir_ + "/slurm.conf"; }
+
+private:
+    QString dir_;
+    Outcome start_;
+};
+
+}  // namespace
+
+class TestSlurm : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void scriptRunsOnePointAsAnArrayTask() {
+        QTemporaryDir temp;
+        const QString dir = temp.filePath("array");
+        const Outcome written =
+            runCli(kSweep + QStringList{"--slurm", dir, "--partition", "gpu", "--gres", "gpu:1",
+                                        "--array-limit", "2", "--sbatch-arg=--account=course"});
+        QVERIFY2(written.exitCode == 0, qPrintable(written.err));
+        QCOMPARE(written.out.trimmed(), QDir(dir).absoluteFilePath("stepscope.sbatch"));
+        const QString script = QString::fromUtf8(contents(dir + "/stepscope.sbatch"));
+        for (const char* line : {"#SBATCH --array=0-3%2", "#SBATCH --partition=gpu",
+                                 "#SBATCH --gres=gpu:1", "#SBATCH --account=course"}) {
+            QVERIFY2(script.contains(QString(line) + "\n"), line);
+        }
+        QVERIFY(runFilesIn(dir).isEmpty());  // nothing ran yet
+
+        const Outcome task =
+            runTask(dir, 2, {"SLURM_JOB_ID=79", "SLURM_ARRAY_JOB_ID=77", "SLURMD_NODENAME=node7"});
+        QVERIFY2(task.exitCode == 0, qPrintable(task.err));
+        QCOMPARE(runFilesIn(dir), QStringList{pointName(2)});
+        const RunResult result = readRunFile((dir + "/points/" + pointName(2)).toStdString());
+        QCOMPARE(toString(result.status), std::string("ok"));
+        const RunConfig& expected = expectedPoints()[2];
+        QCOMPARE(result.config.contextLength, expected.contextLength);
+        QCOMPARE(toString(result.config.mode), toString(expected.mode));
+        QCOMPARE(result.config.model.name, expected.model.name);
+        QCOMPARE(result.config.batchSize, int64_t(2));
+        QCOMPARE(result.config.measuredSteps, 1);
+        QCOMPARE(result.environment.slurmJobId, std::string("79"));
+        QCOMPARE(result.environment.slurmArrayJobId, std::string("77"));
+        QCOMPARE(result.environment.slurmArrayTaskId, std::string("2"));
+        QCOMPARE(result.environment.slurmNode, std::string("node7"));
+
+        const Outcome outside = runTask(dir, 4);
+        QCOMPARE(outside.exitCode, 2);
+        QVERIFY2(outside.err.contains("no point 4 in this sweep (0-3)"), qPrintable(outside.err));
+    }
+
+    void collectListsTheMissingAndResumeRunsOnlyThem() {
+        QTemporaryDir temp;
+        const QString dir = temp.filePath("array");
+        QCOMPARE(runCli(kSweep + QStringList{"--slurm", dir}).exitCode, 0);
+        QCOMPARE(runTask(dir, 0).exitCode, 0);
+        QCOMPARE(runTask(dir, 3).exitCode, 0);
+        // Point 1 failed on its node; point 2 left a log and no run file.
+        RunResult failed = readRunFile((dir + "/points/" + pointName(0)).toStdString());
+        failed.config.mode = RunMode::TrainStep;  // point 1
+        failed.status = RunStatus::Failed;
+        failed.message = "the node went away";
+        writeRunFile(failed, (dir + "/points/" + pointName(1)).toStdString());
+        {
+            QFile log(dir + "/logs/stepscope-sweep-41_2.out");
+            QVERIFY(log.open(QIODevice::WriteOnly));
+            log.write("loading\nslurmstepd: error: *** JOB 41 CANCELLED DUE TO TIME LIMIT ***\n");
+        }
+
+        const Outcome half = runCli({"sweep", "--collect", dir});
+        QCOMPARE(half.exitCode, 3);
+        QCOMPARE(unfinishedLines(half.err),
+                 (QStringList{unfinished("missing", 2), unfinished("failed", 1)}));
+        QVERIFY2(half.err.contains("CANCELLED DUE TO TIME LIMIT"), qPrintable(half.err));
+        QVERIFY2(half.err.contains("the node went away"), qPrintable(half.err));
+        QCOMPARE(csvRows(dir).size(), 1 + 3);  // header, the ok points and the failed one
+        QVERIFY(half.out.contains("| nano"));
+
+        const Outcome resumed = runCli(kSweep + QStringList{"--slurm", dir, "--resume"});
+        QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err));
+        QVERIFY(contents(dir + "/stepscope.sbatch").contains("#SBATCH --array=1-2\n"));
+        QCOMPARE(runTask(dir, 1).exitCode, 0);
+        QCOMPARE(runTask(dir, 2).exitCode, 0);
+
+        const Outcome complete = runCli({"sweep", "--collect", dir});
+        QVERIFY2(complete.exitCode == 0, qPrintable(complete.err));
+        QVERIFY(unfinishedLines(complete.err).isEmpty());
+        const QList<QStringList> rows = csvRows(dir);
+        QCOMPARE(rows.size(), 1 + 4);
+        const qsizetype status = rows[0].indexOf("status");
+        for (qsizetype r = 1; r < rows.size(); ++r) {
+            QCOMPARE(rows[r][status], QString("ok"));
+        }
+
+        // Without sweep flags, --resume takes the sweep DIR holds.
+        const Outcome nothing = runCli({"sweep", "--slurm", dir, "--resume"});
+        QCOMPARE(nothing.exitCode, 0);
+        QVERIFY2(nothing.err.contains("nothing to submit"), qPrintable(nothing.err));
+        QVERIFY(contents(dir + "/stepscope.sbatch").contains("#SBATCH --array=1-2\n"));
+    }
+
+    void directoryHoldingSomethingElseIsRefusedUntouched() {
+        QTemporaryDir temp;
+        const QString dir = temp.filePath("array");
+        QCOMPARE(runCli(kSweep + QStringList{"--slurm", dir}).exitCode, 0);
+        const QByteArray array = contents(dir + "/slurm-array.json");
+        const QByteArray script = contents(dir + "/stepscope.sbatch");
+
+        QStringList other = kSweep;
+        other[other.indexOf("8,16")] = "8,32";
+        const Outcome refused = runCli(other + QStringList{"--slurm", dir});
+        QCOMPARE(refused.exitCode, 2);
+        QVERIFY2(refused.err.contains("--slurm") && refused.err.contains("different sweep"),
+                 qPrintable(refused.err));
+        QCOMPARE(contents(dir + "/slurm-array.json"), array);
+        QCOMPARE(contents(dir + "/stepscope.sbatch"), script);
+        QCOMPARE(QDir(dir + "/inputs").entryList(QDir::Files).size(), 4);  // the four configs
+
+        const QString foreign = temp.filePath("foreign");
+        QVERIFY(QDir().mkpath(foreign));
+        {
+            QFile file(foreign + "/notes.txt");
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write("mine");
+        }
+        const Outcome notEmpty = runCli(kSweep + QStringList{"--slurm", foreign});
+        QCOMPARE(notEmpty.exitCode, 2);
+        QVERIFY2(notEmpty.err.contains("not empty"), qPrintable(notEmpty.err));
+        QCOMPARE(QDir(foreign).entryList(QDir::NoDotAndDotDot | QDir::AllEntries),
+                 QStringList{"notes.txt"});
+
+        const Outcome notASweep = runCli({"sweep", "--collect", foreign});
+        QCOMPARE(notASweep.exitCode, 2);
+        QVERIFY2(notASweep.err.contains("holds no slurm-array.json"), qPrintable(notASweep.err));
+    }
+
+    void unwritableDirectoryAndBadOptionsAreNamed() {
+        QTemporaryDir temp;
+        {
+            QFile file(temp.filePath("file"));
+            QVERIFY(file.open(QIODevice::WriteOnly));
+        }
+        // Under a file: no directory can be made there, even by root.
+        const Outcome unwritable =
+            runCli(kSweep + QStringList{"--slurm", temp.filePath("file/sub")});
+        QCOMPARE(unwritable.exitCode, 2);
+        QVERIFY2(unwritable.err.contains("--slurm: cannot write"), qPrintable(unwritable.err));
+
+        const QString dir = temp.filePath("array");
+        const struct {
+            QStringList flags;
+            const char* message;
+        } bad[] = {
+            {{"--cpus-per-task", "-1"}, "--cpus-per-task: must be at least 1"},
+            {{"--sbatch-arg=--array=0-9"}, "--sbatch-arg: '--array=0-9' is set by StepScope"},
+            {{"--sbatch-arg=account"}, "--sbatch-arg: 'account' is not an sbatch option"},
+        };
+        for (const auto& [flags, message] : bad) {
+            const Outcome refused = runCli(kSweep + QStringList{"--slurm", dir} + flags);
+            QCOMPARE(refused.exitCode, 2);
+            QVERIFY2(refused.err.contains(message), qPrintable(refused.err));
+            QVERIFY(!QFileInfo::exists(dir));  // nothing half-written
+        }
+        const Outcome withoutSlurm = runCli(kSweep + QStringList{"--out", dir, "--partition", "x"});
+        QCOMPARE(withoutSlurm.exitCode, 2);
+        QVERIFY2(withoutSlurm.err.contains("--partition requires --slurm"),
+                 qPrintable(withoutSlurm.err));
+        const Outcome collectWithFlags = runCli({"sweep", "--collect", dir, "--ctx", "8"});
+        QCOMPARE(collectWithFlags.exitCode, 2);
+        QVERIFY2(collectWithFlags.err.contains("--ctx cannot be given with --collect"),
+                 qPrintable(collectWithFlags.err));
+        const Outcome nowhere = runCli(kSweep);
+        QCOMPARE(nowhere.exitCode, 2);
+        QVERIFY2(nowhere.err.contains("--out DIR"), qPrintable(nowhere.err));
+    }
+
+    void submissionReportsSbatchsAnswer() {
+        QTemporaryDir temp;
+        const QString dir = temp.filePath("array");
+        const QString script = QDir(dir).absoluteFilePath("stepscope.sbatch");
+
+        QTemporaryDir empty;  // a PATH without sbatch
+        const Outcome missing =
+            runCli(kSweep + QStringList{"--slurm", dir, "--submit"}, {"PATH=" + empty.path()});
+        QCOMPARE(missing.exitCode, 3);
+        QVERIFY2(missing.err.contains("sbatch cannot be run") && missing.err.contains(script),
+                 qPrintable(missing.err));
+        QVERIFY(QFileInfo::exists(script));  // written, to submit by hand
+
+        QTemporaryDir rejecting;
+        const Outcome rejected = runCli(
+            kSweep + QStringList{"--slurm", dir, "--submit"},
+            {"PATH=" + fakeSbatch(rejecting, "sbatch: error: invalid partition specified: x", 1)});
+        QCOMPARE(rejected.exitCode, 3);
+        QVERIFY2(rejected.err.contains("sbatch refused the job (exit status 1)") &&
+                     rejected.err.contains("invalid partition specified: x"),
+                 qPrintable(rejected.err));
+
+        QTemporaryDir accepting;
+        const Outcome submitted = runCli(kSweep + QStringList{"--slurm", dir, "--submit"},
+                                         {"PATH=" + fakeSbatch(accepting, "4242;cluster", 0)});
+        QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
+        QCOMPARE(submitted.out.trimmed(), QString("4242"));
+        QCOMPARE(QString::fromUtf8(contents(accepting.filePath("arguments"))).trimmed(),
+                 "--parsable " + script);
+    }
+
+    // The proof: a real single-node cluster runs the array; --collect gives
+    // the table the same sweep run here gives, point for point.
+    void realClusterRunsTheArrayAsALocalSweep() {
+        QTemporaryDir temp;
+        TestCluster cluster(temp.filePath("cluster"));
+        if (!cluster.running()) {
+            QSKIP(
+                qPrintable("no single-node Slurm cluster here (scripts/slurm-test-cluster.sh "
+                           "start: exit " +
+                           QString::number(cluster.start().exitCode) +
+                           "): " + cluster.start().err.left(2000)));
+        }
+        const QStringList slurm = {"SLURM_CONF=" + cluster.conf()};
+        const QString dir = temp.filePath("array");
+        const Outcome submitted = runCli(kSweep + QStringList{"--slurm", dir, "--submit"}, slurm);
+        QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
+        const QString jobId = submitted.out.trimmed();
+        QVERIFY2(QRegularExpression(R"(^\d+$)").match(jobId).hasMatch(), qPrintable(jobId));
+
+        // Wait for the array to leave the queue.
+        QElapsedTimer waited;
+        waited.start();
+        Outcome queue;
+        do {
+            QTest::qWait(500);
+            queue = runProgram("squeue", {"-h", "-j", jobId}, slurm);
+        } while (queue.exitCode == 0 && !queue.out.trimmed().isEmpty() &&
+                 waited.elapsed() < 240000);
+        QVERIFY2(queue.out.trimmed().isEmpty(), qPrintable("still queued: " + queue.out));
+        qInfo("the 4-task array ran in %.1f s", double(waited.elapsed()) / 1000);
+
+        const Outcome collected = runCli({"sweep", "--collect", dir});
+        QVERIFY2(collected.exitCode == 0, qPrintable(collected.err + collected.out));
+        const QString local = temp.filePath("local");
+        const Outcome here = runCli(kSweep + QStringList{"--out", local});
+        QVERIFY2(here.exitCode == 0, qPrintable(here.err));
+
+        const QList<QStringList> cluster_rows = csvRows(dir), local_rows = csvRows(local);
+        QCOMPARE(cluster_rows.size(), local_rows.size());
+        QCOMPARE(cluster_rows[0], local_rows[0]);  // the same columns
+        const QStringList configColumns = {
+            "model",     "parameters", "ctx",    "batch", "mode", "precision", "device",
+            "attention", "engine",     "warmup", "steps", "seed", "status"};
+        for (qsizetype r = 1; r < local_rows.size(); ++r) {
+            for (const QString& column : configColumns) {
+                const qsizetype c = local_rows[0].indexOf(column);
+                QVERIFY2(c >= 0, qPrintable(column));
+                QCOMPARE(cluster_rows[r][c], local_rows[r][c]);
+            }
+        }
+        // The same Markdown table but for the times: model, ctx, mode, precision, engine, status.
+        const auto shape = [](const QByteArray& markdown) {
+            QStringList lines = QString::fromUtf8(markdown).split('\n');
+            for (QString& line : lines) {
+                line = line.section('|', 0, 6);  // model … engine, status
+            }
+            return lines;
+        };
+        QCOMPARE(shape(contents(dir + "/sweep.md")), shape(contents(local + "/sweep.md")));
+
+        for (int i = 0; i < 4; ++i) {
+            const RunResult point = readRunFile((dir + "/points/" + pointName(i)).toStdString());
+            QCOMPARE(QString::fromStdString(point.environment.slurmArrayJobId), jobId);
+            QCOMPARE(point.environment.slurmArrayTaskId, std::to_string(i));
+            QCOMPARE(point.environment.slurmNode, std::string("stepscope-node"));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSlurm)
+#include "tst_slurm.moc"
