@@ -7,6 +7,7 @@
 
 #include "bench/study.h"
 #include "cli/commands.h"
+#include "cli/guarded.h"
 #include "engines/isolated_run.h"
 #include "results/run_file.h"
 #include "util/strings.h"
@@ -52,19 +53,6 @@ struct StudyDirectory {
     std::string path;
 };
 
-template <typename Body>
-int guardedStudy(Body body) {
-    try {
-        return body();
-    } catch (const InvalidConfigError& error) {
-        std::cerr << "stepscope-cli: invalid configuration:\n" << error.what();
-        return kExitBadInput;
-    } catch (const std::exception& error) {
-        std::cerr << "stepscope-cli: " << error.what() << "\n";
-        return kExitRunFailed;
-    }
-}
-
 template <typename Row>
 bool allOk(const std::vector<Row>& rows, size_t expected) {
     if (rows.size() != expected) {
@@ -81,7 +69,7 @@ bool allOk(const std::vector<Row>& rows, size_t expected) {
 }  // namespace
 
 int commandStudyWarmup(const ConfigFlags& flags, const std::string& outDir) {
-    return guardedStudy([&] {
+    return guarded([&] {
         WarmupStudySpec spec;
         spec.base = flags.toRunConfig();
         spec.warmups = flags.warmups;
@@ -111,7 +99,7 @@ int commandStudyWarmup(const ConfigFlags& flags, const std::string& outDir) {
 }
 
 int commandStudyPrecision(const ConfigFlags& flags, const std::string& outDir, bool isolate) {
-    return guardedStudy([&] {
+    return guarded([&] {
         const StudyDirectory directory(outDir);
         SweepSpec spec = flags.toSweepSpec(directory.path);
         StudyProgress progress(spec.axes);
@@ -134,7 +122,7 @@ int commandStudyPrecision(const ConfigFlags& flags, const std::string& outDir, b
 }
 
 int commandStudyAttention(const AttentionFlags& flags, const CLI::App& command, bool json) {
-    return guardedStudy([&] {
+    return guarded([&] {
         const auto device = parseDeviceKind(flags.device);
         if (!device) {
             throw InvalidConfigError(std::vector<ConfigError>{
