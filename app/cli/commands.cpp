@@ -171,7 +171,9 @@ int commandParams(const ConfigFlags& flags, bool all, bool json) {
         }
         nlohmann::json out = nlohmann::json::object();
         for (auto dims : models) {
-            dims.vocabSize = flags.vocab;
+            if (flags.vocab > 0) {
+                dims.vocabSize = flags.vocab;
+            }
             out[dims.name] = parameterCount(dims);
             if (!json) {
                 std::printf(

@@ -85,3 +85,5 @@ int commandDtypes(const ConfigFlags& flags, bool json);
 int commandAccumulate(int64_t count, bool json);
 
 }  // namespace stepscope::cli
+// memory FILE --saved [--json]: what each block keeps for backward (saved_command.cpp)
+int commandMemorySaved(const std::string& file, bool json);

@@ -6,6 +6,7 @@
 #include "bench/config_field.h"
 #include "bench/evaluate.h"
 #include "bench/runner.h"
+#include "model/pretrained_folder.h"
 #include "util/strings.h"
 
 namespace stepscope::cli {
@@ -26,17 +27,23 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
     };
     if (groups & kModelFlags) {
         multi(command.add_option("--model", models,
-                                 "preset: " + joinNames(presetNames()) + " (or give the dims)"));
+                                 "preset: " + joinNames(presetNames()) +
+                                     " (default nano; or give the dims; with --weights and "
+                                     "neither, the weights' shape). The course's newer edition "
+                                     "calls the 2560-wide model xl: that is 2.7B here"));
         command.add_option("--d-model", dModel,
                            "custom model width (with --d-ff --layers --heads)");
         command.add_option("--d-ff", dFf, "custom MLP width");
         command.add_option("--layers", layers, "custom number of blocks");
         command.add_option("--heads", heads, "custom number of attention heads");
-        command.add_option("--vocab", vocab, "vocabulary size")->capture_default_str();
+        command.add_option("--vocab", vocab,
+                           "vocabulary size (default: the preset's; 10000 for all but "
+                           "leaderboard's 151936)");
     }
     if (groups & kWorkloadFlags) {
-        command.add_option("--max-ctx", maxContext, "the model's maximum context length")
-            ->capture_default_str();
+        command.add_option("--max-ctx", maxContext,
+                           "the model's maximum context length (default: the preset's; 2048 "
+                           "for all but leaderboard's 32768)");
         multi(command.add_option("--ctx", contexts, "context length"))->capture_default_str();
         multi(command.add_option("--batch", batches, "batch size"))->capture_default_str();
         multi(command.add_option("--mode", modes, "mode: " + joinNames(runModeNames())))
@@ -61,6 +68,18 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
         // and checked at parsing with a message that lists them.
         multi(command.add_option("--attention", attentions, "attention backend"))
             ->check(CLI::IsMember(attentionBackendNames()))
+            ->capture_default_str();
+        multi(command.add_option("--activation-checkpoint", activationCheckpoints,
+                                 "recompute blocks in backward instead of keeping their "
+                                 "activations: off, K (blocks per checkpointed group) or nested "
+                                 "(recursive halving, the lowest peak)"))
+            ->capture_default_str();
+        multi(command.add_option("--loss", losses,
+                                 "loss: full (all logits at once) or chunked (the LM head and "
+                                 "cross-entropy chunk by chunk, recomputed in backward)"))
+            ->check(CLI::IsMember(lossNames()))
+            ->capture_default_str();
+        multi(command.add_option("--loss-chunk", lossChunks, "chunked loss: tokens per chunk"))
             ->capture_default_str();
     }
     if (groups & kStepFlags) {
@@ -107,7 +126,10 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
                            "then the one StepScope was built against)");
     }
     if (groups & kDataFlags) {
-        command.add_option("--weights", weights, "torch.save'd state dict loaded into the model");
+        command.add_option("--weights", weights,
+                           "torch.save'd state dict loaded into the model, or the course's "
+                           "from_pretrained folder (model_config.json + model.pt); without "
+                           "--model or dims the model's shape comes from it");
         command.add_option("--tokens", tokens,
                            "torch.save'd int64 (batch, ctx+1) tensor used as the batch (sets "
                            "--batch and --ctx)");
@@ -121,7 +143,32 @@ RunConfig ConfigFlags::toRunConfig() const {
 
 SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     RunConfig base;
-    const bool customDims = dModel || dFf || layers || heads;
+    // Without --model or dims the weights give the shape: a from_pretrained
+    // folder's config, or the state dict's tensors (and --heads).
+    const bool shapeFromWeights = !weights.empty() && models.empty() && !(dModel || dFf || layers);
+    const bool customDims = !shapeFromWeights && (dModel || dFf || layers || heads);
+    const std::vector<std::string> presets = customDims || shapeFromWeights
+                                                 ? std::vector<std::string>{}
+                                             : models.empty() ? std::vector<std::string>{"nano"}
+                                                              : models;
+    // A value the flags leave to the model: the presets' own (one for all), or
+    // ModelDims' default for custom dims.
+    auto presetsOwn = [&](const char* flag, int64_t ModelDims::*field) {
+        std::optional<int64_t> own;
+        std::string owners;
+        for (const auto& name : presets) {
+            if (const auto preset = findPreset(name)) {
+                if (own && *own != (*preset).*field) {
+                    throw InvalidConfigError(std::vector<ConfigError>{
+                        {flag, "the presets " + owners + " and " + name + " differ in it; give --" +
+                                   flag + " for them all, or sweep them apart"}});
+                }
+                own = (*preset).*field;
+                owners += (owners.empty() ? "" : ", ") + name;
+            }
+        }
+        return own.value_or(ModelDims{}.*field);
+    };
     if (customDims && !(dModel && dFf && layers && heads)) {
         // Half a custom model would run with zeros for the rest.
         std::vector<std::string> missing;
@@ -146,11 +193,24 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
         base.model.dFf = dFf;
         base.model.layers = layers;
         base.model.heads = heads;
-        base.model.name = "custom-d" + std::to_string(dModel) + "-ff" + std::to_string(dFf) + "-l" +
-                          std::to_string(layers) + "-h" + std::to_string(heads);
+        base.model.name = customModelName(base.model);
     }
-    base.model.vocabSize = vocab;
-    base.model.maxContext = maxContext;
+    if (shapeFromWeights) {
+        try {
+            base.model = weightsShape(weights, heads);
+        } catch (const std::runtime_error& error) {
+            throw InvalidConfigError(std::vector<ConfigError>{{"weights", error.what()}});
+        }
+    } else {
+        base.model.vocabSize = presetsOwn("vocab", &ModelDims::vocabSize);
+        base.model.maxContext = presetsOwn("max-ctx", &ModelDims::maxContext);
+    }
+    if (vocab > 0) {
+        base.model.vocabSize = vocab;
+    }
+    if (maxContext > 0) {
+        base.model.maxContext = maxContext;
+    }
     base.tf32 = tf32;
     base.force = force;
     base.traceOps = traceOps;
@@ -166,8 +226,8 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     if (!tokens.empty()) {
         try {
             ModelDims limits;  // what the file is checked against: the vocab and context flags
-            limits.vocabSize = vocab;
-            limits.maxContext = maxContext;
+            limits.vocabSize = base.model.vocabSize;
+            limits.maxContext = base.model.maxContext;
             const at::Tensor batchTokens = readTokenBatch(tokens, limits);
             base.batchSize = batchTokens.size(0);
             runContexts = {batchTokens.size(1) - 1};
@@ -198,6 +258,9 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
         field("batch", texts(batches));
     }
     field("attention", attentions);
+    field("activation-checkpoint", activationCheckpoints);
+    field("loss", losses);
+    field("loss-chunk", texts(lossChunks));
     field("tf32", tf32Values);
     field("warmup", texts(warmups));
     field("steps", texts(steps));
@@ -206,8 +269,7 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     field("device", devices);
     field("seed", texts(seeds));
     field("threads", texts(threads));
-    SweepSpec spec = makeSweepSpec(base, customDims ? std::vector<std::string>{} : models,
-                                   runContexts, modes, precisions, outDir);
+    SweepSpec spec = makeSweepSpec(base, presets, runContexts, modes, precisions, outDir);
     checkSweepAxes(axes);
     spec.axes = std::move(axes);
     return spec;

@@ -13,8 +13,9 @@ namespace stepscope::cli {
 // Groups of config flags, so a command lists only the flags it reads.
 enum FlagGroups : unsigned {
     kModelFlags = 1u << 0,  // --model, --d-model, --d-ff, --layers, --heads, --vocab
-    kWorkloadFlags =
-        1u << 1,             // --max-ctx, --ctx, --batch, --mode, --precision, --tf32, --attention
+    // --max-ctx, --ctx, --batch, --mode, --precision, --tf32, --attention,
+    // --activation-checkpoint, --loss, --loss-chunk
+    kWorkloadFlags = 1u << 1,
     kStepFlags = 1u << 2,    // --warmup, --steps, --device, --seed, --threads, --force
     kTraceFlags = 1u << 3,   // --ops, --kernels, --memory, --cuda-snapshot
     kEngineFlags = 1u << 4,  // --engine, --compile-mode, --py-model, --py-path, --python
@@ -28,10 +29,11 @@ enum FlagGroups : unsigned {
 // with more than one value is an axis of the sweep. Single-run commands take
 // one value each. Flags a command does not add keep their defaults.
 struct ConfigFlags {
-    std::vector<std::string> models{"nano"};
+    std::vector<std::string> models;  // empty: nano, or with --weights the weights' shape
     int64_t dModel = 0, dFf = 0, layers = 0, heads = 0;
-    int64_t vocab = 10000;
-    int64_t maxContext = 2048;
+    // 0: the preset's own (10000 and 2048 but for the leaderboard model; those for custom dims).
+    int64_t vocab = 0;
+    int64_t maxContext = 0;
     std::vector<int64_t> contexts{128};
     std::vector<int64_t> batches{4};
     std::vector<std::string> modes{"train-step"};
@@ -39,6 +41,9 @@ struct ConfigFlags {
     bool tf32 = false;                    // run: the --tf32 flag
     std::vector<std::string> tf32Values;  // lists: --tf32 on,off (alone: on); empty: off
     std::vector<std::string> attentions{"naive"};
+    std::vector<std::string> activationCheckpoints{"off"};
+    std::vector<std::string> losses{"full"};
+    std::vector<int64_t> lossChunks{1024};
     std::vector<int> warmups{2};
     std::vector<int> steps{5};
     std::vector<std::string> devices{"cpu"};

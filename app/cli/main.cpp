@@ -122,10 +122,14 @@ int main(int argc, char** argv) {
     addSlurmFlags(*sweep, slurmFlags, sweepSlurm);
 
     ConfigFlags evalFlags;
-    std::string weights, tokens;
+    std::string tokens;
     auto* eval = app.add_subcommand("eval", "loss of a checkpoint on a torch.save'd token tensor");
     evalFlags.addTo(*eval, /*lists=*/false, kAllFlags & ~kEngineFlags);
-    eval->add_option("--weights", weights, "torch.save'd state dict or checkpoint")->required();
+    eval->add_option("--weights", evalFlags.weights,
+                     "torch.save'd state dict or checkpoint, or the course's from_pretrained "
+                     "folder (model_config.json + model.pt); without --model or dims the model's "
+                     "shape comes from it")
+        ->required();
     eval->add_option("--tokens", tokens, "torch.save'd int64 tensor (batch × seq)")->required();
     eval->add_flag("--json", json, "print {\"loss\": …}");
 
@@ -224,6 +228,10 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
+    bool memorySaved = false;
+    memoryCommand->add_flag("--saved", memorySaved,
+                            "what each block keeps for backward: bytes, tensors, the operations "
+                            "that made them, and the gradients the block makes");
         const int code = app.exit(error);
         return code == 0 ? kExitOk : kExitBadInput;
     }
@@ -275,7 +283,7 @@ int main(int argc, char** argv) {
         return commandSweep(sweepFlags, outDir, resume, isolate);
     }
     if (eval->parsed()) {
-        return commandEval(evalFlags, weights, tokens, json);
+        return commandEval(evalFlags, evalFlags.weights, tokens, json);
     }
     if (breakdownCommand->parsed()) {
         return commandBreakdown(breakdownFile, breakdownPhase, breakdownBy, breakdownFlops, json);
@@ -284,7 +292,8 @@ int main(int argc, char** argv) {
         return commandExport(exportFile, exportChromeTrace, exportMemviz);
     }
     if (memoryCommand->parsed()) {
-        return commandMemory(memoryFile, memoryTop, json);
+        return memorySaved ? commandMemorySaved(memoryFile, json)
+                           : commandMemory(memoryFile, memoryTop, json);
     }
     if (dtypes->parsed()) {
         return commandDtypes(dtypesFlags, json);

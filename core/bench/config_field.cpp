@@ -118,6 +118,26 @@ const std::vector<Field>& fields() {
          [](const RunConfig& c) { return toString(c.engine); }},
         {"compile-mode", [](RunConfig& c, const std::string& text) { c.compileMode = text; },
          [](const RunConfig& c) { return c.compileMode; }},
+        {"activation-checkpoint",
+         [](RunConfig& c, const std::string& text) {
+             const auto strategy = parseCheckpointStrategy(text);
+             if (!strategy) {
+                 reject("activation-checkpoint",
+                        "'" + text + "' is not allowed; allowed: " + kCheckpointStrategyChoices);
+             }
+             c.activationCheckpoint = *strategy;
+         },
+         [](const RunConfig& c) { return toString(c.activationCheckpoint); }},
+        {"loss",
+         [](RunConfig& c, const std::string& text) {
+             c.loss = choiceFrom("loss", text, parseLossKind, lossNames());
+         },
+         [](const RunConfig& c) { return toString(c.loss); }},
+        {"loss-chunk",
+         [](RunConfig& c, const std::string& text) {
+             c.lossChunkTokens = integerFrom<int64_t>("loss-chunk", text);
+         },
+         [](const RunConfig& c) { return std::to_string(c.lossChunkTokens); }},
     };
     return table;
 }

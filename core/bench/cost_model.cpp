@@ -8,21 +8,43 @@
 
 namespace stepscope {
 
-double forwardFlops(const RunConfig& config) {
+namespace {
+
+// One block's forward: its projections and MLP, and the two T×T attention matmuls.
+double blockForwardFlops(const RunConfig& config) {
     const ModelDims& m = config.model;
     const double tokens = static_cast<double>(config.batchSize * config.contextLength);
     const double d = static_cast<double>(m.dModel);
-    const double matmulParams =
-        static_cast<double>(m.layers) * (4 * d * d + 3 * d * static_cast<double>(m.dFf)) +
-        static_cast<double>(m.vocabSize) * d;
+    const double matmuls = 2.0 * tokens * (4 * d * d + 3 * d * static_cast<double>(m.dFf));
     const double attention = 4.0 * static_cast<double>(config.batchSize) *
-                             static_cast<double>(config.contextLength * config.contextLength) * d *
-                             static_cast<double>(m.layers);
-    return 2.0 * tokens * matmulParams + attention;
+                             static_cast<double>(config.contextLength * config.contextLength) * d;
+    return matmuls + attention;
+}
+
+double lmHeadFlops(const RunConfig& config) {
+    return 2.0 * static_cast<double>(config.batchSize * config.contextLength) *
+           static_cast<double>(config.model.vocabSize) * static_cast<double>(config.model.dModel);
+}
+
+}  // namespace
+
+double forwardFlops(const RunConfig& config) {
+    return static_cast<double>(config.model.layers) * blockForwardFlops(config) +
+           lmHeadFlops(config);
+}
+
+double recomputedFlops(const RunConfig& config) {
+    if (!hasBackward(config.mode)) {
+        return 0;
+    }
+    const double blocks = static_cast<double>(
+        recomputedBlockForwards(config.activationCheckpoint, config.model.layers));
+    return blocks * blockForwardFlops(config) +
+           (config.loss == LossKind::Chunked ? lmHeadFlops(config) : 0.0);
 }
 
 double modelFlopsPerStep(const RunConfig& config) {
-    return forwardFlops(config) * (hasBackward(config.mode) ? 3.0 : 1.0);
+    return forwardFlops(config) * (hasBackward(config.mode) ? 3.0 : 1.0) + recomputedFlops(config);
 }
 
 MemoryEstimate estimateMemory(const RunConfig& config) {

@@ -75,17 +75,53 @@ MemoryPrediction predictMemory(const RunConfig& config) {
     const int64_t perLayer = streams + mlp + weightCopies + small + core;
     // Outside the blocks: the embedding output, the final norm, the LM head's
     // weight copy and the fp32 log-softmax the loss keeps.
-    const int64_t headSaved =
+    int64_t headSaved =
         btd * 4 + btd * 4 + bt * 4 + (low ? btd * 2 + s.V * s.d * 2 : btd * 4) + btv * 4;
-    const int64_t saved = inference ? 0 : s.L * perLayer + headSaved;
 
     // What each moment allocates for itself.
-    const int64_t lossTemp = inference
-                                 ? (low ? btv * 2 + btv * 8 : btv * 8)  // logits, fp32, log-softmax
+    int64_t lossTemp = inference ? (low ? btv * 2 + btv * 8 : btv * 8)  // logits, fp32, log-softmax
                                  : (low ? btv * 2 + btv * 4 : btv * 4);  // logits (and fp32 cast)
     const int64_t attentionTemp = naive ? 2 * scores * e + (inference ? 5 * btd * e : 0) : 0;
-    const int64_t backwardTemp =
-        backward ? 2 * btv * 4 : 0;  // dlogits of log-softmax and its input
+    int64_t backwardTemp = backward ? 2 * btv * 4 : 0;  // dlogits of log-softmax and its input
+
+    // The memory levers. A chunked loss keeps no logits: each chunk's logits,
+    // fp32 cast and log-softmax exist for a moment in forward, and again in
+    // backward with their two gradients, beside the LM head's gradient.
+    const bool chunked = config.loss == LossKind::Chunked;
+    const int64_t chunkLogits = std::min(config.lossChunkTokens, bt) * s.V;
+    const int64_t recomputedLoss = backward && chunked ? chunkLogits * (e + (low ? 4 : 0) + 4) : 0;
+    if (chunked) {
+        headSaved -= btv * 4 + (low ? btd * 2 : 0);
+        lossTemp = low ? chunkLogits * 2 + chunkLogits * 8 : chunkLogits * 8;
+        backwardTemp = backward ? 2 * chunkLogits * 4 + s.V * s.d * 4 : 0;
+    }
+    // Activation checkpointing keeps each checkpointed group's fp32 output
+    // (and, under autocast, the weights' cached copies); backward recomputes
+    // one group at a time with all it saves, while the gradients fill in.
+    const CheckpointStrategy& checkpoint = config.activationCheckpoint;
+    const bool checkpointing = backward && checkpoint.kind != CheckpointStrategy::Kind::Off;
+    const int64_t residual = btd * 4;
+    int64_t blocksSaved = s.L * perLayer;
+    int64_t recomputedBlocks = 0;  // one recomputed group, all it keeps for its backward
+    int64_t boundaries = 0;        // group inputs alive while a group is recomputed
+    if (checkpointing && checkpoint.kind == CheckpointStrategy::Kind::Groups) {
+        const int64_t size = std::min(checkpoint.groupSize, s.L);
+        const int64_t groups = (s.L + size - 1) / size;
+        blocksSaved = groups * residual + s.L * weightCopies;
+        recomputedBlocks = size * (perLayer - weightCopies);
+        boundaries = groups * residual;
+    } else if (checkpointing) {
+        int64_t depth = 0;  // halvings down to one block
+        while ((int64_t(1) << depth) < s.L) {
+            ++depth;
+        }
+        blocksSaved = std::min<int64_t>(s.L, 2) * residual + s.L * weightCopies;
+        recomputedBlocks = perLayer - weightCopies;
+        boundaries = (depth + 1) * residual;
+    }
+    const int64_t saved = inference ? 0 : blocksSaved + headSaved;
+    const int64_t recomputePeak =
+        checkpointing ? boundaries + s.L * weightCopies + recomputedBlocks + gradients : 0;
     const int64_t largestParameter = std::max({s.V * s.d, s.d * s.F, s.d * s.d}) * 4;
     const int64_t optimizerTemp = hasOptimizer(config.mode) ? 2 * largestParameter : 0;
 
@@ -93,7 +129,7 @@ MemoryPrediction predictMemory(const RunConfig& config) {
     const std::array<int64_t, 4> peakByPhase{
         params + inputs + rope,
         std::max(base + saved + lossTemp, base + saved - headSaved + attentionTemp),
-        backward ? base + saved + backwardTemp : 0,
+        backward ? std::max(base + saved + backwardTemp, base + recomputePeak) : 0,
         hasOptimizer(config.mode) ? params + inputs + rope + gradients + optimizer + optimizerTemp
                                   : 0};
     for (int phase = 0; phase < 4; ++phase) {
@@ -114,6 +150,7 @@ MemoryPrediction predictMemory(const RunConfig& config) {
     // Without backward, what the graph keeps lives until the next step's forward.
     set(MemoryCategory::Other,
         rope + std::max(angles, config.mode == RunMode::Forward ? saved : 0));
+    set(MemoryCategory::Recomputed, std::max(recomputedBlocks, recomputedLoss));
     p.deviceBytes = deviceMemoryBytes(config);
 
     auto& x = p.explanation;
@@ -133,7 +170,15 @@ MemoryPrediction predictMemory(const RunConfig& config) {
         x.push_back(
             words("embedding, final norm and fp32 log-softmax kept for the loss", headSaved));
     }
-    x.push_back(words("loss: logits" + std::string(low ? " and their fp32 cast" : ""), lossTemp));
+    if (checkpointing) {
+        x.push_back(words("activation checkpointing " + toString(checkpoint) +
+                              ": the blocks keep their groups' outputs",
+                          blocksSaved));
+        x.push_back(words("backward: one group recomputed with all it keeps", recomputedBlocks));
+    }
+    x.push_back(words(std::string(chunked ? "chunked loss: one chunk's logits" : "loss: logits") +
+                          (low ? " and their fp32 cast" : ""),
+                      lossTemp));
     if (attentionTemp > 0) {
         x.push_back(
             words("naive attention's scaled and masked scores for a moment", attentionTemp));

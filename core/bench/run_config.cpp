@@ -27,6 +27,7 @@ constexpr EnumName<DeviceKind> kDevices[] = {{DeviceKind::Cpu, "cpu"}, {DeviceKi
 constexpr EnumName<Engine> kEngines[] = {{Engine::LibTorch, "libtorch"},
                                          {Engine::PyTorch, "pytorch"},
                                          {Engine::PyTorchCompile, "pytorch-compile"}};
+constexpr EnumName<LossKind> kLosses[] = {{LossKind::Full, "full"}, {LossKind::Chunked, "chunked"}};
 
 template <typename Enum, size_t N>
 std::string nameOf(const EnumName<Enum> (&table)[N], Enum value) {
@@ -87,6 +88,42 @@ bool isPythonTarget(const std::string& target) {
     }
 }
 
+// Activation checkpointing and the chunked loss: what each needs of the rest of the config.
+template <typename Fail>
+void validateMemoryLevers(const RunConfig& config, Fail& fail) {
+    const bool checkpointing = config.activationCheckpoint.kind != CheckpointStrategy::Kind::Off;
+    const bool chunked = config.loss == LossKind::Chunked;
+    if (config.activationCheckpoint.kind == CheckpointStrategy::Kind::Groups &&
+        config.activationCheckpoint.groupSize < 1) {
+        fail("activation-checkpoint", "a group needs 1 or more blocks, got " +
+                                          std::to_string(config.activationCheckpoint.groupSize) +
+                                          "; allowed: " + kCheckpointStrategyChoices);
+    }
+    if (config.lossChunkTokens < 1) {
+        fail("loss-chunk",
+             "must be a positive number of tokens, got " + std::to_string(config.lossChunkTokens));
+    }
+    if (config.engine != Engine::LibTorch) {
+        // The worker runs the reference model as the course's PyTorch code does.
+        if (checkpointing) {
+            fail("activation-checkpoint",
+                 "the " + toString(config.engine) +
+                     " engine runs the model without checkpointing; allowed only with --engine "
+                     "libtorch (or off)");
+        }
+        if (chunked) {
+            fail("loss", "the " + toString(config.engine) +
+                             " engine computes the full logits; 'chunked' is allowed only with "
+                             "--engine libtorch");
+        }
+    }
+    if (checkpointing && config.mode == RunMode::Inference) {
+        fail("activation-checkpoint",
+             "inference keeps nothing for backward, so there is nothing to recompute; allowed "
+             "with --mode forward, forward-backward or train-step (or off)");
+    }
+}
+
 }  // namespace
 
 std::string toString(RunMode mode) {
@@ -103,6 +140,16 @@ std::string toString(Engine engine) {
 }
 std::optional<Engine> parseEngine(const std::string& text) {
     return parseName(kEngines, text);
+}
+std::string toString(LossKind loss) {
+    return nameOf(kLosses, loss);
+}
+std::optional<LossKind> parseLossKind(const std::string& text) {
+    return parseName(kLosses, text);
+}
+const std::vector<std::string>& lossNames() {
+    static const auto names = namesOf(kLosses);
+    return names;
 }
 const std::vector<std::string>& engineNames() {
     static const auto names = namesOf(kEngines);
@@ -239,6 +286,7 @@ std::vector<ConfigError> validate(const RunConfig& config, const ValidationConte
                                  "my_model:build; a file my-model.py cannot be imported)");
         }
     }
+    validateMemoryLevers(config, fail);
     if (!contains(compileModeNames(), config.compileMode)) {
         fail("compile-mode", "'" + config.compileMode +
                                  "' is not allowed; allowed: " + joinNames(compileModeNames()));

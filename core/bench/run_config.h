@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "model/checkpoint_strategy.h"
 #include "model/model_dims.h"
 
 namespace stepscope {
@@ -15,19 +16,25 @@ enum class DeviceKind { Cpu, Cuda };
 // What runs the step: StepScope's LibTorch engine in this process, or PyTorch
 // eager / torch.compile in a Python worker process (docs/worker-protocol.md).
 enum class Engine { LibTorch, PyTorch, PyTorchCompile };
+// How the loss meets the LM head: all logits at once, or chunk by chunk with
+// each chunk's logits recomputed in backward (model/chunked_loss.h).
+enum class LossKind { Full, Chunked };
 
 std::string toString(RunMode mode);
 std::string toString(Precision precision);
 std::string toString(DeviceKind device);
 std::string toString(Engine engine);
+std::string toString(LossKind loss);
 std::optional<RunMode> parseRunMode(const std::string& text);
 std::optional<Precision> parsePrecision(const std::string& text);
 std::optional<DeviceKind> parseDeviceKind(const std::string& text);
 std::optional<Engine> parseEngine(const std::string& text);
+std::optional<LossKind> parseLossKind(const std::string& text);
 const std::vector<std::string>& runModeNames();
 const std::vector<std::string>& precisionNames();
 const std::vector<std::string>& deviceNames();
 const std::vector<std::string>& engineNames();
+const std::vector<std::string>& lossNames();
 const std::vector<std::string>& compileModeNames();  // torch.compile's modes
 // The attention backends the Python worker's model has.
 const std::vector<std::string>& workerAttentionBackends();
@@ -49,12 +56,16 @@ struct RunConfig {
     DeviceKind device = DeviceKind::Cpu;
     uint64_t seed = 0;
     std::string attention = "naive";
-    int threads = 0;               // CPU intra-op threads; 0 keeps LibTorch's default
-    bool force = false;            // run even when the CPU pre-flight says it will not fit
-    bool traceOps = false;         // record every operator's host time per phase (OperatorTracer)
-    bool traceKernels = false;     // every CUDA kernel's device time (KernelTracer, CUDA only)
-    bool traceMemory = false;      // record every allocation and free (MemoryTracker)
-    std::string cudaSnapshotPath;  // CUDA: the caching allocator's own history, pickled here
+    // Memory levers: blocks recomputed in backward instead of kept, and the loss chunk by chunk.
+    CheckpointStrategy activationCheckpoint;
+    LossKind loss = LossKind::Full;
+    int64_t lossChunkTokens = 1024;  // chunked loss: tokens per chunk
+    int threads = 0;                 // CPU intra-op threads; 0 keeps LibTorch's default
+    bool force = false;              // run even when the CPU pre-flight says it will not fit
+    bool traceOps = false;           // record every operator's host time per phase (OperatorTracer)
+    bool traceKernels = false;       // every CUDA kernel's device time (KernelTracer, CUDA only)
+    bool traceMemory = false;        // record every allocation and free (MemoryTracker)
+    std::string cudaSnapshotPath;    // CUDA: the caching allocator's own history, pickled here
     Engine engine = Engine::LibTorch;
     std::string compileMode = "default";  // pytorch-compile: torch.compile's mode
     std::string pyModel;      // pytorch engines: MODULE:CALLABLE building the user's model

@@ -32,6 +32,7 @@
 #include "bench/step_timer.h"
 #include "engines/python_worker.h"
 #include "model/checkpoint.h"
+#include "model/chunked_loss.h"
 #include "model/transformer.h"
 #include "profile/kernel_tracer.h"
 #include "profile/memory_tracker.h"
@@ -133,7 +134,11 @@ StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& d
             inference.emplace();
         }
         AutocastScope autocast(device, config.precision);
-        loss = crossEntropyLoss(state.model->forward(state.inputs), state.targets);
+        loss =
+            config.loss == LossKind::Chunked
+                ? chunkedCrossEntropyLoss(state.model->hidden(state.inputs), *state.model->lm_head,
+                                          state.targets, config.lossChunkTokens)
+                : crossEntropyLoss(state.model->forward(state.inputs), state.targets);
     }
     timer.mark();
     if (hasBackward(config.mode)) {
@@ -316,6 +321,7 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
             state.memory = &*memory;
         }
         state.model = TransformerLM(config.model, attention, options);
+        state.model->setCheckpointStrategy(config.activationCheckpoint);
         if (memory) {
             memory->mark(state.model->parameters(), MemoryCategory::Parameters);
         }

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "model/pretrained_folder.h"
 #include "model/torch_save_reader.h"
 #include "model/torch_save_writer.h"
 #include "model/transformer.h"
@@ -30,7 +31,7 @@ std::string shapeText(at::IntArrayRef sizes) {
 }  // namespace
 
 StateDict readStateDict(const std::string& path) {
-    const PyValue root = readTorchSave(path);
+    const PyValue root = readTorchSave(weightsFileOf(path));
     const PyDict* dict = root.asDict();
     if (!dict) {
         throw std::runtime_error("'" + path + "' holds a " + root.typeName() +

@@ -13,7 +13,9 @@ using StateDict = std::map<std::string, at::Tensor>;
 
 // Reads a file written by Python's torch.save: a state dict, or a dict holding
 // it under "model" or "model_state_dict" (training checkpoints); "_orig_mod."
-// prefixes (from torch.compile) are stripped. Throws std::runtime_error saying what is wrong.
+// prefixes (from torch.compile) are stripped. `path` may also be the course's
+// from_pretrained folder (its model.pt is read). Throws std::runtime_error
+// saying what is wrong.
 StateDict readStateDict(const std::string& path);
 
 // Copies every parameter from the state dict. A missing, unexpected or

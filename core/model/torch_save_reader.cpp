@@ -4,6 +4,8 @@
 #include <caffe2/serialize/inline_container.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 
@@ -412,6 +414,31 @@ private:
     std::map<std::string, at::Tensor> storages_;
 };
 
+// A missing file, a directory or a file of another kind, said in words
+// rather than as the zip reader's error.
+void checkLooksLikeTorchSave(const std::string& path) {
+    std::error_code error;
+    const auto status = std::filesystem::status(path, error);
+    if (!std::filesystem::exists(status)) {
+        throw std::runtime_error("'" + path + "' does not exist");
+    }
+    if (std::filesystem::is_directory(status)) {
+        throw std::runtime_error("'" + path +
+                                 "' is a directory; expected a file written by torch.save");
+    }
+    char magic[4] = {};
+    std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
+    if (std::string(magic, 4) == std::string("PK\x03\x04", 4)) {
+        return;
+    }
+    const std::string hint =
+        static_cast<unsigned char>(magic[0]) == 0x80
+            ? "it looks like the legacy format (_use_new_zipfile_serialization=False); save "
+              "it again with torch.save"
+            : "it is not the zip archive torch.save writes (PyTorch 1.6 and later)";
+    throw std::runtime_error("'" + path + "' is not a torch.save file: " + hint);
+}
+
 }  // namespace
 
 std::string PyValue::typeName() const {
@@ -440,6 +467,7 @@ std::string PyValue::typeName() const {
 }
 
 PyValue readTorchSave(const std::string& path) {
+    checkLooksLikeTorchSave(path);
     try {
         caffe2::serialize::PyTorchStreamReader archive(path);
         if (archive.hasRecord("byteorder")) {

@@ -16,8 +16,10 @@
 #include <ATen/ops/stack.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "model/activation_checkpoint.h"
 #include "profile/trace_range.h"
 
 namespace stepscope {
@@ -188,14 +190,54 @@ TransformerLMImpl::TransformerLMImpl(const ModelDims& dims,
 }
 
 at::Tensor TransformerLMImpl::forward(const at::Tensor& tokens) {
-    const at::Tensor positions = at::arange(tokens.size(1), tokens.options().dtype(at::kLong));
-    at::Tensor x = token_embeddings(tokens);
-    for (const auto& layer : *layers) {
-        x = layer->as<TransformerBlockImpl>()->forward(x, positions);
-    }
-    x = ln_final(x);
+    const at::Tensor x = hidden(tokens);
     const TraceRange range("lm_head");
     return tapped(*this, lm_head(x));
+}
+
+at::Tensor TransformerLMImpl::hidden(const at::Tensor& tokens) {
+    const at::Tensor positions = at::arange(tokens.size(1), tokens.options().dtype(at::kLong));
+    at::Tensor x = token_embeddings(tokens);
+    const int64_t blocks = static_cast<int64_t>(layers->size());
+    switch (checkpoint_.kind) {
+        case CheckpointStrategy::Kind::Off:
+            x = runBlocks(x, positions, 0, blocks);
+            break;
+        case CheckpointStrategy::Kind::Groups:
+            for (int64_t first = 0; first < blocks; first += checkpoint_.groupSize) {
+                const int64_t end = std::min(blocks, first + checkpoint_.groupSize);
+                x = recomputedInBackward(x, [this, positions, first, end](const at::Tensor& in) {
+                    return runBlocks(in, positions, first, end);
+                });
+            }
+            break;
+        case CheckpointStrategy::Kind::Nested:
+            x = runNested(x, positions, 0, blocks);
+            break;
+    }
+    return ln_final(x);
+}
+
+at::Tensor TransformerLMImpl::runBlocks(at::Tensor x, const at::Tensor& positions, int64_t first,
+                                        int64_t end) {
+    for (int64_t i = first; i < end; ++i) {
+        x = layers->ptr(static_cast<size_t>(i))->as<TransformerBlockImpl>()->forward(x, positions);
+    }
+    return x;
+}
+
+at::Tensor TransformerLMImpl::runNested(const at::Tensor& x, const at::Tensor& positions,
+                                        int64_t first, int64_t end) {
+    if (end - first <= 1) {
+        return runBlocks(x, positions, first, end);
+    }
+    const int64_t split = nestedSplit(first, end);
+    auto half = [this, positions](int64_t from, int64_t to) {
+        return [this, positions, from, to](const at::Tensor& in) {
+            return runNested(in, positions, from, to);
+        };
+    };
+    return recomputedInBackward(recomputedInBackward(x, half(first, split)), half(split, end));
 }
 
 at::Tensor crossEntropyLoss(const at::Tensor& logits, const at::Tensor& targets) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "attention/attention_backend.h"
+#include "model/checkpoint_strategy.h"
 #include "model/model_dims.h"
 
 namespace stepscope {
@@ -126,7 +127,12 @@ public:
                       const at::TensorOptions& options);
     // tokens: (batch, seq) int64 → logits (batch, seq, vocab).
     at::Tensor forward(const at::Tensor& tokens);
+    // The final norm's output (batch, seq, d_model): what the LM head reads.
+    at::Tensor hidden(const at::Tensor& tokens);
     const ModelDims& dims() const { return dims_; }
+    // Which blocks forward() keeps nothing of and backward recomputes; off by default.
+    void setCheckpointStrategy(const CheckpointStrategy& strategy) { checkpoint_ = strategy; }
+    const CheckpointStrategy& checkpointStrategy() const { return checkpoint_; }
 
     Embedding token_embeddings{nullptr};
     torch::nn::ModuleList layers{nullptr};
@@ -134,7 +140,15 @@ public:
     Linear lm_head{nullptr};
 
 private:
+    // Blocks [first, end) one after another.
+    at::Tensor runBlocks(at::Tensor x, const at::Tensor& positions, int64_t first, int64_t end);
+    // Blocks [first, end) with nested checkpointing: each half checkpointed,
+    // and nested again when it is recomputed.
+    at::Tensor runNested(const at::Tensor& x, const at::Tensor& positions, int64_t first,
+                         int64_t end);
+
     ModelDims dims_;
+    CheckpointStrategy checkpoint_;
 };
 TORCH_MODULE(TransformerLM);
 

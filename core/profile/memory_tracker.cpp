@@ -18,6 +18,7 @@
 
 #include "profile/block_log.h"
 #include "profile/name_table.h"
+#include "profile/recompute_scope.h"
 #include "profile/trace_clock.h"
 #include "profile/trace_range.h"
 
@@ -35,7 +36,8 @@ struct RawEvent {
     int32_t op;  // name id of the operator that allocated, -1 when none
     int32_t step;
     uint8_t phase;
-    uint8_t fact;  // MemoryCategory + 1 for a fact, 0 for an allocation or free
+    uint8_t fact;     // MemoryCategory + 1 for a fact, 0 for an allocation or free
+    bool recomputed;  // made inside a RecomputeScope (a checkpointed forward run again)
 };
 
 // The ATen operators running on this thread, innermost last, as their
@@ -119,15 +121,25 @@ struct MemoryTracker::State final : public c10::MemoryReportingInfoBase, public 
         }
         const int64_t now = traceClockNs();
         const int currentPhase = phase.load();
-        const char* running = size > 0 && currentPhase != 2 ? allocatingOp() : nullptr;
+        // A forward recomputed in backward runs ATen ops under module ranges as
+        // the forward does; where those are not seen (CUDA's autograd thread),
+        // the checkpoint's node says what allocated.
+        const bool recomputing = RecomputeScope::active();
+        const bool byNode = currentPhase == 2 && !recomputing;
+        const char* running = size > 0 && !byNode ? allocatingOp() : nullptr;
         const std::lock_guard lock(mutex);
         // In backward the node is both where and what allocated; the path
         // keeps it for files read by older versions.
         const int32_t node = currentPhase == 2 ? backwardNodeLocked() : -1;
-        const int32_t where = currentPhase == 2 ? node : path.load();
-        const int32_t op = currentPhase == 2 ? (size > 0 ? node : -1) : opLocked(running);
+        const int32_t modulePath = path.load();
+        const int32_t where = byNode || (recomputing && modulePath < 0) ? node : modulePath;
+        int32_t op = byNode ? (size > 0 ? node : -1) : opLocked(running);
+        if (recomputing && op < 0 && size > 0) {
+            op = node;
+        }
         events.push({now, reinterpret_cast<uint64_t>(pointer), size, int64_t(totalAllocated),
-                     int64_t(totalReserved), where, op, step.load(), uint8_t(currentPhase), 0});
+                     int64_t(totalReserved), where, op, step.load(), uint8_t(currentPhase), 0,
+                     recomputing});
     }
     bool memoryProfilingEnabled() const override { return true; }
 
@@ -222,7 +234,7 @@ void MemoryTracker::mark(const std::vector<at::Tensor>& tensors, MemoryCategory 
         if (tensor.defined() && tensor.has_storage()) {
             state_->events.push({now, reinterpret_cast<uint64_t>(tensor.storage().data_ptr().get()),
                                  0, 0, 0, -1, -1, state_->step.load(),
-                                 uint8_t(state_->phase.load()), uint8_t(int(category) + 1)});
+                                 uint8_t(state_->phase.load()), uint8_t(int(category) + 1), false});
         }
     }
 }
@@ -252,6 +264,7 @@ MemoryTrace MemoryTracker::finish() {
         int fact = -1;  // MemoryCategory
         int freePhase = -1;
         int freeStep = -1;
+        bool recomputed = false;
     };
     std::vector<Instance> instances;
     std::vector<int64_t> instanceOfEvent;
@@ -279,6 +292,7 @@ MemoryTrace MemoryTracker::finish() {
             live[event.address] = instances.size();
             instanceOfEvent.push_back(int64_t(instances.size()));
             instances.push_back({index, event.phase, event.step});
+            instances.back().recomputed = event.recomputed;
         } else if (const auto found = live.find(event.address); found != live.end()) {
             instances[found->second].freePhase = event.phase;
             instances[found->second].freeStep = event.step;
@@ -299,6 +313,9 @@ MemoryTrace MemoryTracker::finish() {
     auto categoryOf = [&](const Instance& instance) {
         if (instance.fact >= 0) {
             return MemoryCategory(instance.fact);
+        }
+        if (instance.recomputed) {
+            return MemoryCategory::Recomputed;
         }
         if (instance.phase == 1) {
             const auto backward = backwardStart.find(instance.step);

@@ -21,6 +21,8 @@ const char* toString(MemoryCategory category) {
             return "inputs";
         case MemoryCategory::Other:
             return "other";
+        case MemoryCategory::Recomputed:
+            return "recomputed";
     }
     return "other";
 }

@@ -18,9 +18,10 @@ enum class MemoryCategory : uint8_t {
     Activations,  // forward allocations still alive when backward starts
     Temporaries,  // freed within the phase that allocated them
     Inputs,
-    Other
+    Other,
+    Recomputed  // made while a checkpointed forward runs again in backward
 };
-constexpr size_t kMemoryCategories = 7;
+constexpr size_t kMemoryCategories = 8;
 const char* toString(MemoryCategory category);  // "parameters", "optimizer_state", …
 using CategoryBytes = std::array<int64_t, kMemoryCategories>;
 

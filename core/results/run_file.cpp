@@ -148,6 +148,9 @@ json configJson(const RunConfig& config) {
             {"device", toString(config.device)},
             {"seed", config.seed},
             {"attention", config.attention},
+            {"activation_checkpoint", toString(config.activationCheckpoint)},
+            {"loss", toString(config.loss)},
+            {"loss_chunk", config.lossChunkTokens},
             {"threads", config.threads},
             {"force", config.force},
             {"trace_ops", config.traceOps},
@@ -184,6 +187,17 @@ RunConfig configFromJson(const FieldReader& reader) {
     config.device = reader.choice<DeviceKind>("device", parseDeviceKind, "cpu, cuda");
     config.seed = static_cast<uint64_t>(reader.integer("seed"));
     config.attention = reader.string("attention");
+    // Files from before the memory levers ran without them.
+    if (reader.has("activation_checkpoint")) {
+        config.activationCheckpoint = reader.choice<CheckpointStrategy>(
+            "activation_checkpoint", parseCheckpointStrategy, kCheckpointStrategyChoices);
+    }
+    if (reader.has("loss")) {
+        config.loss = reader.choice<LossKind>("loss", parseLossKind, joinNames(lossNames()));
+    }
+    if (reader.has("loss_chunk")) {
+        config.lossChunkTokens = reader.integer("loss_chunk");
+    }
     config.threads = static_cast<int>(reader.integer("threads"));
     config.force = reader.boolean("force");
     config.traceOps = reader.has("trace_ops") ? reader.boolean("trace_ops") : false;

@@ -1,0 +1,127 @@
+#include "model/pretrained_folder.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace stepscope {
+
+namespace {
+
+constexpr const char* kExpected =
+    "expected a file written by torch.save (a state dict or a training checkpoint), or the "
+    "course's from_pretrained folder holding model_config.json and model.pt";
+
+int64_t configField(const nlohmann::json& config, const std::string& file, const char* key) {
+    const auto found = config.find(key);
+    if (found == config.end() || !found->is_number_integer()) {
+        throw std::runtime_error("'" + file + "' has no whole-number \"" + key +
+                                 "\" (the course's config names vocab_size, context_length, "
+                                 "d_model, num_layers, num_heads and d_ff)");
+    }
+    return found->get<int64_t>();
+}
+
+const at::Tensor& tensorNamed(const StateDict& state, const std::string& name,
+                              const std::string& path) {
+    const auto found = state.find(name);
+    if (found == state.end() || found->second.dim() < 1) {
+        throw std::runtime_error("'" + path + "' has no tensor '" + name +
+                                 "', so the model's shape cannot be read from it; give the shape "
+                                 "with --model or --d-model, --d-ff, --layers and --heads");
+    }
+    return found->second;
+}
+
+}  // namespace
+
+std::optional<PretrainedFolder> readPretrainedFolder(const std::string& path) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(path, error)) {
+        return std::nullopt;
+    }
+    const std::filesystem::path folder(path);
+    const std::string configFile = (folder / "model_config.json").string();
+    PretrainedFolder pretrained;
+    pretrained.weightsFile = (folder / "model.pt").string();
+    std::vector<std::string> missing;
+    for (const auto& file : {configFile, pretrained.weightsFile}) {
+        if (!std::filesystem::is_regular_file(file, error)) {
+            missing.push_back(std::filesystem::path(file).filename().string());
+        }
+    }
+    if (!missing.empty()) {
+        throw std::runtime_error("'" + path + "' is a directory without " + missing.front() +
+                                 (missing.size() > 1 ? " and " + missing.back() : "") + "; " +
+                                 kExpected);
+    }
+    nlohmann::json config;
+    try {
+        config = nlohmann::json::parse(std::ifstream(configFile));
+    } catch (const nlohmann::json::exception& parseError) {
+        throw std::runtime_error("'" + configFile + "' is not JSON: " + parseError.what());
+    }
+    if (!config.is_object()) {
+        throw std::runtime_error("'" + configFile +
+                                 "' holds no JSON object of the model's "
+                                 "keyword arguments");
+    }
+    ModelDims& dims = pretrained.dims;
+    dims.vocabSize = configField(config, configFile, "vocab_size");
+    dims.maxContext = configField(config, configFile, "context_length");
+    dims.dModel = configField(config, configFile, "d_model");
+    dims.layers = configField(config, configFile, "num_layers");
+    dims.heads = configField(config, configFile, "num_heads");
+    dims.dFf = configField(config, configFile, "d_ff");
+    if (const auto theta = config.find("rope_theta"); theta != config.end() && theta->is_number()) {
+        dims.ropeTheta = theta->get<double>();
+    }
+    dims.name = customModelName(dims);
+    return pretrained;
+}
+
+std::string weightsFileOf(const std::string& path) {
+    const auto folder = readPretrainedFolder(path);
+    return folder ? folder->weightsFile : path;
+}
+
+ModelDims weightsShape(const std::string& path, int64_t heads) {
+    if (auto folder = readPretrainedFolder(path)) {
+        if (heads > 0) {
+            folder->dims.heads = heads;
+        }
+        return folder->dims;
+    }
+    const StateDict state = readStateDict(path);
+    ModelDims dims;
+    const at::Tensor& embedding = tensorNamed(state, "token_embeddings.weight", path);
+    dims.vocabSize = embedding.size(0);
+    dims.dModel = embedding.dim() > 1 ? embedding.size(1) : 0;
+    dims.dFf = tensorNamed(state, "layers.0.ffn.w1.weight", path).size(0);
+    while (state.count("layers." + std::to_string(dims.layers) + ".ln1.weight")) {
+        ++dims.layers;
+    }
+    dims.heads = heads;
+    for (const auto& preset : modelPresets()) {
+        if (preset.dModel == dims.dModel && preset.dFf == dims.dFf &&
+            preset.layers == dims.layers && (heads <= 0 || heads == preset.heads)) {
+            dims.heads = preset.heads;
+            dims.name = preset.name;
+        }
+    }
+    if (dims.heads <= 0) {
+        throw std::runtime_error(
+            "'" + path + "' gives d_model " + std::to_string(dims.dModel) + ", d_ff " +
+            std::to_string(dims.dFf) + ", " + std::to_string(dims.layers) + " layers and vocab " +
+            std::to_string(dims.vocabSize) +
+            ", but a state dict does not say the number of heads; give --heads");
+    }
+    if (dims.name == ModelDims{}.name) {
+        dims.name = customModelName(dims);
+    }
+    return dims;
+}
+
+}  // namespace stepscope

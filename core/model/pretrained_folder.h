@@ -1,0 +1,35 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "model/checkpoint.h"
+#include "model/model_dims.h"
+
+namespace stepscope {
+
+// The course's from_pretrained folder: model_config.json (the model's keyword
+// arguments: vocab_size, context_length, d_model, num_layers, num_heads, d_ff,
+// rope_theta) beside model.pt (its state dict).
+struct PretrainedFolder {
+    std::string weightsFile;  // <folder>/model.pt
+    ModelDims dims;
+};
+
+// The folder at `path`, or nullopt when `path` is not a directory. Throws
+// std::runtime_error saying what was expected when it is a directory without
+// those files or the config lacks a field.
+std::optional<PretrainedFolder> readPretrainedFolder(const std::string& path);
+
+// The file that holds the weights `path` names: a from_pretrained folder's
+// model.pt, else `path` itself.
+std::string weightsFileOf(const std::string& path);
+
+// The model shape that weights at `path` give: a from_pretrained folder's
+// config, or a bare state dict's tensor shapes (d_model, d_ff, layers, vocab),
+// with `heads` (0: unknown) or, failing that, the heads of the preset of the
+// same width, MLP and depth. Throws std::runtime_error naming what is missing
+// (the --heads flag when the tensors cannot say).
+ModelDims weightsShape(const std::string& path, int64_t heads);
+
+}  // namespace stepscope
