@@ -1,8 +1,9 @@
-// Sweeps as Slurm job arrays: the directory `sweep --slurm` writes, its job
-// script run by hand as one array task, `--collect` and `--resume` on a
-// half-finished directory, the refusals, sbatch missing or saying no, and a
-// real single-node Slurm cluster (scripts/slurm-test-cluster.sh) running
-// the array, whose collected tables match the same sweep run here.
+// Sweeps and attention grids as Slurm job arrays: the directory `--slurm`
+// writes, its job script run by hand as one array task, `--collect` and
+// `--resume` on a half-finished directory, the refusals, sbatch missing or
+// saying no, and a real single-node Slurm cluster
+// (scripts/slurm-test-cluster.sh) running the arrays, whose collected tables
+// match the same sweep and grid run here.
 #include <QtTest/QtTest>
 
 #include <QDir>
@@ -12,6 +13,7 @@
 #include <QTemporaryDir>
 
 #include "bench/sweep.h"
+#include "results/attention_file.h"
 #include "results/run_file.h"
 #include "test_support.h"
 
@@ -91,10 +93,26 @@ QByteArray contents(const QString& path) {
     return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
 }
 
+// Writes a file a task would have left (its Slurm log).
+bool writeFile(const QString& path, const QByteArray& bytes) {
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
+}
+
 // Runs array task `index` of DIR's job script as Slurm would, by hand.
 Outcome runTask(const QString& dir, int index, const QStringList& environment = {}) {
     return runProgram("bash", {dir + "/stepscope.sbatch"},
                       QStringList{"SLURM_ARRAY_TASK_ID=" + QString::number(index)} + environment);
+}
+
+// `resume` (a --slurm DIR --resume) rewrites DIR's array to points 1 and 2
+// alone; they run as their tasks would.
+void resumeAndRunPointsOneAndTwo(const QString& dir, const QStringList& resume) {
+    const Outcome resumed = runCli(resume);
+    QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err));
+    QVERIFY(contents(dir + "/stepscope.sbatch").contains("#SBATCH --array=1-2\n"));
+    QCOMPARE(runTask(dir, 1).exitCode, 0);
+    QCOMPARE(runTask(dir, 2).exitCode, 0);
 }
 
 // The "missing point N NAME" and "failed point N NAME" lines of --collect.
@@ -122,6 +140,25 @@ QList<QStringList> csvRows(const QString& dir) {
     return rows;
 }
 
+// Two backends × two sequence lengths, tiny: the grid's points in order are
+// naive s32, sdpa s32, naive s64, sdpa s64.
+const QStringList kAttention = {"attention", "--backends", "naive,sdpa", "--d", "16",
+                                "--seq",     "32,64",      "--batch",    "1",   "--warmup",
+                                "0",         "--repeats",  "1"};
+const QStringList kAttentionPoints = {"naive_d16_seq32_fp32", "sdpa_d16_seq32_fp32",
+                                      "naive_d16_seq64_fp32", "sdpa_d16_seq64_fp32"};
+
+// attention.csv's rows (no quoted commas in these) without the measured
+// columns: backend, kernel, d, seq, batch, heads, precision, causal, status.
+QList<QStringList> attentionShape(const QString& dir) {
+    QList<QStringList> rows;
+    for (const QString& line :
+         QString::fromUtf8(contents(dir + "/attention.csv")).trimmed().split('\n')) {
+        rows << line.split(',').mid(0, 9);
+    }
+    return rows;
+}
+
 // A sbatch on PATH that says `message` on stderr and exits with `code`, or
 // prints `message` on stdout when `code` is 0; it logs its arguments.
 QString fakeSbatch(const QTemporaryDir& dir, const QString& message, int code) {
@@ -136,6 +173,23 @@ QString fakeSbatch(const QTemporaryDir& dir, const QString& message, int code) {
                    .toUtf8());
     file.setPermissions(file.permissions() | QFileDevice::ExeOwner);
     return dir.path() + ":" + qEnvironmentVariable("PATH");
+}
+
+// Waits for Slurm job `jobId` to leave the queue; false after 4 minutes.
+bool waitForArray(const QString& jobId, const QStringList& slurm) {
+    QElapsedTimer waited;
+    waited.start();
+    Outcome queue;
+    do {
+        QTest::qWait(500);
+        queue = runProgram("squeue", {"-h", "-j", jobId}, slurm);
+    } while (queue.exitCode == 0 && !queue.out.trimmed().isEmpty() && waited.elapsed() < 240000);
+    if (!queue.out.trimmed().isEmpty()) {
+        qWarning("job %s still queued: %s", qPrintable(jobId), qPrintable(queue.out));
+        return false;
+    }
+    qInfo("array %s ran in %.1f s", qPrintable(jobId), double(waited.elapsed()) / 1000);
+    return true;
 }
 
 // The single-node cluster of scripts/slurm-test-cluster.sh, stopped (by the
@@ -204,6 +258,88 @@ private Q_SLOTS:
         QVERIFY2(outside.err.contains("no point 4 in this sweep (0-3)"), qPrintable(outside.err));
     }
 
+    // One grid point per task, into DIR/points; DIR's name has a space.
+    void attentionScriptRunsOnePointAsAnArrayTask() {
+        QTemporaryDir temp;
+        const QString dir = temp.filePath("attention array");
+        const Outcome written = runCli(kAttention + QStringList{"--slurm", dir});
+        QVERIFY2(written.exitCode == 0, qPrintable(written.err));
+        const QString absolute = QDir(dir).absolutePath();
+        const QString script = QString::fromUtf8(contents(dir + "/stepscope.sbatch"));
+        for (const QString& line : QStringList{
+                 "#SBATCH --array=0-3", "#SBATCH --output=\"" + absolute + "/logs/%x-%A_%a.out\"",
+                 "cd '" + absolute + "'"}) {
+            QVERIFY2(script.contains(line + "\n"), qPrintable(line));
+        }
+
+        const Outcome task = runTask(dir, 2, {"SLURM_JOB_ID=81", "SLURMD_NODENAME=node7"});
+        QVERIFY2(task.exitCode == 0, qPrintable(task.err));
+        QCOMPARE(runFilesIn(dir), QStringList{kAttentionPoints[2] + ".json"});
+        const AttentionFile file =
+            readAttentionFile((dir + "/points/" + kAttentionPoints[2] + ".json").toStdString());
+        QCOMPARE(file.points.size(), size_t(1));
+        const AttentionPoint& point = file.points.front();
+        QCOMPARE(point.backend, std::string("naive"));
+        QCOMPARE(point.d, int64_t(16));
+        QCOMPARE(point.seq, int64_t(64));
+        QCOMPARE(point.batch, int64_t(1));
+        QCOMPARE(point.status, std::string("ok"));
+        QCOMPARE(file.environment.slurmJobId, std::string("81"));
+        QCOMPARE(file.environment.slurmArrayTaskId, std::string("2"));
+        QCOMPARE(file.environment.slurmNode, std::string("node7"));
+
+        const Outcome badDevice =
+            runCli(kAttention + QStringList{"--device", "tpu", "--slurm", temp.filePath("bad")});
+        QCOMPARE(badDevice.exitCode, 2);
+        QVERIFY2(badDevice.err.contains("'tpu' is not allowed; allowed: cpu, cuda"),
+                 qPrintable(badDevice.err));
+        QVERIFY(!QFileInfo::exists(temp.filePath("bad")));
+    }
+
+    // Half the grid finished: --collect lists the other half and --resume
+    // submits only it; complete, the tables are the local grid's.
+    void attentionCollectListsTheMissingAndResumeRunsOnlyThem() {
+        QTemporaryDir temp;
+        const QString dir = temp.filePath("array");
+        QCOMPARE(runCli(kAttention + QStringList{"--slurm", dir}).exitCode, 0);
+        QCOMPARE(runTask(dir, 0).exitCode, 0);
+        QCOMPARE(runTask(dir, 3).exitCode, 0);
+        QVERIFY(writeFile(dir + "/logs/stepscope-attention-41_2.out",
+                          "slurmstepd: error: *** JOB 41 CANCELLED DUE TO PREEMPTION ***\n"));
+
+        const Outcome half = runCli({"attention", "--collect", dir});
+        QCOMPARE(half.exitCode, 3);
+        QCOMPARE(unfinishedLines(half.err),
+                 (QStringList{"missing point 1 " + kAttentionPoints[1],
+                              "missing point 2 " + kAttentionPoints[2]}));
+        QVERIFY2(half.err.contains("CANCELLED DUE TO PREEMPTION"), qPrintable(half.err));
+        QCOMPARE(readAttentionFile((dir + "/attention.json").toStdString()).points.size(),
+                 size_t(2));
+
+        resumeAndRunPointsOneAndTwo(dir, {"attention", "--slurm", dir, "--resume"});
+        if (QTest::currentTestFailed()) {
+            return;
+        }
+
+        // sweep --collect reads what DIR holds, as attention --collect does.
+        const Outcome complete = runCli({"sweep", "--collect", dir});
+        QVERIFY2(complete.exitCode == 0, qPrintable(complete.err));
+        QVERIFY(unfinishedLines(complete.err).isEmpty());
+        const QString local = temp.filePath("local");
+        const Outcome here = runCli(kAttention + QStringList{"--out", local});
+        QVERIFY2(here.exitCode == 0, qPrintable(here.err));
+        QCOMPARE(attentionShape(dir), attentionShape(local));
+        QCOMPARE(attentionShape(dir).size(), 1 + 4);
+        const AttentionFile collected = readAttentionFile((dir + "/attention.json").toStdString());
+        QCOMPARE(collected.points.size(), size_t(4));
+        QVERIFY(collected.environment.slurmArrayTaskId.empty());  // not one task's
+
+        const Outcome collectWithFlags = runCli({"attention", "--collect", dir, "--seq", "8"});
+        QCOMPARE(collectWithFlags.exitCode, 2);
+        QVERIFY2(collectWithFlags.err.contains("--seq cannot be given with --collect"),
+                 qPrintable(collectWithFlags.err));
+    }
+
     void collectListsTheMissingAndResumeRunsOnlyThem() {
         QTemporaryDir temp;
         const QString dir = temp.filePath("array");
@@ -216,11 +352,9 @@ private Q_SLOTS:
         failed.status = RunStatus::Failed;
         failed.message = "the node went away";
         writeRunFile(failed, (dir + "/points/" + pointName(1)).toStdString());
-        {
-            QFile log(dir + "/logs/stepscope-sweep-41_2.out");
-            QVERIFY(log.open(QIODevice::WriteOnly));
-            log.write("loading\nslurmstepd: error: *** JOB 41 CANCELLED DUE TO TIME LIMIT ***\n");
-        }
+        QVERIFY(
+            writeFile(dir + "/logs/stepscope-sweep-41_2.out",
+                      "loading\nslurmstepd: error: *** JOB 41 CANCELLED DUE TO TIME LIMIT ***\n"));
 
         const Outcome half = runCli({"sweep", "--collect", dir});
         QCOMPARE(half.exitCode, 3);
@@ -231,11 +365,10 @@ private Q_SLOTS:
         QCOMPARE(csvRows(dir).size(), 1 + 3);  // header, the ok points and the failed one
         QVERIFY(half.out.contains("| nano"));
 
-        const Outcome resumed = runCli(kSweep + QStringList{"--slurm", dir, "--resume"});
-        QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err));
-        QVERIFY(contents(dir + "/stepscope.sbatch").contains("#SBATCH --array=1-2\n"));
-        QCOMPARE(runTask(dir, 1).exitCode, 0);
-        QCOMPARE(runTask(dir, 2).exitCode, 0);
+        resumeAndRunPointsOneAndTwo(dir, kSweep + QStringList{"--slurm", dir, "--resume"});
+        if (QTest::currentTestFailed()) {
+            return;
+        }
 
         const Outcome complete = runCli({"sweep", "--collect", dir});
         QVERIFY2(complete.exitCode == 0, qPrintable(complete.err));
@@ -373,23 +506,13 @@ private Q_SLOTS:
                            "): " + cluster.start().err.left(2000)));
         }
         const QStringList slurm = {"SLURM_CONF=" + cluster.conf()};
-        const QString dir = temp.filePath("array");
+        const QString dir = temp.filePath("sweep array");  // sbatch reads the quoted log path
         const Outcome submitted = runCli(kSweep + QStringList{"--slurm", dir, "--submit"}, slurm);
         QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
         const QString jobId = submitted.out.trimmed();
         QVERIFY2(QRegularExpression(R"(^\d+$)").match(jobId).hasMatch(), qPrintable(jobId));
 
-        // Wait for the array to leave the queue.
-        QElapsedTimer waited;
-        waited.start();
-        Outcome queue;
-        do {
-            QTest::qWait(500);
-            queue = runProgram("squeue", {"-h", "-j", jobId}, slurm);
-        } while (queue.exitCode == 0 && !queue.out.trimmed().isEmpty() &&
-                 waited.elapsed() < 240000);
-        QVERIFY2(queue.out.trimmed().isEmpty(), qPrintable("still queued: " + queue.out));
-        qInfo("the 4-task array ran in %.1f s", double(waited.elapsed()) / 1000);
+        QVERIFY(waitForArray(jobId, slurm));
 
         const Outcome collected = runCli({"sweep", "--collect", dir});
         QVERIFY2(collected.exitCode == 0, qPrintable(collected.err + collected.out));
@@ -424,6 +547,27 @@ private Q_SLOTS:
             const RunResult point = readRunFile((dir + "/points/" + pointName(i)).toStdString());
             QCOMPARE(QString::fromStdString(point.environment.slurmArrayJobId), jobId);
             QCOMPARE(point.environment.slurmArrayTaskId, std::to_string(i));
+            QCOMPARE(point.environment.slurmNode, std::string("stepscope-node"));
+        }
+
+        // A two-point attention grid, into a directory whose name has a space.
+        const QStringList grid = {"attention", "--backends", "naive",   "--d", "16",
+                                  "--seq",     "32,64",      "--batch", "1",   "--warmup",
+                                  "0",         "--repeats",  "1"};
+        const QString attentionDir = temp.filePath("attention array");
+        const Outcome attention =
+            runCli(grid + QStringList{"--slurm", attentionDir, "--submit"}, slurm);
+        QVERIFY2(attention.exitCode == 0, qPrintable(attention.err));
+        QVERIFY(waitForArray(attention.out.trimmed(), slurm));
+        const Outcome gridCollected = runCli({"attention", "--collect", attentionDir});
+        QVERIFY2(gridCollected.exitCode == 0, qPrintable(gridCollected.err + gridCollected.out));
+        QCOMPARE(QDir(attentionDir + "/logs").entryList(QDir::Files).size(), 2);
+        const QString attentionLocal = temp.filePath("attention local");
+        QCOMPARE(runCli(grid + QStringList{"--out", attentionLocal}).exitCode, 0);
+        QCOMPARE(attentionShape(attentionDir), attentionShape(attentionLocal));
+        for (const char* name : {"naive_d16_seq32_fp32", "naive_d16_seq64_fp32"}) {
+            const AttentionFile point =
+                readAttentionFile((attentionDir + "/points/" + name + ".json").toStdString());
             QCOMPARE(point.environment.slurmNode, std::string("stepscope-node"));
         }
     }

@@ -338,36 +338,37 @@ int commandShow(const std::string& file, bool json) {
     });
 }
 
+AttentionBenchSpec attentionSpecFromFlags(const AttentionFlags& flags) {
+    AttentionBenchSpec spec;
+    spec.backends = flags.backends;
+    spec.headDims = flags.headDims;
+    spec.seqLens = flags.seqLens;
+    spec.batch = flags.batch;
+    spec.heads = flags.heads;
+    spec.python = flags.python;
+    spec.causal = flags.causal;
+    spec.warmup = flags.warmup;
+    spec.repeats = flags.repeats;
+    spec.options.queryTile = flags.queryTile;
+    spec.options.keyTile = flags.keyTile;
+    const auto device = parseDeviceKind(flags.device);
+    if (!device) {
+        throw InvalidConfigError(std::vector<ConfigError>{
+            {"device", "'" + flags.device + "' is not allowed; allowed: cpu, cuda"}});
+    }
+    spec.device = *device;
+    spec.precisions = parsePrecisionNames(flags.precisions);
+    return spec;
+}
+
 int commandAttention(const AttentionFlags& flags, bool json) {
     return guarded([&] {
-        AttentionBenchSpec spec;
-        spec.backends = flags.backends;
-        spec.headDims = flags.headDims;
-        spec.seqLens = flags.seqLens;
-        spec.batch = flags.batch;
-        spec.heads = flags.heads;
-        spec.python = flags.python;
-        spec.causal = flags.causal;
-        spec.warmup = flags.warmup;
-        spec.repeats = flags.repeats;
-        spec.options.queryTile = flags.queryTile;
-        spec.options.keyTile = flags.keyTile;
-        std::vector<ConfigError> errors;
-        const auto device = parseDeviceKind(flags.device);
-        if (!device) {
-            errors.push_back(
-                {"device", "'" + flags.device + "' is not allowed; allowed: cpu, cuda"});
-        }
-        spec.device = device.value_or(DeviceKind::Cpu);
-        if (!errors.empty()) {
-            throw InvalidConfigError(errors);
-        }
-        spec.precisions = parsePrecisionNames(flags.precisions);
-        return runAttentionGrid(spec, flags.outDir, json);
+        return runAttentionGrid(attentionSpecFromFlags(flags), flags.outDir, flags.outFile, json);
     });
 }
 
-int runAttentionGrid(const AttentionBenchSpec& spec, const std::string& outDir, bool json) {
+int runAttentionGrid(const AttentionBenchSpec& spec, const std::string& outDir,
+                     const std::string& outFile, bool json) {
     return guarded([&] {
         AttentionBenchControl control;
         control.cancel = &cancelRequested();
@@ -379,16 +380,20 @@ int runAttentionGrid(const AttentionBenchSpec& spec, const std::string& outDir, 
                          p.message.empty() ? "" : (" (" + p.message + ")").c_str());
         };
         const std::vector<AttentionPoint> points = runAttentionBenchmark(spec, control);
+        RunConfig environmentConfig;
+        environmentConfig.device = spec.device;
+        const std::string file =
+            attentionResultToJson(points, captureEnvironment(environmentConfig));
         if (!outDir.empty()) {
-            RunConfig environmentConfig;
-            environmentConfig.device = spec.device;
             const std::string dir = outDir + "/";
-            writeFileAtomically(
-                dir + "attention.json",
-                attentionResultToJson(points, captureEnvironment(environmentConfig)));
+            writeFileAtomically(dir + "attention.json", file);
             writeFileAtomically(dir + "attention.csv", formatAttentionCsv(points));
             std::fprintf(stderr, "stepscope: attention.json and attention.csv written to %s\n",
                          outDir.c_str());
+        }
+        if (!outFile.empty()) {
+            writeFileAtomically(outFile, file);
+            std::fprintf(stderr, "stepscope: %s written\n", outFile.c_str());
         }
         std::cout << (json ? attentionPointsToJson(points) : formatAttentionTable(points));
         return kExitOk;

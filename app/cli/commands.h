@@ -28,7 +28,8 @@ int commandRun(const ConfigFlags& flags, const std::string& configFile, const st
 int commandEstimate(const ConfigFlags& flags, bool json);
 // `isolate`: each point in a fresh `stepscope-cli run` process.
 int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resume, bool isolate);
-// sweep --slurm DIR [--submit] and sweep --collect DIR (slurm_command.cpp).
+// sweep --slurm DIR [--submit], attention --slurm DIR [--submit] and
+// --collect DIR of either (slurm_command.cpp).
 struct SlurmFlags {
     SlurmOptions options;
     bool submit = false;
@@ -40,9 +41,10 @@ void addSlurmFlags(CLI::App& sweep, SlurmFlags& flags, CLI::Option* slurm);
 // yet ok, and without sweep flags the sweep DIR holds) and submits it with --submit.
 int commandSweepSlurm(const CLI::App& sweep, const ConfigFlags& flags, const std::string& dir,
                       const SlurmFlags& slurm, bool resume);
-// The tables of DIR from the points finished so far; 0 when every point is
-// ok, 3 otherwise. No other flag of `sweep` may be given with it.
-int commandSweepCollect(const CLI::App& sweep, const std::string& dir);
+// The tables of DIR (a sweep's or an attention grid's, as DIR says) from the
+// points finished so far; 0 when every point is ok, 3 otherwise. No other
+// flag of `command` may be given with it.
+int commandCollect(const CLI::App& command, const std::string& dir);
 int commandEval(const ConfigFlags& flags, const std::string& weights, const std::string& tokens,
                 bool json);
 int commandShow(const std::string& file, bool json);
@@ -62,10 +64,18 @@ struct AttentionFlags {
     int64_t keyTile = 128;
     std::string python;
     std::string outDir;
+    std::string outFile;  // one attention file, as attention.json (how an array task writes)
 };
+// Throws InvalidConfigError naming a bad device or precision.
+AttentionBenchSpec attentionSpecFromFlags(const AttentionFlags& flags);
 int commandAttention(const AttentionFlags& flags, bool json);
-// The grid of `spec`, reported as `attention` does; `outDir` may be empty.
-int runAttentionGrid(const AttentionBenchSpec& spec, const std::string& outDir, bool json);
+// The grid of `spec`, reported as `attention` does; `outDir` and `outFile` may be empty.
+int runAttentionGrid(const AttentionBenchSpec& spec, const std::string& outDir,
+                     const std::string& outFile, bool json);
+// Writes DIR to run the grid as a Slurm array, one point per task, as
+// commandSweepSlurm does a sweep.
+int commandAttentionSlurm(const CLI::App& attention, const AttentionFlags& flags,
+                          const std::string& dir, const SlurmFlags& slurm, bool resume);
 
 // study warmup | precision | attention (study_command.cpp)
 int commandStudyWarmup(const ConfigFlags& flags, const std::string& outDir);

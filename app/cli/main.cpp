@@ -48,6 +48,8 @@ void addAttentionFlags(CLI::App& command, AttentionFlags& flags) {
                        "compiled: the Python with torch (default: $STEPSCOPE_PYTHON, then the "
                        "one StepScope was built against)");
     command.add_option("--out", flags.outDir, "write attention.json and attention.csv here");
+    command.add_option("--out-file", flags.outFile,
+                       "write the points to this one attention file (attention.json's format)");
 }
 
 }  // namespace
@@ -137,7 +139,29 @@ int main(int argc, char** argv) {
     auto* attention = app.add_subcommand(
         "attention", "attention backends × head dims × sequence lengths × precisions");
     addAttentionFlags(*attention, attentionFlags);
-    attention->add_flag("--json", json, "print the points as JSON");
+    auto* attentionJson = attention->add_flag("--json", json, "print the points as JSON");
+    std::string attentionSlurmDir, attentionCollectDir;
+    SlurmFlags attentionSlurmFlags;
+    bool attentionResume = false;
+    auto* attentionSlurm = attention->add_option(
+        "--slurm", attentionSlurmDir,
+        "instead of running here, write DIR to run the grid as a Slurm job array, one point "
+        "(backend × d × seq × precision) per task (DIR/stepscope.sbatch; --submit submits it)");
+    attentionSlurm->excludes("--out")->excludes("--out-file")->excludes(attentionJson);
+    attention
+        ->add_option("--collect", attentionCollectDir,
+                     "attention.json and attention.csv of a --slurm DIR from the points "
+                     "finished so far (as sweep --collect); exit 0 when every point is ok, 3 "
+                     "otherwise")
+        ->excludes(attentionSlurm)
+        ->excludes("--out")
+        ->excludes("--out-file");
+    attention
+        ->add_flag("--resume", attentionResume,
+                   "the array has only the points without a result yet (without grid flags: "
+                   "the grid DIR holds)")
+        ->needs(attentionSlurm);
+    addSlurmFlags(*attention, attentionSlurmFlags, attentionSlurm);
 
     // study NAME: each study its own subcommand with its flags; a name that
     // is not one lands in `studyName` and is answered with the list.
@@ -270,7 +294,7 @@ int main(int argc, char** argv) {
     }
     if (sweep->parsed()) {
         if (!collectDir.empty()) {
-            return commandSweepCollect(*sweep, collectDir);
+            return commandCollect(*sweep, collectDir);
         }
         if (!slurmDir.empty()) {
             return commandSweepSlurm(*sweep, sweepFlags, slurmDir, slurmFlags, resume);
@@ -302,6 +326,13 @@ int main(int argc, char** argv) {
         return commandAccumulate(accumulateCount, json);
     }
     if (attention->parsed()) {
+        if (!attentionCollectDir.empty()) {
+            return commandCollect(*attention, attentionCollectDir);
+        }
+        if (!attentionSlurmDir.empty()) {
+            return commandAttentionSlurm(*attention, attentionFlags, attentionSlurmDir,
+                                         attentionSlurmFlags, attentionResume);
+        }
         return commandAttention(attentionFlags, json);
     }
     if (studyWarmup->parsed()) {

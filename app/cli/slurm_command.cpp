@@ -1,6 +1,6 @@
-// stepscope-cli sweep --slurm DIR [--submit] and sweep --collect DIR: a sweep
-// as a Slurm job array, one point per task, and its tables from whatever has
-// finished. The work is in core/bench/slurm_*.h.
+// stepscope-cli sweep|attention --slurm DIR [--submit] and --collect DIR: a
+// sweep or an attention grid as a Slurm job array, one point per task, and
+// its tables from whatever has finished. The work is in core/bench/slurm_*.h.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -8,13 +8,16 @@
 #include <set>
 
 #include "bench/slurm_array.h"
+#include "bench/slurm_attention.h"
 #include "bench/slurm_submit.h"
 #include "bench/slurm_sweep.h"
 #include "cli/commands.h"
 #include "cli/guarded.h"
 #include "engines/isolated_run.h"
+#include "results/attention_file.h"
 #include "results/memory_report.h"
 #include "results/report.h"
+#include "util/strings.h"
 
 namespace stepscope::cli {
 
@@ -49,15 +52,96 @@ void printUnfinished(const char* what, const std::vector<UnfinishedPoint>& point
     }
 }
 
-// Whether `sweep` was given a flag that describes the sweep, not where or how it goes.
-bool givesSweepFlags(const CLI::App& sweep) {
+// Whether `command` was given a flag that describes the experiment, not
+// where or how it goes.
+bool givesExperimentFlags(const CLI::App& command) {
     static const std::set<std::string> placement = {
         "--slurm", "--resume",        "--submit", "--partition",   "--gres",
         "--time",  "--cpus-per-task", "--mem",    "--array-limit", "--sbatch-arg"};
-    const auto options = sweep.get_options();
+    const auto options = command.get_options();
     return std::any_of(options.begin(), options.end(), [](const CLI::Option* option) {
         return option->count() > 0 && !placement.count(option->get_name());
     });
+}
+
+// Which points of the array in `dir` have finished, read by its kind's collector.
+SlurmProgress readProgress(const std::string& dir, const SlurmArray& array) {
+    if (array.kind == kAttentionArrayKind) {
+        return readSlurmAttention(dir, "--slurm");
+    }
+    return readSlurmSweep(dir, "--slurm");
+}
+
+// Writes `dir` for the experiment `make` gives (with `resume`, only its
+// points not yet ok; and without experiment flags, the one `dir` holds),
+// then submits it with --submit.
+template <typename MakeArray>
+int writeSlurmDirectory(const CLI::App& command, const std::string& dir, const SlurmFlags& slurm,
+                        bool resume, MakeArray make) {
+    const std::string name = command.get_name();
+    const auto held = readSlurmArray(dir);
+    const SlurmArray array = held && resume && !givesExperimentFlags(command) ? *held : make();
+    checkSlurmOptions(slurm.options);
+    checkSlurmDirectory(dir, array, "--slurm");
+    const std::string quotedDir = shellQuote(dir);
+    std::vector<int> tasks;
+    if (resume && held) {
+        tasks = readProgress(dir, array).unfinishedIndices();
+        if (tasks.empty()) {
+            std::fprintf(stderr,
+                         "stepscope: every point of %s has finished; nothing to submit. "
+                         "Tables: stepscope-cli %s --collect %s\n",
+                         dir.c_str(), name.c_str(), quotedDir.c_str());
+            return kExitOk;
+        }
+    } else {
+        for (size_t i = 0; i < array.tasks.size(); ++i) {
+            tasks.push_back(int(i));
+        }
+    }
+    writeSlurmArray(dir, array, currentExecutablePath(), slurm.options, tasks, "--slurm");
+    const std::string script = (std::filesystem::absolute(dir) / kSlurmScriptFile).string();
+    std::fprintf(stderr, "stepscope: %zu of %zu points as array %s in %s\n", tasks.size(),
+                 array.tasks.size(), slurmArrayRange(tasks, slurm.options.arrayLimit).c_str(),
+                 script.c_str());
+    if (!slurm.submit) {
+        std::fprintf(stderr,
+                     "stepscope: submit with sbatch %s; then stepscope-cli %s --collect %s\n",
+                     shellQuote(script).c_str(), name.c_str(), quotedDir.c_str());
+        std::cout << script << "\n";
+        return kExitOk;
+    }
+    std::string jobId;
+    try {
+        jobId = submitSlurmJob(script);
+    } catch (const SlurmError& error) {
+        std::cerr << "stepscope-cli: " << error.what() << "\n";
+        return kExitRunFailed;
+    }
+    std::fprintf(stderr,
+                 "stepscope: submitted job %s; logs in %s/logs, tables with stepscope-cli %s "
+                 "--collect %s\n",
+                 jobId.c_str(), dir.c_str(), name.c_str(), quotedDir.c_str());
+    std::cout << jobId << "\n";
+    return kExitOk;
+}
+
+// How many points are ok, and the missing and failed ones with their logs;
+// 0 when all are ok, 3 otherwise.
+int reportProgress(const SlurmProgress& progress, const std::string& dir, const char* tables,
+                   const std::string& kind) {
+    std::fprintf(stderr, "stepscope: %zu of %zu points ok, tables in %s/%s\n", progress.finished(),
+                 progress.total, dir.c_str(), tables);
+    if (progress.complete()) {
+        return kExitOk;
+    }
+    std::fprintf(stderr, "stepscope: %zu missing, %zu failed:\n", progress.missing.size(),
+                 progress.failed.size());
+    printUnfinished("missing", progress.missing);
+    printUnfinished("failed", progress.failed);
+    std::fprintf(stderr, "stepscope: run them again with %s --slurm %s --resume --submit\n",
+                 kind.c_str(), shellQuote(dir).c_str());
+    return kExitRunFailed;
 }
 
 }  // namespace
@@ -86,67 +170,42 @@ void addSlurmFlags(CLI::App& sweep, SlurmFlags& flags, CLI::Option* slurm) {
 int commandSweepSlurm(const CLI::App& sweep, const ConfigFlags& flags, const std::string& dir,
                       const SlurmFlags& slurm, bool resume) {
     return guardedSlurm([&] {
-        const auto held = readSlurmArray(dir);
-        // `--slurm DIR --resume` without sweep flags: the sweep DIR holds.
-        const SlurmArray array = held && resume && !givesSweepFlags(sweep)
-                                     ? *held
-                                     : sweepSlurmArray(flags.toSweepSpec(dir));
-        checkSlurmOptions(slurm.options);
-        checkSlurmDirectory(dir, array, "--slurm");
-        std::vector<int> tasks;
-        if (resume && held) {
-            tasks = unfinishedPointIndices(readSlurmSweep(dir, "--slurm"));
-            if (tasks.empty()) {
-                std::fprintf(stderr,
-                             "stepscope: every point of %s has finished; nothing to submit. "
-                             "Tables: stepscope-cli sweep --collect %s\n",
-                             dir.c_str(), dir.c_str());
-                return kExitOk;
-            }
-        } else {
-            for (size_t i = 0; i < array.tasks.size(); ++i) {
-                tasks.push_back(int(i));
-            }
-        }
-        writeSlurmArray(dir, array, currentExecutablePath(), slurm.options, tasks, "--slurm");
-        const std::string script = (std::filesystem::absolute(dir) / kSlurmScriptFile).string();
-        std::fprintf(stderr, "stepscope: %zu of %zu points as array %s in %s\n", tasks.size(),
-                     array.tasks.size(), slurmArrayRange(tasks, slurm.options.arrayLimit).c_str(),
-                     script.c_str());
-        if (!slurm.submit) {
-            std::fprintf(stderr,
-                         "stepscope: submit with sbatch %s; then stepscope-cli sweep --collect "
-                         "%s\n",
-                         script.c_str(), dir.c_str());
-            std::cout << script << "\n";
-            return kExitOk;
-        }
-        std::string jobId;
-        try {
-            jobId = submitSlurmJob(script);
-        } catch (const SlurmError& error) {
-            std::cerr << "stepscope-cli: " << error.what() << "\n";
-            return kExitRunFailed;
-        }
-        std::fprintf(stderr,
-                     "stepscope: submitted job %s; logs in %s/logs, tables with stepscope-cli "
-                     "sweep --collect %s\n",
-                     jobId.c_str(), dir.c_str(), dir.c_str());
-        std::cout << jobId << "\n";
-        return kExitOk;
+        return writeSlurmDirectory(sweep, dir, slurm, resume,
+                                   [&] { return sweepSlurmArray(flags.toSweepSpec(dir)); });
     });
 }
 
-int commandSweepCollect(const CLI::App& sweep, const std::string& dir) {
-    // The directory holds the sweep: a config flag beside it would be ignored.
-    for (const CLI::Option* option : sweep.get_options()) {
+int commandAttentionSlurm(const CLI::App& attention, const AttentionFlags& flags,
+                          const std::string& dir, const SlurmFlags& slurm, bool resume) {
+    return guardedSlurm([&] {
+        return writeSlurmDirectory(attention, dir, slurm, resume, [&] {
+            return attentionSlurmArray(attentionSpecFromFlags(flags));
+        });
+    });
+}
+
+int commandCollect(const CLI::App& command, const std::string& dir) {
+    // The directory holds the whole experiment: a flag beside it would be ignored.
+    for (const CLI::Option* option : command.get_options()) {
         if (option->count() > 0 && option->get_name() != "--collect") {
-            std::cerr << "stepscope-cli: sweep: " << option->get_name()
-                      << " cannot be given with --collect; the directory holds the whole sweep\n";
+            std::cerr << "stepscope-cli: " << command.get_name() << ": " << option->get_name()
+                      << " cannot be given with --collect; the directory holds the whole "
+                         "experiment\n";
             return kExitBadInput;
         }
     }
     return guardedSlurm([&] {
+        const auto held = readSlurmArray(dir);
+        if (!held) {
+            throw SlurmError("--collect: '" + dir + "' holds no " + kSlurmArrayFile +
+                             "; make it with sweep --slurm DIR or attention --slurm DIR");
+        }
+        if (held->kind == kAttentionArrayKind) {
+            const AttentionCollection collection = collectSlurmAttention(dir);
+            std::cout << formatAttentionTable(collection.points);
+            return reportProgress(collection, dir, "attention.json and attention.csv",
+                                  kAttentionArrayKind);
+        }
         const SweepCollection collection = collectSlurmSweep(dir);
         std::cout << formatSweepMarkdown(collection.results, collection.varyingFields);
         const bool traced =
@@ -155,21 +214,7 @@ int commandSweepCollect(const CLI::App& sweep, const std::string& dir) {
         if (traced) {
             std::cout << "\n" << formatMemorySweepTable(collection.results);
         }
-        const size_t finished =
-            collection.total - collection.missing.size() - collection.failed.size();
-        std::fprintf(stderr,
-                     "stepscope: %zu of %zu points ok, tables in %s/sweep.csv and sweep.md\n",
-                     finished, collection.total, dir.c_str());
-        if (collection.complete()) {
-            return kExitOk;
-        }
-        std::fprintf(stderr, "stepscope: %zu missing, %zu failed:\n", collection.missing.size(),
-                     collection.failed.size());
-        printUnfinished("missing", collection.missing);
-        printUnfinished("failed", collection.failed);
-        std::fprintf(stderr, "stepscope: run them again with sweep --slurm %s --resume --submit\n",
-                     dir.c_str());
-        return kExitRunFailed;
+        return reportProgress(collection, dir, "sweep.csv and sweep.md", kSweepArrayKind);
     });
 }
 

@@ -166,7 +166,7 @@ int commandStudyAttention(const AttentionFlags& flags, const CLI::App& command, 
             spec.options.keyTile = flags.keyTile;
         }
         spec.python = flags.python;
-        return runAttentionGrid(spec, flags.outDir, json);
+        return runAttentionGrid(spec, flags.outDir, flags.outFile, json);
     });
 }
 

@@ -197,29 +197,40 @@ double attentionForwardFlops(int64_t batch, int64_t heads, int64_t seq, int64_t 
     return causal ? flops / 2 : flops;
 }
 
+std::vector<AttentionPoint> attentionGridPoints(const AttentionBenchSpec& spec) {
+    const std::vector<int64_t> seqLens =
+        spec.seqLens.empty() ? defaultSeqLens(spec.device) : spec.seqLens;
+    std::vector<AttentionPoint> grid;
+    for (Precision precision : spec.precisions) {
+        for (int64_t d : spec.headDims) {
+            for (int64_t seq : seqLens) {
+                for (const auto& name : spec.backends) {
+                    AttentionPoint point;
+                    point.backend = name;
+                    point.kernel = name;
+                    point.d = d;
+                    point.seq = seq;
+                    point.batch = spec.batch;
+                    point.heads = spec.heads;
+                    point.precision = precision;
+                    point.causal = spec.causal;
+                    point.scoreMatrixBytes = spec.batch * spec.heads * seq * seq *
+                                             int64_t(c10::elementSize(dtypeOf(precision)));
+                    grid.push_back(std::move(point));
+                }
+            }
+        }
+    }
+    return grid;
+}
+
 std::vector<AttentionPoint> runAttentionBenchmark(const AttentionBenchSpec& spec,
                                                   const AttentionBenchControl& control) {
     validateAttentionSpec(spec);
-    const std::vector<int64_t> seqLens =
-        spec.seqLens.empty() ? defaultSeqLens(spec.device) : spec.seqLens;
+    const std::vector<AttentionPoint> grid = attentionGridPoints(spec);
     const at::Device device(spec.device == DeviceKind::Cuda ? at::kCUDA : at::kCPU, 0);
     const int64_t available = control.availableMemoryBytes.value_or(availableSystemMemory());
-    const int total =
-        int(spec.backends.size() * spec.headDims.size() * seqLens.size() * spec.precisions.size());
-    auto pointOf = [&](const std::string& name, Precision precision, int64_t d, int64_t seq) {
-        AttentionPoint point;
-        point.backend = name;
-        point.kernel = name;
-        point.d = d;
-        point.seq = seq;
-        point.batch = spec.batch;
-        point.heads = spec.heads;
-        point.precision = precision;
-        point.causal = spec.causal;
-        point.scoreMatrixBytes =
-            spec.batch * spec.heads * seq * seq * int64_t(c10::elementSize(dtypeOf(precision)));
-        return point;
-    };
+    const int total = int(grid.size());
     // On CPU, where running out of memory ends the process, a point that will
     // not fit is not run.
     auto refuseIfTooLarge = [&](AttentionPoint& point) {
@@ -234,15 +245,9 @@ std::vector<AttentionPoint> runAttentionBenchmark(const AttentionBenchSpec& spec
         return true;
     };
     auto forEachPoint = [&](auto&& visit) {
-        for (Precision precision : spec.precisions) {
-            for (int64_t d : spec.headDims) {
-                for (int64_t seq : seqLens) {
-                    for (const auto& name : spec.backends) {
-                        if (!visit(pointOf(name, precision, d, seq))) {
-                            return;
-                        }
-                    }
-                }
+        for (const auto& point : grid) {
+            if (!visit(point)) {
+                return;
             }
         }
     };

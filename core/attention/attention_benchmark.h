@@ -57,6 +57,10 @@ struct AttentionPoint {
     int64_t scoreMatrixBytes = 0;  // one seq × seq score matrix of the batch (naive keeps ~3)
 };
 
+// The grid's points in the order they are measured and reported (precision,
+// head dim, sequence length, then backend), not yet measured.
+std::vector<AttentionPoint> attentionGridPoints(const AttentionBenchSpec& spec);
+
 // FlashAttention's convention: forward 4·B·H·S²·d, halved when causal; backward 2.5× forward.
 double attentionForwardFlops(int64_t batch, int64_t heads, int64_t seq, int64_t d, bool causal);
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "util/atomic_file.h"
+#include "util/strings.h"
 
 namespace stepscope {
 
@@ -17,13 +18,18 @@ using json = nlohmann::json;
 
 constexpr int kArrayFileVersion = 1;
 
-// One word for bash: in single quotes, each ' written as '\''.
-std::string shellQuote(const std::string& text) {
-    std::string quoted = "'";
-    for (char c : text) {
-        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+// The logs' path as an #SBATCH value, read by sbatch itself (not bash): in
+// double quotes, with \ and " escaped by a backslash, so that the directory
+// may hold spaces and #; its % doubled, so that it is not read as one of
+// Slurm's %x, %A… patterns as the file name's are.
+std::string sbatchLogPath(const std::string& directory) {
+    std::string quoted = "\"";
+    for (char c : (fs::path(directory) / "logs/").string()) {
+        quoted += c == '\\' || c == '"' ? std::string("\\") + c
+                  : c == '%'            ? std::string("%%")
+                                        : std::string(1, c);
     }
-    return quoted + "'";
+    return quoted + "%x-%A_%a.out\"";
 }
 
 void refuseNewline(const std::string& flag, const std::string& value) {
@@ -74,13 +80,23 @@ bool sameExperiment(const SlurmArray& a, const SlurmArray& b) {
     return a.kind == b.kind && a.details == b.details && a.tasks == b.tasks;
 }
 
+// "sweep", "attention grid": how messages name an array's kind.
+std::string kindName(const std::string& kind) {
+    return kind == "attention" ? "attention grid" : kind;
+}
+
+std::string aKindName(const std::string& kind) {
+    const std::string name = kindName(kind);
+    return (name.find_first_of("aeiou") == 0 ? "an " : "a ") + name;
+}
+
 std::string differenceText(const SlurmArray& held, const SlurmArray& wanted) {
     if (held.kind != wanted.kind) {
-        return "it holds a " + held.kind + ", not a " + wanted.kind;
+        return "it holds " + aKindName(held.kind) + ", not " + aKindName(wanted.kind);
     }
     if (held.tasks.size() != wanted.tasks.size()) {
-        return "it holds " + std::to_string(held.tasks.size()) + " points, this " + wanted.kind +
-               " has " + std::to_string(wanted.tasks.size());
+        return "it holds " + std::to_string(held.tasks.size()) + " points, this " +
+               kindName(wanted.kind) + " has " + std::to_string(wanted.tasks.size());
     }
     for (size_t i = 0; i < held.tasks.size(); ++i) {
         if (!(held.tasks[i] == wanted.tasks[i])) {
@@ -154,13 +170,13 @@ std::string slurmJobScript(const SlurmArray& array, const std::string& directory
     std::ostringstream out;
     const int last = int(array.tasks.size()) - 1;
     out << "#!/bin/bash\n"
-        << "# StepScope " << array.kind << " as a Slurm job array: task i runs point i.\n"
+        << "# StepScope " << kindName(array.kind) << " as a Slurm job array: task i runs point i.\n"
         << "# Submit: sbatch " << shellQuote((fs::path(directory) / kSlurmScriptFile).string())
         << "\n"
         << "# One point alone: SLURM_ARRAY_TASK_ID=i bash " << kSlurmScriptFile << "\n"
         << "#SBATCH --job-name=" << array.jobName << "\n"
         << "#SBATCH --array=" << slurmArrayRange(taskIndices, options.arrayLimit) << "\n"
-        << "#SBATCH --output=" << (fs::path(directory) / "logs" / "%x-%A_%a.out").string() << "\n";
+        << "#SBATCH --output=" << sbatchLogPath(directory) << "\n";
     const std::pair<const char*, std::string> lines[] = {
         {"--partition", options.partition},
         {"--gres", options.gres},
@@ -193,8 +209,8 @@ std::string slurmJobScript(const SlurmArray& array, const std::string& directory
         }
         out << " ;;\n";
     }
-    out << "  *) echo \"stepscope: no point $SLURM_ARRAY_TASK_ID in this " << array.kind << " (0-"
-        << last << ")\" >&2; exit 2 ;;\n"
+    out << "  *) echo \"stepscope: no point $SLURM_ARRAY_TASK_ID in this " << kindName(array.kind)
+        << " (0-" << last << ")\" >&2; exit 2 ;;\n"
         << "esac\n";
     return out.str();
 }
@@ -221,6 +237,20 @@ std::optional<SlurmArray> readSlurmArray(const std::string& directory) {
     }
 }
 
+SlurmArray readSlurmArrayOfKind(const std::string& directory, const std::string& kind,
+                                const std::string& flag) {
+    const auto array = readSlurmArray(directory);
+    if (!array) {
+        throw SlurmError(flag + ": '" + directory + "' holds no " + kSlurmArrayFile +
+                         "; make it with " + kind + " --slurm DIR");
+    }
+    if (array->kind != kind) {
+        throw SlurmError(flag + ": '" + directory + "' holds " + aKindName(array->kind) + ", not " +
+                         aKindName(kind));
+    }
+    return *array;
+}
+
 void checkSlurmDirectory(const std::string& directory, const SlurmArray& array,
                          const std::string& flag) {
     const fs::path root = fs::absolute(directory);
@@ -230,7 +260,8 @@ void checkSlurmDirectory(const std::string& directory, const SlurmArray& array,
     }
     if (const auto held = readSlurmArray(root.string())) {
         if (!sameExperiment(*held, array)) {
-            throw SlurmError(flag + ": '" + directory + "' holds a different " + held->kind + " (" +
+            const std::string what = held->kind == array.kind ? kindName(held->kind) : "experiment";
+            throw SlurmError(flag + ": '" + directory + "' holds a different " + what + " (" +
                              differenceText(*held, array) +
                              "); nothing was written. Choose a new directory.");
         }
@@ -247,6 +278,7 @@ void writeSlurmArray(const std::string& directory, const SlurmArray& array, cons
     checkSlurmOptions(options);
     checkSlurmDirectory(directory, array, flag);
     const fs::path root = fs::absolute(directory);
+    refuseNewline(flag, root.string());  // the script names it on one line
     try {
         for (const char* sub : {"inputs", "points", "logs"}) {
             fs::create_directories(root / sub);

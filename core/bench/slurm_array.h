@@ -76,6 +76,11 @@ std::string slurmArrayRange(const std::vector<int>& taskIndices, int limit = 0);
 // none. Throws SlurmError when the file is there but unreadable.
 std::optional<SlurmArray> readSlurmArray(const std::string& directory);
 
+// The array `directory` holds, which must be a `kind` array; throws
+// SlurmError naming `flag` when it holds none, another kind or an unreadable one.
+SlurmArray readSlurmArrayOfKind(const std::string& directory, const std::string& kind,
+                                const std::string& flag);
+
 // Throws SlurmError naming `flag` where `array` cannot go into `directory`:
 // a file; a directory that holds a different array (other points or
 // configs), or files and no array. A missing or empty directory, or one
@@ -86,7 +91,7 @@ void checkSlurmDirectory(const std::string& directory, const SlurmArray& array,
 // checkSlurmDirectory, then writes the array into `directory` (made if
 // missing) for the tasks in `taskIndices`, every file atomically: inputs, the
 // script, then slurm-array.json. Throws SlurmError naming `flag` when the
-// directory cannot be made or written.
+// directory cannot be made or written, or its path holds a line break.
 void writeSlurmArray(const std::string& directory, const SlurmArray& array, const std::string& cli,
                      const SlurmOptions& options, const std::vector<int>& taskIndices,
                      const std::string& flag);

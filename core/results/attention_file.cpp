@@ -7,6 +7,7 @@
 
 #include "bench/cost_model.h"
 #include "results/run_file.h"
+#include "util/atomic_file.h"
 
 namespace stepscope {
 
@@ -57,6 +58,22 @@ std::string cell(const std::optional<double>& value, int decimals) {
     return text;
 }
 
+EnvironmentInfo environmentFromJson(const json& object) {
+    EnvironmentInfo env;
+    env.libtorchVersion = object.value("libtorch_version", "");
+    env.cudaVersion = object.value("cuda_version", "");
+    env.deviceName = object.value("device_name", "");
+    env.cpuThreads = object.value("cpu_threads", 0);
+    env.startedAt = object.value("started_at", "");
+    if (const auto slurm = object.find("slurm"); slurm != object.end() && slurm->is_object()) {
+        env.slurmJobId = slurm->value("job_id", "");
+        env.slurmArrayJobId = slurm->value("array_job_id", "");
+        env.slurmArrayTaskId = slurm->value("array_task_id", "");
+        env.slurmNode = slurm->value("node", "");
+    }
+    return env;
+}
+
 json pointsJson(const std::vector<AttentionPoint>& points) {
     json list = json::array();
     for (const auto& point : points) {
@@ -81,13 +98,19 @@ std::string attentionResultToJson(const std::vector<AttentionPoint>& points,
                              {"cuda_version", env.cudaVersion},
                              {"device_name", env.deviceName},
                              {"cpu_threads", env.cpuThreads},
-                             {"started_at", env.startedAt}}},
+                             {"started_at", env.startedAt},
+                             {"slurm", slurmEnvironmentJson(env)}}},
                            {"points", list}};
     return document.dump(2) + "\n";
 }
 
 std::vector<AttentionPoint> attentionResultFromJson(const std::string& text) {
-    std::vector<AttentionPoint> points;
+    return attentionFileFromJson(text).points;
+}
+
+AttentionFile attentionFileFromJson(const std::string& text) {
+    AttentionFile file;
+    std::vector<AttentionPoint>& points = file.points;
     try {
         const json document = json::parse(text);
         if (document.value("format", "") != "stepscope-attention") {
@@ -98,6 +121,7 @@ std::vector<AttentionPoint> attentionResultFromJson(const std::string& text) {
                                std::to_string(document.value("version", 0)) +
                                " is not supported; this StepScope reads version 1");
         }
+        file.environment = environmentFromJson(document.value("environment", json::object()));
         for (const auto& item : document.at("points")) {
             AttentionPoint p;
             p.backend = item.at("backend").get<std::string>();
@@ -123,7 +147,15 @@ std::vector<AttentionPoint> attentionResultFromJson(const std::string& text) {
     } catch (const json::exception& error) {
         throw RunFileError(std::string("attention file: ") + error.what());
     }
-    return points;
+    return file;
+}
+
+AttentionFile readAttentionFile(const std::string& path) {
+    try {
+        return attentionFileFromJson(readFile(path));
+    } catch (const std::runtime_error& error) {
+        throw RunFileError("'" + path + "': " + error.what());
+    }
 }
 
 std::string formatAttentionCsv(const std::vector<AttentionPoint>& points) {

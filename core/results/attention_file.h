@@ -14,6 +14,14 @@ std::string attentionPointsToJson(const std::vector<AttentionPoint>& points);  /
 std::string attentionResultToJson(const std::vector<AttentionPoint>& points,
                                   const EnvironmentInfo& environment);
 std::vector<AttentionPoint> attentionResultFromJson(const std::string& json);  // RunFileError
+
+// A whole attention file: where it was measured, and its points.
+struct AttentionFile {
+    EnvironmentInfo environment;  // the fields the file keeps (versions, device, threads, Slurm)
+    std::vector<AttentionPoint> points;
+};
+AttentionFile attentionFileFromJson(const std::string& json);  // RunFileError
+AttentionFile readAttentionFile(const std::string& path);      // RunFileError naming the path
 std::string formatAttentionCsv(const std::vector<AttentionPoint>& points);
 std::string formatAttentionTable(const std::vector<AttentionPoint>& points);  // Markdown
 

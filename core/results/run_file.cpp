@@ -583,8 +583,9 @@ std::optional<Split> splitMemory(padded_string_view text) {
 }  // namespace fast
 #endif
 
-// Where a Slurm task ran; null for a run outside Slurm.
-json slurmJson(const EnvironmentInfo& env) {
+}  // namespace
+
+json slurmEnvironmentJson(const EnvironmentInfo& env) {
     if (env.slurmJobId.empty() && env.slurmArrayJobId.empty() && env.slurmArrayTaskId.empty() &&
         env.slurmNode.empty()) {
         return nullptr;
@@ -594,8 +595,6 @@ json slurmJson(const EnvironmentInfo& env) {
             {"array_task_id", env.slurmArrayTaskId},
             {"node", env.slurmNode}};
 }
-
-}  // namespace
 
 std::string runResultToJson(const RunResult& result, int indent) {
     const EnvironmentInfo& env = result.environment;
@@ -630,7 +629,7 @@ std::string runResultToJson(const RunResult& result, int indent) {
           {"python_torch_version", env.pythonTorchVersion},
           {"pid", env.processId},
           {"isolated", env.isolated},
-          {"slurm", slurmJson(env)}}},
+          {"slurm", slurmEnvironmentJson(env)}}},
         {"steps", steps},
         {"compile_ms", optionalNumber(result.compileMs)},
         {"operators", timeRowsJson(result.operators)},

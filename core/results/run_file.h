@@ -28,6 +28,10 @@ RunConfig runConfigFromJson(const std::string& json);  // throws RunFileError
 // one inside an event); throws RunFileError naming the field, under `where`.
 MemoryTrace memoryTraceFromJson(const nlohmann::json& memory, const std::string& where = "memory");
 
+// Where a Slurm task ran (environment.slurm of run and attention files):
+// job, array job and task ids and node; null outside Slurm.
+nlohmann::json slurmEnvironmentJson(const EnvironmentInfo& environment);
+
 void writeRunFile(const RunResult& result, const std::string& path);  // atomic
 RunResult readRunFile(const std::string& path);                       // throws RunFileError
 

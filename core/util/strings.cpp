@@ -21,4 +21,17 @@ std::string csvField(const std::string& text) {
     return quoted + "\"";
 }
 
+std::string shellQuote(const std::string& text) {
+    static const std::string plain =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-";
+    if (!text.empty() && text.find_first_not_of(plain) == std::string::npos) {
+        return text;
+    }
+    std::string quoted = "'";
+    for (char c : text) {
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return quoted + "'";
+}
+
 }  // namespace stepscope

@@ -11,4 +11,8 @@ std::string joinNames(const std::vector<std::string>& names);
 // One CSV cell: quoted (quotes doubled) when it holds a comma, quote or newline.
 std::string csvField(const std::string& text);
 
+// One word for a POSIX shell: as it is when it holds no character the
+// shell reads, else in single quotes, each ' written as '\''.
+std::string shellQuote(const std::string& text);
+
 }  // namespace stepscope

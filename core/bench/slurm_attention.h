@@ -1,0 +1,39 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attention/attention_benchmark.h"
+#include "bench/slurm_array.h"
+#include "bench/slurm_progress.h"
+#include "results/run_result.h"
+
+namespace stepscope {
+
+constexpr const char* kAttentionArrayKind = "attention";
+
+// The attention grid as a Slurm job array: task i measures grid point i
+// (attentionGridPoints' order, the local grid's) alone, `stepscope-cli
+// attention --backends B --d D --seq S --precision P … --out-file
+// points/NAME.json`, every setting on its command line. Validates the spec
+// first (InvalidConfigError naming the field); CUDA need not be here, the
+// nodes have what --gres asks for.
+SlurmArray attentionSlurmArray(const AttentionBenchSpec& spec);
+
+// What --collect reads of an attention array.
+struct AttentionCollection : SlurmProgress {
+    std::vector<AttentionPoint> points;  // every readable point, in grid order
+    EnvironmentInfo environment;         // the first point's, without Slurm ids
+};
+
+// Reads every point's attention file from `directory`; throws SlurmError
+// naming `flag` when it holds no attention array. A point measured as oom or
+// unavailable is a result, as it is in the local grid; one that failed, or
+// an unreadable file, is failed.
+AttentionCollection readSlurmAttention(const std::string& directory, const std::string& flag);
+
+// readSlurmAttention, then writes attention.json and attention.csv into
+// `directory` (atomically), as `attention --out DIR` does for the local grid.
+AttentionCollection collectSlurmAttention(const std::string& directory);
+
+}  // namespace stepscope
