@@ -198,37 +198,54 @@ void AttentionPage::setPoints(const std::vector<AttentionPoint>& points, const Q
     begin(int(points.size()));
     addPoints(points);
     // The form says which grid is shown (and runs it again on Run).
-    QStringList backends, dims, seqs, precisions;
-    const auto addOnce = [](QStringList& list, const QString& value) {
-        if (!list.contains(value)) {
-            list << value;
-        }
-    };
-    std::set<int64_t> dimValues, seqValues;
-    for (const auto& p : points) {
-        addOnce(backends, QString::fromStdString(p.backend));
-        addOnce(precisions, QString::fromStdString(toString(p.precision)));
-        dimValues.insert(p.d);
-        seqValues.insert(p.seq);
-    }
-    for (int64_t d : dimValues) {
-        dims << QString::number(d);
-    }
-    for (int64_t seq : seqValues) {
-        seqs << QString::number(seq);
-    }
     if (!points.empty()) {
-        backends_->setText(backends.join(','));
-        dims_->setText(dims.join(','));
-        seqs_->setText(seqs.join(','));
-        precisions_->setText(precisions.join(','));
-        batch_->setValue(int(points.front().batch));
-        heads_->setValue(int(points.front().heads));
-        causal_->setChecked(points.front().causal);
+        AttentionBenchSpec shown;
+        std::set<int64_t> dims, seqs;
+        const auto addOnce = [](auto& list, const auto& value) {
+            if (std::find(list.begin(), list.end(), value) == list.end()) {
+                list.push_back(value);
+            }
+        };
+        shown.backends.clear();
+        shown.precisions.clear();
+        for (const auto& p : points) {
+            addOnce(shown.backends, p.backend);
+            addOnce(shown.precisions, p.precision);
+            dims.insert(p.d);
+            seqs.insert(p.seq);
+        }
+        shown.headDims.assign(dims.begin(), dims.end());
+        shown.seqLens.assign(seqs.begin(), seqs.end());
+        shown.batch = points.front().batch;
+        shown.heads = points.front().heads;
+        shown.causal = points.front().causal;
+        shown.repeats = repeats_->value();
+        setForm(shown);
     }
     finish(source.isEmpty()
                ? QString()
                : tr("%1 from %2").arg(countText(qsizetype(points.size()), "point"), source));
+}
+
+void AttentionPage::setForm(const AttentionBenchSpec& spec) {
+    const auto joined = [](const auto& values, const auto& text) {
+        QStringList list;
+        for (const auto& value : values) {
+            list << text(value);
+        }
+        return list.join(',');
+    };
+    const auto number = [](int64_t value) { return QString::number(value); };
+    backends_->setText(joined(spec.backends, QString::fromStdString));
+    dims_->setText(joined(spec.headDims, number));
+    seqs_->setText(
+        joined(spec.seqLens.empty() ? defaultSeqLens(spec.device) : spec.seqLens, number));
+    precisions_->setText(
+        joined(spec.precisions, [](Precision p) { return QString::fromStdString(toString(p)); }));
+    batch_->setValue(int(spec.batch));
+    heads_->setValue(int(spec.heads));
+    repeats_->setValue(spec.repeats);
+    causal_->setChecked(spec.causal);
 }
 
 QString AttentionPage::statusText() const {

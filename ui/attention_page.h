@@ -30,6 +30,8 @@ public:
     // The grid from the form; the device comes from the configuration panel.
     // Throws InvalidConfigError naming the field for bad lists.
     AttentionBenchSpec spec(DeviceKind device) const;
+    // Fills the form with a grid (an empty sequence list: the device's default).
+    void setForm(const AttentionBenchSpec& spec);
     void begin(int points);
     void addPoints(const std::vector<AttentionPoint>& points);
     // An opened file's points (`source` names it): the table and charts as a

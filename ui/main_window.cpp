@@ -40,9 +40,13 @@
 #include "bench/environment.h"
 #include "bench/memory_estimate.h"
 #include "bench/runner.h"
+#include "bench/slurm_array.h"
+#include "bench/slurm_attention.h"
+#include "bench/study.h"
 #include "breakdown_view.h"
 #include "compare_view.h"
 #include "config_panel.h"
+#include "engines/isolated_run.h"
 #include "exporter.h"
 #include "format.h"
 #include "kernel_timeline_view.h"
@@ -96,6 +100,24 @@ FileKind fileKind(const QString& path, QString* error) {
         return FileKind::Attention;
     }
     return head.contains("\"stepscope-run\"") ? FileKind::Run : FileKind::Other;
+}
+
+// The points a Slurm array's folder will hold, in the array's order: each
+// task's run file (absolute) and the config it runs. Empty for a folder that
+// is no sweep array. Throws for an array file that cannot be read.
+std::vector<std::pair<QString, RunConfig>> slurmSweepPlan(const QString& directory) {
+    std::vector<std::pair<QString, RunConfig>> plan;
+    const auto array = readSlurmArray(directory.toStdString());
+    if (!array || array->kind != "sweep") {
+        return plan;
+    }
+    const QDir dir(directory);
+    for (const SlurmTask& task : array->tasks) {
+        plan.emplace_back(
+            QDir::cleanPath(dir.absoluteFilePath(QString::fromStdString(task.resultFile))),
+            runConfigFromJson(task.inputText));
+    }
+    return plan;
 }
 
 // A sweep's points in its order: models by size, then context, mode and
@@ -230,6 +252,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             setBanner(QString(), false);  // the errors it spoke of are fixed
         }
         updateEstimate(!errors);
+        sweep_->setBaseConfig(config_->config());
     });
     connect(runList_, &QListWidget::currentItemChanged, this, &MainWindow::onSelectionChanged);
     connect(runList_, &QListWidget::itemChanged, this, &MainWindow::refreshCompare);
@@ -285,8 +308,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(sweepWatcher_, &QFileSystemWatcher::fileChanged, sweepRescan_,
             qOverload<>(&QTimer::start));
     connect(sweepRescan_, &QTimer::timeout, this, &MainWindow::scanSweepDirectory);
+    attentionWatcher_ = new QFileSystemWatcher(this);
+    attentionRescan_ = new QTimer(this);
+    attentionRescan_->setSingleShot(true);
+    attentionRescan_->setInterval(150);
+    connect(attentionWatcher_, &QFileSystemWatcher::directoryChanged, attentionRescan_,
+            qOverload<>(&QTimer::start));
+    connect(attentionRescan_, &QTimer::timeout, this, &MainWindow::scanAttentionArray);
 
     loadSettings();
+    sweep_->setBaseConfig(config_->config());
     updateEstimate(validate(config_->config(), validationContext()).empty());
 }
 
@@ -601,7 +632,17 @@ bool MainWindow::openDirectory(const QString& path) {
     if (dir.exists("attention.json")) {
         return openRunFile(dir.filePath("attention.json"));
     }
-    bool sweep = dir.exists("sweep.csv") || dir.exists("sweep.md");
+    try {
+        if (const auto array = readSlurmArray(path.toStdString());
+            array && array->kind == kAttentionArrayKind) {
+            return openAttentionArray(path);
+        }
+    } catch (const std::exception& error) {
+        showError(tr("Cannot open folder"), QString::fromUtf8(error.what()));
+        return false;
+    }
+    // A Slurm array's folder is a sweep before any of its points is done.
+    bool sweep = dir.exists("sweep.csv") || dir.exists("sweep.md") || dir.exists(kSlurmArrayFile);
     const QFileInfoList jsonFiles = dir.entryInfoList({"*.json"}, QDir::Files);
     for (qsizetype i = 0; !sweep && i < jsonFiles.size(); ++i) {
         QString error;
@@ -626,6 +667,11 @@ bool MainWindow::openSweepDirectory(const QString& path) {
         stopWatchingSweep();
         sweepDir_ = dir;
         sweepWatcher_->addPath(dir);
+        try {
+            sweepPlan_ = slurmSweepPlan(dir);
+        } catch (const std::exception& error) {
+            showError(tr("Cannot open folder"), QString::fromUtf8(error.what()));
+        }
     }
     scanSweepDirectory();
     const QList<int> points = showSweepDirectory();
@@ -650,7 +696,18 @@ void MainWindow::scanSweepDirectory() {
     }
     std::vector<std::pair<QString, RunResult>> fresh;
     QStringList problems;
-    for (const QFileInfo& info : dir.entryInfoList({"*.json"}, QDir::Files, QDir::Name)) {
+    // A Slurm array's tasks write into points/, which appears with the first.
+    QFileInfoList candidates = dir.entryInfoList({"*.json"}, QDir::Files, QDir::Name);
+    if (const QString points = dir.filePath("points"); QFileInfo(points).isDir()) {
+        if (!sweepWatcher_->directories().contains(points)) {
+            sweepWatcher_->addPath(points);
+        }
+        candidates += QDir(points).entryInfoList({"*.json"}, QDir::Files, QDir::Name);
+    }
+    for (const QFileInfo& info : candidates) {
+        if (info.fileName() == kSlurmArrayFile) {
+            continue;
+        }
         const QString file = info.absoluteFilePath();
         if (sweepFiles_.count(file)) {
             continue;
@@ -722,13 +779,24 @@ QList<int> MainWindow::showSweepDirectory() {
     std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) {
         return sweepPointBefore(a.first->result, a.second, b.first->result, b.second);
     });
-    QList<const RunResult*> results;
+    std::vector<SweepPage::Row> rows;
     QList<int> ids;
-    for (const auto& [document, name] : points) {
-        results << &document->result;
-        ids << document->id;
+    if (sweepPlan_.empty()) {
+        for (const auto& [document, name] : points) {
+            rows.push_back({document->result.config, &document->result});
+            ids << document->id;
+        }
+    } else {  // the array's order, its points still to come among them
+        for (const auto& [file, config] : sweepPlan_) {
+            const auto done = std::find_if(points.begin(), points.end(),
+                                           [&](const auto& point) { return point.second == file; });
+            rows.push_back({config, done == points.end() ? nullptr : &done->first->result});
+            if (done != points.end()) {
+                ids << done->first->id;
+            }
+        }
     }
-    sweep_->showPoints(sweepDir_, results, true);
+    sweep_->showPoints(sweepDir_, rows, true);
     return ids;
 }
 
@@ -743,8 +811,44 @@ void MainWindow::stopWatchingSweep() {
     sweepDir_.clear();
     sweepFiles_.clear();
     sweepUnreadable_.clear();
+    sweepPlan_.clear();
     if (bannerAbout_ == BannerAbout::SweepFiles) {
         setBanner(QString(), false);
+    }
+}
+
+bool MainWindow::openAttentionArray(const QString& directory) {
+    attentionArrayDir_ = QDir::cleanPath(QFileInfo(directory).absoluteFilePath());
+    if (!attentionWatcher_->directories().isEmpty()) {
+        attentionWatcher_->removePaths(attentionWatcher_->directories());
+    }
+    attentionWatcher_->addPath(attentionArrayDir_);
+    scanAttentionArray();
+    addRecentFile(attentionArrayDir_);
+    tabs_->setCurrentWidget(attention_);
+    return true;
+}
+
+void MainWindow::scanAttentionArray() {
+    const QString points = attentionArrayDir_ + "/points";
+    if (QFileInfo(points).isDir() && !attentionWatcher_->directories().contains(points)) {
+        attentionWatcher_->addPath(points);  // made with the first task's file
+    }
+    try {
+        const AttentionCollection collection =
+            readSlurmAttention(attentionArrayDir_.toStdString(), "folder");
+        attention_->setPoints(collection.points);
+        attention_->finish(
+            tr("%1 of %2 points from %3; watched: points appear as their tasks finish%4.")
+                .arg(collection.finished())
+                .arg(collection.total)
+                .arg(attentionArrayDir_)
+                .arg(collection.failed.empty()
+                         ? QString()
+                         : tr("; %1 failed (stepscope-cli attention --collect lists them)")
+                               .arg(collection.failed.size())));
+    } catch (const std::exception& error) {
+        setBanner(QString::fromUtf8(error.what()), true);
     }
 }
 
@@ -1049,16 +1153,31 @@ void MainWindow::startSweep() {
     if (job_->isRunning()) {
         return;
     }
+    const SweepPage::Study study = sweep_->study();
+    if (study == SweepPage::Study::Attention) {
+        attention_->setForm(attentionStudySpec(config_->config().device));
+        tabs_->setCurrentWidget(attention_);
+        startAttention();
+        return;
+    }
     const QString outDir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
                            "/sweeps/" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
+    const std::string cli = pointCli_.empty() ? cliBesideExecutable() : pointCli_;
     SweepSpec spec;
+    WarmupStudySpec warmup;
     try {
-        spec = sweep_->spec(config_->config(), outDir);
+        if (study == SweepPage::Study::Warmup) {
+            warmup = sweep_->warmupSpec(config_->config(), outDir);
+            warmup.cli = cli;
+            spec = warmupStudySweep(warmup);
+        } else {
+            spec = sweep_->spec(config_->config(), outDir);
+        }
         std::vector<ConfigError> errors;
         const ValidationContext context = validationContext();
         for (const auto& point : expandSweep(spec)) {
             for (auto& error : validate(point, context)) {
-                error.message += " (" + sweepPointFileName(point) + ")";
+                error.message += " (" + sweepPointFileName(point, spec.axes) + ")";
                 errors.push_back(error);
             }
         }
@@ -1075,7 +1194,24 @@ void MainWindow::startSweep() {
                   spec.base.device == DeviceKind::Cpu
                       ? std::optional<int64_t>(availableMemory_.value_or(availableSystemMemory()))
                       : std::nullopt);
-    job_->startSweep(spec);
+    const bool isolated = sweep_->isolated();
+    job_->startSweep(spec.axes, [study, spec, warmup, isolated, cli](const SweepControl& given) {
+        SweepControl control = given;
+        if (isolated) {
+            control.runPoint = freshProcessRunner(cli);
+        }
+        switch (study) {
+            case SweepPage::Study::Warmup:
+                runWarmupStudy(warmup, control);
+                break;
+            case SweepPage::Study::Precision:
+                runPrecisionStudy(spec, control);
+                break;
+            default:
+                runSweep(spec, control);
+                break;
+        }
+    });
 }
 
 void MainWindow::startAttention() {

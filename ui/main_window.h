@@ -91,6 +91,9 @@ public:
     // Pre-flight and the runner act as if this much memory were free (nullopt:
     // what the system reports). For tests and demonstrations.
     void setAvailableMemory(std::optional<int64_t> bytes) { availableMemory_ = bytes; }
+    // The stepscope-cli that runs points in fresh processes (default: the
+    // one beside this program).
+    void setPointCli(const QString& cli) { pointCli_ = cli.toStdString(); }
     // The title that exported charts of the current tab carry: what is shown
     // and which run or runs, with their full configuration.
     QString chartTitle(const ExportTarget& target) const;
@@ -141,6 +144,10 @@ private:
     void startSweep();
     void startAttention();
     bool openAttentionFile(const QString& path, const std::string& text);
+    // A Slurm attention array's folder before --collect: the points done so
+    // far in the Attention tab, read again as tasks write theirs.
+    bool openAttentionArray(const QString& directory);
+    void scanAttentionArray();
     bool openDirectory(const QString& path);
     bool openSweepDirectory(const QString& path);
     void scanSweepDirectory();        // reads the run files that appeared since the last scan
@@ -176,6 +183,12 @@ private:
     QString sweepDir_;
     std::map<QString, int> sweepFiles_;
     std::map<QString, std::pair<QDateTime, QString>> sweepUnreadable_;
+    // A Slurm array's folder: the points it will hold, in its order (the
+    // run file each task writes and the config it runs); empty otherwise.
+    std::vector<std::pair<QString, RunConfig>> sweepPlan_;
+    QString attentionArrayDir_;
+    QFileSystemWatcher* attentionWatcher_;
+    QTimer* attentionRescan_;
     QFileSystemWatcher* sweepWatcher_;
     QTimer* sweepRescan_;
     QTimer* progressTick_;
@@ -189,6 +202,7 @@ private:
     BannerAbout bannerAbout_ = BannerAbout::Nothing;
     int bannerRunId_ = 0;  // the run a Run banner is about
     std::optional<int64_t> availableMemory_;
+    std::string pointCli_;
     QStringList recentFiles_;
 };
 

@@ -17,6 +17,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -51,9 +52,11 @@ QStandardItem* numberItem(qlonglong value) {
 }
 
 QColor memoryColor(MemoryCategory category) {
-    static const QColor colors[] = {QColor(52, 101, 164), QColor(204, 102, 0), QColor(78, 154, 6),
-                                    QColor(204, 0, 0),    QColor(237, 212, 0), QColor(117, 80, 123),
-                                    QColor(136, 138, 133)};
+    static const QColor colors[] = {
+        QColor(52, 101, 164), QColor(204, 102, 0),  QColor(78, 154, 6),    QColor(204, 0, 0),
+        QColor(237, 212, 0),  QColor(117, 80, 123), QColor(136, 138, 133), QColor(0, 150, 136)};
+    // One per category: a category added without a colour does not compile.
+    static_assert(std::size(colors) == kMemoryCategories);
     return colors[size_t(category)];
 }
 

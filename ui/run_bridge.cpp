@@ -27,14 +27,19 @@ void RunBridge::onProgress(const RunProgress& progress) {
 
 void RunBridge::onPointStarted(int index, int total, const RunConfig& config) {
     std::lock_guard lock(mutex_);
-    points_.push_back(
-        {index, total, std::nullopt, QString::fromStdString(sweepPointFileName(config))});
+    points_.push_back({index, total, std::nullopt,
+                       QString::fromStdString(sweepPointFileName(config, sweepAxes_))});
 }
 
 void RunBridge::onPointFinished(int index, int total, const RunResult& result,
                                 const std::string& runFile) {
     std::lock_guard lock(mutex_);
     points_.push_back({index, total, result, QString::fromStdString(runFile)});
+}
+
+void RunBridge::setSweepAxes(const std::vector<SweepAxis>& axes) {
+    std::lock_guard lock(mutex_);
+    sweepAxes_ = axes;
 }
 
 void RunBridge::onAttentionPoint(const AttentionPoint& point) {

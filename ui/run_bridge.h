@@ -32,6 +32,8 @@ public:
                          const std::string& runFile) override;
 
     void onAttentionPoint(const AttentionPoint& point);
+    // The axes of the sweep about to run, before it starts (its points' labels).
+    void setSweepAxes(const std::vector<SweepAxis>& axes);
 
     // UI thread side: the drain timer runs only while a job does; deliver
     // whatever is pending now (also called at the end of a run).
@@ -60,6 +62,7 @@ private:
     std::optional<RunProgress> progress_;
     std::vector<SweepPoint> points_;
     std::vector<AttentionPoint> attention_;
+    std::vector<SweepAxis> sweepAxes_;
 };
 
 }  // namespace stepscope::ui

@@ -70,15 +70,17 @@ void RunJob::startRun(const RunConfig& config, std::optional<int64_t> availableM
     });
 }
 
-void RunJob::startSweep(const SweepSpec& spec) {
-    launch([this, spec] {
+void RunJob::startSweep(const std::vector<SweepAxis>& axes,
+                        std::function<void(const SweepControl&)> sweep) {
+    bridge_.setSweepAxes(axes);
+    launch([this, sweep = std::move(sweep)] {
         SweepControl control;
         control.observer = &bridge_;
         control.runObserver = &bridge_;
         control.cancel = &cancel_;
         QString error;
         try {
-            runSweep(spec, control);
+            sweep(control);
         } catch (const std::exception& failure) {
             error = QString::fromUtf8(failure.what());
         }

@@ -27,7 +27,11 @@ public:
 
     bool isRunning() const { return thread_ != nullptr; }
     void startRun(const RunConfig& config, std::optional<int64_t> availableMemory = {});
-    void startSweep(const SweepSpec& spec);
+    // A sweep or a study built on one: `sweep` runs on the worker thread
+    // with the job's observer and cancel flag in its control; `axes` name
+    // the points as the sweep's files do.
+    void startSweep(const std::vector<SweepAxis>& axes,
+                    std::function<void(const SweepControl&)> sweep);
     void startAttention(const AttentionBenchSpec& spec);
     void cancel();  // the run stops after the step under way
 

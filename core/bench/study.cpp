@@ -82,10 +82,7 @@ std::vector<WarmupStudyRow> runWarmupStudy(const WarmupStudySpec& spec,
     const SweepSpec sweep = warmupStudySweep(spec);
     SweepControl isolated = control;
     if (!isolated.runPoint) {
-        const std::string cli = spec.cli.empty() ? cliBesideExecutable() : spec.cli;
-        isolated.runPoint = [cli](const RunConfig& config, const RunControl& runControl) {
-            return runInFreshProcess(config, cli, runControl);
-        };
+        isolated.runPoint = freshProcessRunner(spec.cli.empty() ? cliBesideExecutable() : spec.cli);
     }
     const std::vector<RunResult> results = runSweep(sweep, isolated);
     const std::vector<std::string> files = sweepFiles(sweep, results);
