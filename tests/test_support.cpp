@@ -35,6 +35,20 @@ int64_t operatorCalls(const RunResult& run, const std::string& name, const std::
     return calls;
 }
 
+CliResult runCli(const QStringList& arguments) {
+    QProcess process;
+    process.start(QStringLiteral(STEPSCOPE_CLI), arguments);
+    CliResult result;
+    if (!process.waitForFinished(300000)) {
+        result.err = "did not finish: " + process.errorString();
+        return result;
+    }
+    result.exitCode = process.exitCode();
+    result.out = process.readAllStandardOutput();
+    result.err = QString::fromUtf8(process.readAllStandardError());
+    return result;
+}
+
 RunConfig tinyCpuConfig() {
     RunConfig config;
     config.model = *findPreset("nano");

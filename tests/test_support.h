@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QByteArray>
 #include <QString>
 #include <QStringList>
 
@@ -19,6 +20,15 @@ QString runPython(const QStringList& arguments);
 
 // Calls of operator `name` in `phase` over a traced run's measured steps.
 int64_t operatorCalls(const RunResult& run, const std::string& name, const std::string& phase);
+
+// What a stepscope-cli process said.
+struct CliResult {
+    int exitCode = -1;
+    QByteArray out;
+    QString err;  // or why it did not finish
+};
+// Runs the stepscope-cli this build made with `arguments` and waits for it (5 minutes at most).
+CliResult runCli(const QStringList& arguments);
 
 // A small, fast config on CPU: nano dims, vocab 97, ctx 16, batch 2.
 RunConfig tinyCpuConfig();

@@ -18,28 +18,10 @@
 #include "test_support.h"
 
 using namespace stepscope;
+using test::CliResult;
+using test::runCli;
 
 namespace {
-
-struct CliResult {
-    int exitCode = -1;
-    QByteArray out;
-    QString err;
-};
-
-CliResult runCli(const QStringList& arguments) {
-    QProcess process;
-    process.start(QStringLiteral(STEPSCOPE_CLI), arguments);
-    CliResult result;
-    if (!process.waitForFinished(300000)) {
-        result.err = "did not finish: " + process.errorString();
-        return result;
-    }
-    result.exitCode = process.exitCode();
-    result.out = process.readAllStandardOutput();
-    result.err = QString::fromUtf8(process.readAllStandardError());
-    return result;
-}
 
 // Whether a --help text lists `flag` itself (--mode, not the start of --model).
 bool listsFlag(const QByteArray& help, const char* flag) {

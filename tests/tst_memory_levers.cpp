@@ -363,6 +363,14 @@ private Q_SLOTS:
             QCOMPARE(block.bytes, want["bytes"].toInteger());
             QCOMPARE(block.tensors, want["tensors"].toInteger());
             QCOMPARE(block.gradientBytes, want["parameter_bytes"].toInteger());
+            // What a view lists for the block adds up to its figure.
+            int64_t listed = 0;
+            const auto allocations = savedAllocations(run, saved.step, block.module);
+            for (const auto& allocation : allocations) {
+                listed += allocation.bytes;
+            }
+            QCOMPARE(int64_t(allocations.size()), block.tensors);
+            QCOMPARE(listed, block.bytes);
             double shares = 0;
             for (const auto& op : block.top) {
                 shares += op.share;

@@ -7,29 +7,16 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 
 #include "model/pretrained_folder.h"
 #include "test_support.h"
 
 using namespace stepscope;
+using test::CliResult;
+using test::runCli;
 
 namespace {
-
-struct CliResult {
-    int exitCode = -1;
-    QByteArray out;
-    QString err;
-};
-
-CliResult runCli(const QStringList& arguments) {
-    QProcess process;
-    process.start(QStringLiteral(STEPSCOPE_CLI), arguments);
-    process.waitForFinished(120000);
-    return {process.exitCode(), process.readAllStandardOutput(),
-            QString::fromUtf8(process.readAllStandardError())};
-}
 
 // A shape no preset has, so nothing but the files can give it.
 const char* kWriteFolder = R"(

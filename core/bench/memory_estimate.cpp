@@ -167,8 +167,9 @@ MemoryPrediction predictMemory(const RunConfig& config) {
                               (low ? ", low-precision input and weight copies" : "") + ")",
                           perLayer) +
                     " × " + std::to_string(s.L) + " layers");
-        x.push_back(
-            words("embedding, final norm and fp32 log-softmax kept for the loss", headSaved));
+        x.push_back(words(chunked ? "embedding and final norm kept for the loss"
+                                  : "embedding, final norm and fp32 log-softmax kept for the loss",
+                          headSaved));
     }
     if (checkpointing) {
         x.push_back(words("activation checkpointing " + toString(checkpoint) +
@@ -184,7 +185,10 @@ MemoryPrediction predictMemory(const RunConfig& config) {
             words("naive attention's scaled and masked scores for a moment", attentionTemp));
     }
     if (backward) {
-        x.push_back(words("backward of the loss: two logits-sized fp32 gradients", backwardTemp));
+        x.push_back(words(chunked ? "backward of the loss: a chunk's two fp32 gradients and the "
+                                    "LM head's gradient"
+                                  : "backward of the loss: two logits-sized fp32 gradients",
+                          backwardTemp));
     }
     if (optimizerTemp > 0) {
         x.push_back(words("AdamW's denominator for the largest parameter", optimizerTemp));

@@ -29,8 +29,9 @@ class RangeListenerScope;
 //
 // Categories come from facts: the runner marks the storages that are
 // parameters, inputs, gradients and optimizer state when they are; the rest
-// is activations (forward allocations alive when backward starts),
-// temporaries (freed in the phase that made them) or other.
+// is recomputed (made while a checkpointed forward runs again in backward,
+// inside a RecomputeScope), activations (forward allocations alive when
+// backward starts), temporaries (freed in the phase that made them) or other.
 class MemoryTracker {
 public:
     explicit MemoryTracker(const c10::Device& device);  // throws std::runtime_error

@@ -26,6 +26,11 @@ int blockIndexOf(const std::string& path) {
     }
 }
 
+// Made by the block's forward in `step` and kept for that step's backward.
+bool savedInStep(const MemoryAllocation& allocation, int step) {
+    return allocation.category == MemoryCategory::Activations && allocation.step == step;
+}
+
 int64_t blockParameterBytes(const ModelDims& dims) {
     const int64_t d = dims.dModel;
     return (4 * d * d + 3 * d * dims.dFf + 2 * d) * 4;
@@ -48,11 +53,8 @@ SavedForBackward savedForBackward(const RunResult& run, size_t topCount) {
     std::map<int, std::map<std::string, int64_t>> bytesByOp;  // block → op → bytes
     std::map<int, int64_t> tensors;
     for (const MemoryAllocation& allocation : memoryAllocations(run.memory)) {
-        if (allocation.category != MemoryCategory::Activations || allocation.step != saved.step) {
-            continue;
-        }
         const int block = blockIndexOf(allocation.path);
-        if (block < 0) {
+        if (!savedInStep(allocation, saved.step) || block < 0) {
             continue;
         }
         bytesByOp[block][allocation.op.empty() ? "(unknown)" : allocation.op] += allocation.bytes;
@@ -79,6 +81,18 @@ SavedForBackward savedForBackward(const RunResult& run, size_t topCount) {
         saved.blocks.push_back(std::move(block));
     }
     return saved;
+}
+
+std::vector<MemoryAllocation> savedAllocations(const RunResult& run, int step,
+                                               const std::string& module) {
+    const int block = blockIndexOf(module);
+    std::vector<MemoryAllocation> out;
+    for (MemoryAllocation& allocation : memoryAllocations(run.memory)) {
+        if (savedInStep(allocation, step) && block >= 0 && blockIndexOf(allocation.path) == block) {
+            out.push_back(std::move(allocation));
+        }
+    }
+    return out;
 }
 
 nlohmann::json savedForBackwardJson(const SavedForBackward& saved) {

@@ -41,6 +41,11 @@ struct SavedForBackward {
 // forward-backward). Throws std::invalid_argument saying what is missing.
 SavedForBackward savedForBackward(const RunResult& run, size_t topCount = 5);
 
+// The allocations behind one block's figure (`module` as "layers.3"), in
+// the order they were made: what a view lists when a block is picked.
+std::vector<MemoryAllocation> savedAllocations(const RunResult& run, int step,
+                                               const std::string& module);
+
 // {"step": N, "saved_for_backward": [{"module", "bytes", "tensors", "top":
 // [{"op", "bytes", "share"}], "gradients"}]}
 nlohmann::json savedForBackwardJson(const SavedForBackward& saved);
