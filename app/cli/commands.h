@@ -91,9 +91,9 @@ int commandExport(const std::string& file, const std::string& chromeTrace,
                   const std::string& memviz);
 // memory FILE [--json]: peaks, categories at peak, top allocations
 int commandMemory(const std::string& file, size_t top, bool json);
+// memory FILE --saved [--json]: what each block keeps for backward (saved_command.cpp)
+int commandMemorySaved(const std::string& file, bool json);
 int commandDtypes(const ConfigFlags& flags, bool json);
 int commandAccumulate(int64_t count, bool json);
 
 }  // namespace stepscope::cli
-// memory FILE --saved [--json]: what each block keeps for backward (saved_command.cpp)
-int commandMemorySaved(const std::string& file, bool json);

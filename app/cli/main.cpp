@@ -228,6 +228,10 @@ int main(int argc, char** argv) {
     memoryCommand->add_option("--top", memoryTop, "how many allocations to list")
         ->capture_default_str();
     memoryCommand->add_flag("--json", json, "print JSON");
+    bool memorySaved = false;
+    memoryCommand->add_flag("--saved", memorySaved,
+                            "what each block keeps for backward: bytes, tensors, the operations "
+                            "that made them, and the gradients the block makes");
 
     ConfigFlags dtypesFlags;
     dtypesFlags.precisions = {"bf16"};
@@ -252,10 +256,6 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
-    bool memorySaved = false;
-    memoryCommand->add_flag("--saved", memorySaved,
-                            "what each block keeps for backward: bytes, tensors, the operations "
-                            "that made them, and the gradients the block makes");
         const int code = app.exit(error);
         return code == 0 ? kExitOk : kExitBadInput;
     }
