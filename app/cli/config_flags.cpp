@@ -69,10 +69,11 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
         multi(command.add_option("--attention", attentions, "attention backend"))
             ->check(CLI::IsMember(attentionBackendNames()))
             ->capture_default_str();
-        multi(command.add_option("--activation-checkpoint", activationCheckpoints,
-                                 "recompute blocks in backward instead of keeping their "
-                                 "activations: off, K (blocks per checkpointed group) or nested "
-                                 "(recursive halving, the lowest peak)"))
+        multi(command.add_option(
+                  "--activation-checkpoint", activationCheckpoints,
+                  "recompute blocks in backward instead of keeping their "
+                  "activations: off, K (blocks per checkpointed group) or nested "
+                  "(recursive halving: the fewest kept tensors, the most recomputation)"))
             ->capture_default_str();
         multi(command.add_option("--loss", losses,
                                  "loss: full (all logits at once) or chunked (the LM head and "
