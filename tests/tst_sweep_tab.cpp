@@ -391,21 +391,10 @@ private Q_SLOTS:
     // until its task writes the run file into points/, the app watching.
     void slurmArrayFolderFillsInAsTasksFinish() {
         const QString dir = dir_.filePath("slurm-sweep");
-        QProcess cli;
-        cli.start(STEPSCOPE_CLI,
-                  {"sweep", "--model", "nano", "--vocab", "97", "--batch", "1", "--ctx", "8,16",
-                   "--mode", "forward", "--warmup", "0", "--steps", "1", "--slurm", dir});
-        QVERIFY(cli.waitForFinished(60000));
-        QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
-        const auto runTask = [&](int index) {
-            QProcess task;
-            QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-            environment.insert("SLURM_ARRAY_TASK_ID", QString::number(index));
-            task.setProcessEnvironment(environment);
-            task.start("bash", {dir + "/stepscope.sbatch"});
-            return task.waitForFinished(60000) && task.exitCode() == 0;
-        };
-        QVERIFY(runTask(0));
+        QVERIFY(
+            runCli({"sweep", "--model", "nano", "--vocab", "97", "--batch", "1", "--ctx", "8,16",
+                    "--mode", "forward", "--warmup", "0", "--steps", "1", "--slurm", dir}));
+        QVERIFY(runArrayTask(dir, 0));
 
         MainWindow window;
         QVERIFY(window.openRunFile(dir));  // the folder, as File → Open folder
