@@ -19,6 +19,16 @@ def finite_or_none(value):
     return value if math.isfinite(value) else None
 
 
+def take_stdout():
+    """The real stdout as a file of its own; descriptor 1 and sys.stdout then
+    write to stderr, so nothing else printed can get into what it carries."""
+    sys.stdout.flush()
+    kept_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(kept_fd, "w", encoding="utf-8")
+
+
 class EventStream:
     def __init__(self, file):
         self._file = file
@@ -26,11 +36,7 @@ class EventStream:
     @classmethod
     def take_stdout(cls):
         """Moves everything else printed to stderr and keeps stdout for events."""
-        sys.stdout.flush()
-        events_fd = os.dup(1)
-        os.dup2(2, 1)
-        sys.stdout = sys.stderr
-        return cls(os.fdopen(events_fd, "w", encoding="utf-8"))
+        return cls(take_stdout())
 
     def emit(self, event, **fields):
         line = json.dumps({"event": event, **fields}, allow_nan=False, separators=(",", ":"))

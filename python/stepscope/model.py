@@ -22,7 +22,12 @@ PRESETS = {
     "large": (1280, 5120, 36, 20),
     "xl": (1600, 6400, 48, 25),
     "2.7B": (2560, 10240, 32, 32),
+    "10b": (4608, 12288, 50, 36),
+    "leaderboard": (4096, 11008, 34, 32),
 }
+# (vocab, max context) of the presets that do not take 10000 and 2048.
+PRESET_LIMITS = {"leaderboard": (151936, 32768)}
+DEFAULT_VOCAB, DEFAULT_MAX_CONTEXT = 10000, 2048
 
 ATTENTIONS = ("naive", "sdpa")
 
@@ -167,6 +172,13 @@ class TransformerLM(nn.Module):
         for layer in self.layers:
             x = layer(x, positions)
         return self.lm_head(self.ln_final(x))
+
+
+def parameter_count(vocab, d_model, d_ff, layers):
+    """The model's parameters in closed form: embedding and LM head, per block
+    the four projections, the SwiGLU and two norms, and the final norm."""
+    per_layer = 4 * d_model * d_model + 3 * d_model * d_ff + 2 * d_model
+    return 2 * vocab * d_model + layers * per_layer + d_model
 
 
 def from_preset(name, vocab=10000, max_context=2048, attention="naive"):

@@ -35,8 +35,9 @@ class CancelFlag:
     def __init__(self):
         self.set = False
 
-    def install(self):
-        signal.signal(signal.SIGTERM, self._on_signal)
+    def install(self, signals=(signal.SIGTERM,)):
+        for number in signals:
+            signal.signal(number, self._on_signal)
         return self
 
     def _on_signal(self, signum, frame):
@@ -57,10 +58,13 @@ def cpu_model_name():
     return platform.processor() or platform.machine()
 
 
+def device_name(device):
+    return torch.cuda.get_device_name() if device == "cuda" else cpu_model_name()
+
+
 def started_fields(spec, state):
-    device_name = torch.cuda.get_device_name() if spec.device == "cuda" else cpu_model_name()
     return {"torch_version": torch.__version__, "cuda_version": torch.version.cuda or "",
-            "device_name": device_name, "cpu_threads": torch.get_num_threads(),
+            "device_name": device_name(spec.device), "cpu_threads": torch.get_num_threads(),
             "python": sys.executable, "parameters": state.parameter_count}
 
 
@@ -157,9 +161,16 @@ def serve(request_text, events, cancelled):
     """Runs the request and always ends with exactly one `finished` event."""
     try:
         request = json.loads(request_text)
-        status, message = run_request(request, events, cancelled)
     except json.JSONDecodeError as error:
-        status, message = "failed", f"the request is not JSON: {error}"
+        events.emit("finished", status="failed", message=f"the request is not JSON: {error}")
+        return "failed"
+    return serve_request(request, events, cancelled)
+
+
+def serve_request(request, events, cancelled):
+    """serve() for a request already parsed (the recorder's, made in this process)."""
+    try:
+        status, message = run_request(request, events, cancelled)
     except BaseException as error:  # SystemExit from a user's model too: finished comes last
         status, message = outcome_of(error)
     events.emit("finished", status=status, message=message)

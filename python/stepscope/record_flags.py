@@ -1,0 +1,249 @@
+"""The recorder's command line: the run flags of `stepscope-cli run` that the
+PyTorch engines take (app/cli/config_flags.cpp), turned into the run file's
+`config` object. A bad flag is an argparse error naming the flag and what
+it allows (exit status 2), never a run."""
+import argparse
+import json
+import re
+import sys
+
+import torch
+
+from .model import ATTENTIONS, DEFAULT_MAX_CONTEXT, DEFAULT_VOCAB, PRESET_LIMITS, PRESETS
+from .run_config import COMPILE_MODES, DEVICES, ENGINES, MODES, PRECISIONS
+from .weights_shape import ShapeError, custom_name, weights_shape
+
+PYTHON_TARGET = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+DIM_FLAGS = (("--d-model", "d_model"), ("--d-ff", "d_ff"), ("--layers", "layers"),
+             ("--heads", "heads"))
+# The memory levers run on the LibTorch engine only; a PyTorch engine's run
+# file says they were off.
+LEVERS_OFF = {"activation_checkpoint": "off", "loss": "full", "loss_chunk": 1024}
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="stepscope-record", allow_abbrev=False,
+        description="Runs a model's steps with PyTorch (eager or torch.compile) and writes a "
+                    "StepScope run file, which `stepscope-cli show` and the StepScope app open.")
+    model = parser.add_argument_group("model")
+    model.add_argument("--model", choices=list(PRESETS),
+                       help="preset (default nano; or give the dims)")
+    model.add_argument("--d-model", type=int, help="custom model width (with --d-ff --layers "
+                       "--heads)")
+    model.add_argument("--d-ff", type=int, help="custom MLP width")
+    model.add_argument("--layers", type=int, help="custom number of blocks")
+    model.add_argument("--heads", type=int, help="custom number of attention heads")
+    model.add_argument("--vocab", type=int, help="vocabulary size (default: the preset's)")
+    model.add_argument("--max-ctx", type=int, help="the model's maximum context length "
+                       "(default: the preset's)")
+    work = parser.add_argument_group("workload")
+    work.add_argument("--ctx", type=int, default=128, help="context length (default 128)")
+    work.add_argument("--batch", type=int, default=4, help="batch size (default 4)")
+    work.add_argument("--mode", choices=MODES, default="train-step")
+    work.add_argument("--precision", choices=PRECISIONS, default="fp32", help="(autocast)")
+    work.add_argument("--tf32", action="store_true", help="TF32 tensor cores for fp32 matmuls "
+                      "(CUDA)")
+    work.add_argument("--attention", choices=ATTENTIONS, default="naive")
+    steps = parser.add_argument_group("steps")
+    steps.add_argument("--warmup", type=int, default=2, help="warm-up steps (recorded, not "
+                       "summarised; default 2)")
+    steps.add_argument("--steps", type=int, default=5, help="measured steps (default 5)")
+    steps.add_argument("--device", choices=DEVICES, default="cpu")
+    steps.add_argument("--seed", type=int, default=0)
+    steps.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
+    steps.add_argument("--force", action="store_true", help="kept in the config as "
+                       "stepscope-cli does; the recorder makes no pre-flight check")
+    trace = parser.add_argument_group("tracing (torch.profiler)")
+    trace.add_argument("--ops", action="store_true", help="each operator's time per phase")
+    trace.add_argument("--kernels", action="store_true", help="each CUDA kernel's device time "
+                       "per phase (--device cuda)")
+    trace.add_argument("--memory", action="store_true", help="every allocation and free, "
+                       "attributed to phase, operator and category")
+    engine = parser.add_argument_group("engine")
+    engine.add_argument("--engine", choices=ENGINES, default="pytorch",
+                        help="PyTorch eager, or torch.compile (compile time kept apart)")
+    engine.add_argument("--compile-mode", choices=COMPILE_MODES, default="default")
+    engine.add_argument("--py-model", default="", metavar="MODULE:CALLABLE",
+                        help="your model, built from the course's keyword arguments")
+    engine.add_argument("--py-path", default="", metavar="DIR", help="a directory to import "
+                        "--py-model from")
+    data = parser.add_argument_group("data")
+    data.add_argument("--weights", default="", metavar="FILE", help="torch.save'd state dict "
+                      "loaded into the model, or the course's from_pretrained folder "
+                      "(model_config.json + model.pt); without --model or dims the model's "
+                      "shape comes from it")
+    data.add_argument("--tokens", default="", metavar="FILE", help="torch.save'd int64 "
+                      "(batch, ctx+1) tensor used as the batch (sets --batch and --ctx)")
+    data.add_argument("--config", default="", metavar="FILE", help="the config from a run file "
+                      "(its \"config\") or a JSON config object instead of flags")
+    out = parser.add_argument_group("output")
+    out.add_argument("--out", default="", metavar="FILE", help="write the run file here")
+    out.add_argument("--json", action="store_true", help="print the run file's JSON instead of "
+                     "the report")
+    return parser
+
+
+def model_object(args, parser):
+    """(the config's model object, the weights file to load)."""
+    dims = {key: getattr(args, key) for _, key in DIM_FLAGS}
+    given = [flag for flag, key in DIM_FLAGS if dims[key] is not None]
+    if args.weights and not args.model and given in ([], ["--heads"]):
+        return model_of_weights(args, parser)
+    if given and len(given) < len(DIM_FLAGS):
+        missing = ", ".join(flag for flag, key in DIM_FLAGS if dims[key] is None)
+        parser.error(f"--model: custom dims need --d-model, --d-ff, --layers and --heads "
+                     f"together; {missing} missing (or use --model NAME alone)")
+    if given:
+        name = custom_name(dims)
+        vocab, max_context = DEFAULT_VOCAB, DEFAULT_MAX_CONTEXT
+    else:
+        name = args.model or "nano"
+        dims = dict(zip(("d_model", "d_ff", "layers", "heads"), PRESETS[name]))
+        vocab, max_context = PRESET_LIMITS.get(name, (DEFAULT_VOCAB, DEFAULT_MAX_CONTEXT))
+    model = {"name": name, **dims, "vocab": vocab if args.vocab is None else args.vocab,
+             "max_context": max_context if args.max_ctx is None else args.max_ctx,
+             "rope_theta": 10000.0}
+    return model, args.weights
+
+
+def model_of_weights(args, parser):
+    """(the shape --weights gives, the file to load: a from_pretrained folder's model.pt)."""
+    try:
+        model, weights = weights_shape(args.weights, args.heads)
+    except ShapeError as error:
+        parser.error(f"--weights: {error}")
+    model.setdefault("max_context", DEFAULT_MAX_CONTEXT)
+    model.setdefault("rope_theta", 10000.0)
+    if args.vocab is not None:
+        model["vocab"] = args.vocab
+    if args.max_ctx is not None:
+        model["max_context"] = args.max_ctx
+    return model, weights
+
+
+def token_batch_shape(path, parser):
+    """(batch, ctx) of a --tokens file."""
+    try:
+        tokens = torch.load(path, map_location="cpu")
+    except Exception as error:
+        parser.error(f"--tokens: cannot read '{path}': {error}")
+    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.shape[1] < 2:
+        parser.error(f"--tokens: '{path}' holds no 2-D tensor of token ids (batch, ctx + 1)")
+    return int(tokens.shape[0]), int(tokens.shape[1]) - 1
+
+
+def config_from_flags(args, parser):
+    model, weights = model_object(args, parser)
+    config = {
+        "model": model, "ctx": args.ctx, "batch": args.batch,
+        "mode": args.mode, "precision": args.precision, "tf32": args.tf32,
+        "warmup": args.warmup, "steps": args.steps, "device": args.device, "seed": args.seed,
+        "attention": args.attention, **LEVERS_OFF, "threads": args.threads,
+        "force": args.force, "trace_ops": args.ops, "trace_kernels": args.kernels,
+        "trace_memory": args.memory, "engine": args.engine, "compile_mode": args.compile_mode,
+        "py_model": args.py_model, "py_path": args.py_path, "weights": weights,
+        "tokens": args.tokens,
+    }
+    if args.tokens:
+        config["batch"], config["ctx"] = token_batch_shape(args.tokens, parser)
+    return config
+
+
+def config_from_file(path, parser):
+    """A run file's config, or a config object, completed with the defaults."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            document = json.load(file)
+    except (OSError, ValueError) as error:
+        parser.error(f"--config: cannot read '{path}': {error}")
+    if not isinstance(document, dict) or not isinstance(document.get("config", document), dict):
+        parser.error(f"--config: '{path}' is not a JSON object")
+    defaults = config_from_flags(parser.parse_args([]), parser)
+    config = {**defaults, **document.get("config", document)}
+    config["model"] = {**defaults["model"], **config["model"]}
+    return config
+
+
+def problems(config):
+    """(flag, message) for each value this run cannot take, as stepscope-cli's validate."""
+    m = config["model"]
+    found = []
+    for flag, key in (("--d-model", "d_model"), ("--d-ff", "d_ff"), ("--layers", "layers"),
+                      ("--heads", "heads"), ("--vocab", "vocab"), ("--max-ctx", "max_context")):
+        if m[key] <= 0:
+            found.append((flag, f"must be a positive integer, got {m[key]}"))
+    if m["heads"] > 0 and m["d_model"] % m["heads"]:
+        found.append(("--heads", f"d_model {m['d_model']} is not divisible by heads "
+                                 f"{m['heads']}; allowed: a divisor of d_model"))
+    elif m["heads"] > 0 and (m["d_model"] // m["heads"]) % 2:
+        found.append(("--heads", f"head dimension d_model/heads = {m['d_model'] // m['heads']} "
+                                 "is odd; RoPE rotates pairs, so it must be even"))
+    if config["ctx"] <= 0:
+        found.append(("--ctx", f"must be a positive integer, got {config['ctx']}"))
+    elif config["ctx"] > m["max_context"] > 0:
+        found.append(("--ctx", f"context length {config['ctx']} exceeds the model's maximum "
+                               f"context {m['max_context']}; allowed: 1..{m['max_context']} "
+                               "(raise it with --max-ctx)"))
+    if config["batch"] <= 0:
+        found.append(("--batch", f"must be a positive integer, got {config['batch']}"))
+    if config["warmup"] < 0:
+        found.append(("--warmup", f"must be 0 or more, got {config['warmup']}"))
+    if config["steps"] < 1:
+        found.append(("--steps", f"must be at least 1, got {config['steps']}"))
+    if config["threads"] < 0:
+        found.append(("--threads", f"must be 0 (torch's default) or more, got "
+                                   f"{config['threads']}"))
+    if config["device"] == "cuda" and not torch.cuda.is_available():
+        found.append(("--device", f"'cuda' was asked for, but this torch ({torch.__version__}) "
+                                  "sees no CUDA device; allowed: cpu"))
+    if config["tf32"] and config["device"] != "cuda":
+        found.append(("--tf32", "TF32 is a CUDA tensor-core mode; allowed only with "
+                                "--device cuda"))
+    if config["trace_kernels"] and config["device"] != "cuda":
+        found.append(("--kernels", "CUDA kernels are traced on a GPU; allowed only with "
+                                   "--device cuda (use --ops for operators on the CPU)"))
+    if config["compile_mode"] != "default" and config["engine"] != "pytorch-compile":
+        found.append(("--compile-mode", "applies to torch.compile; allowed only with "
+                                        "--engine pytorch-compile"))
+    if config["py_model"] and not PYTHON_TARGET.match(config["py_model"]):
+        found.append(("--py-model", f"'{config['py_model']}' is not MODULE:CALLABLE with Python "
+                                    "names (for example my_model:build; a file my-model.py "
+                                    "cannot be imported)"))
+    return found
+
+
+CONFIG_FLAGS = {"--config", "--out", "--json"}
+
+
+def parse_config(argv=None):
+    """(config, args) from the command line; exits 2 on a bad flag."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.config:
+        # The file is the whole config: a flag beside it would be ignored.
+        others = [flag for flag in given_flags(parser, argv) if flag not in CONFIG_FLAGS]
+        if others:
+            parser.error(f"{others[0]}: cannot be given with --config; the file holds the whole "
+                         "config (allowed beside it: --out, --json)")
+        config = config_from_file(args.config, parser)
+    else:
+        config = config_from_flags(args, parser)
+    try:
+        found = problems(config)
+    except (KeyError, TypeError) as error:  # a hand-written --config file
+        parser.error(f"--config: a field is missing or of the wrong type ({error!r})")
+    if found:
+        parser.error("\n".join(f"{flag}: {message}" for flag, message in found))
+    return config, args
+
+
+def given_flags(parser, argv):
+    """The long flags on the command line, as the parser knows them."""
+    known = {option for action in parser._actions for option in action.option_strings}
+    given = []
+    for word in sys.argv[1:] if argv is None else argv:
+        flag = word.split("=", 1)[0]
+        if flag in known:
+            given.append(flag)
+    return given

@@ -1,0 +1,282 @@
+"""The recorder (`python -m stepscope`, installed as stepscope-record) on the
+CPU with the nano model: its flags, the run file it writes, and how it ends.
+
+Expected values come from here: the keys the C++ writer writes
+(core/results/run_file.cpp), the reference model's parameters and its
+FLOPs as torch's FlopCounterMode counts them, the steps' own numbers.
+tests/tst_recorder.cpp reads the same files with the C++ reader.
+"""
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from conftest import DATA_DIR, worker_env
+from stepscope import model as reference
+from stepscope.categories import kernel_category, operator_category
+from stepscope.record import main as recorder_main, record as record_in_process
+from stepscope.record_flags import parse_config
+from stepscope.run_file import write_run_file
+
+RECORDER = [sys.executable, "-m", "stepscope"]
+QUICK = ["--model", "nano", "--vocab", "1000", "--ctx", "16", "--batch", "2", "--warmup", "1",
+         "--steps", "2", "--threads", "1"]
+
+# The C++ writer's keys (runResultToJson, configJson), every one of them.
+TOP_KEYS = {"format", "version", "status", "message", "config", "model", "environment", "steps",
+            "compile_ms", "operators", "kernels", "flop_groups", "timeline", "memory", "summary"}
+CONFIG_KEYS = {"model", "ctx", "batch", "mode", "precision", "tf32", "warmup", "steps", "device",
+               "seed", "attention", "activation_checkpoint", "loss", "loss_chunk", "threads",
+               "force", "trace_ops", "trace_kernels", "trace_memory", "engine", "compile_mode",
+               "py_model", "py_path", "weights", "tokens"}
+MODEL_KEYS = {"name", "d_model", "d_ff", "layers", "heads", "vocab", "max_context", "rope_theta"}
+ENVIRONMENT_KEYS = {"stepscope_version", "libtorch_version", "cuda_version", "device_name",
+                    "cpu_model", "cpu_threads", "hostname", "started_at", "python",
+                    "python_torch_version", "pid", "isolated", "slurm"}
+STEP_KEYS = {"index", "warmup", "total_ms", "forward_ms", "backward_ms", "optimizer_ms", "loss"}
+ROW_KEYS = {"name", "category", "phase", "calls", "total_ms"}
+SUMMARY_KEYS = {"total_ms", "forward_ms", "backward_ms", "optimizer_ms", "tokens_per_second",
+                "flops_per_step", "achieved_flops_per_second", "device_peak_flops_per_second",
+                "mfu"}
+STATS_KEYS = {"count", "mean", "std", "median", "min", "max", "cv"}
+MEMORY_KEYS = {"device", "clock_origin_us", "paths", "time_us", "address", "bytes", "category",
+               "phase", "step", "path", "op", "allocated", "reserved", "phases",
+               "device_peak_allocated", "device_peak_reserved"}
+
+
+def record(*flags, timeout=300):
+    return subprocess.run(RECORDER + list(flags), capture_output=True, text=True,
+                          env=worker_env(), timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory):
+    """A traced train-step recording: (its file's object, the recorder's --json output)."""
+    path = tmp_path_factory.mktemp("recorded") / "nano.json"
+    done = record(*QUICK, "--ops", "--memory", "--out", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    with open(path, encoding="utf-8") as file:
+        return json.load(file), json.loads(done.stdout)
+
+
+# --- the file ----------------------------------------------------------------
+
+def test_the_file_has_every_key_of_the_cpp_writer_and_its_format_version(traced):
+    run, printed = traced
+    assert run == printed  # --json prints what the file holds
+    assert set(run) == TOP_KEYS
+    assert (run["format"], run["version"], run["status"], run["message"]) == \
+        ("stepscope-run", 1, "ok", "")
+    assert set(run["config"]) == CONFIG_KEYS and set(run["config"]["model"]) == MODEL_KEYS
+    assert set(run["environment"]) == ENVIRONMENT_KEYS
+    assert all(set(step) == STEP_KEYS for step in run["steps"])
+    assert run["operators"] and all(set(row) == ROW_KEYS for row in run["operators"])
+    assert set(run["memory"]) == MEMORY_KEYS
+    assert set(run["summary"]) == SUMMARY_KEYS
+    assert all(set(run["summary"][key]) == STATS_KEYS
+               for key in ("total_ms", "forward_ms", "backward_ms", "optimizer_ms"))
+    assert run["timeline"] == {"step": -1, "clock_origin_us": 0.0, "spans": []}
+    assert run["flop_groups"] == [] and run["kernels"] == [] and run["compile_ms"] is None
+
+
+def test_the_config_is_the_flags(traced):
+    config = traced[0]["config"]
+    assert config["model"] == {"name": "nano", "d_model": 64, "d_ff": 256, "layers": 2,
+                               "heads": 4, "vocab": 1000, "max_context": 2048,
+                               "rope_theta": 10000.0}
+    assert (config["ctx"], config["batch"], config["warmup"], config["steps"]) == (16, 2, 1, 2)
+    assert (config["mode"], config["precision"], config["device"], config["engine"]) == \
+        ("train-step", "fp32", "cpu", "pytorch")
+    assert (config["trace_ops"], config["trace_memory"], config["trace_kernels"]) == \
+        (True, True, False)
+    assert (config["activation_checkpoint"], config["loss"]) == ("off", "full")
+
+
+def test_steps_and_summary_agree_and_parameters_are_the_models(traced):
+    run = traced[0]
+    steps = run["steps"]
+    assert [(s["index"], s["warmup"]) for s in steps] == [(0, True), (1, False), (2, False)]
+    measured = [s["total_ms"] for s in steps if not s["warmup"]]
+    total = run["summary"]["total_ms"]
+    assert total["count"] == 2 and total["mean"] == pytest.approx(statistics.mean(measured))
+    assert total["std"] == pytest.approx(statistics.stdev(measured))
+    assert run["summary"]["tokens_per_second"] == pytest.approx(2 * 16 / (total["mean"] / 1e3))
+    model = reference.TransformerLM(1000, 64, 256, 2, 4)
+    assert run["model"]["parameters"] == sum(p.numel() for p in model.parameters())
+    assert run["environment"]["python_torch_version"] == torch.__version__
+    assert run["environment"]["cpu_threads"] == 1 and run["environment"]["slurm"] is None
+
+
+def counted_flops(mode):
+    """torch's own count of the reference model's matmul FLOPs for one step."""
+    model = reference.TransformerLM(1000, 64, 256, 2, 4)
+    tokens = torch.randint(1000, (2, 17))
+    with FlopCounterMode(display=False) as counter:
+        loss = reference.next_token_loss(model, tokens)
+        if mode != "forward":
+            loss.backward()
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize("mode", ["forward", "forward-backward"])
+def test_flops_per_step_are_what_torch_counts(mode):
+    config, _ = parse_config(QUICK + ["--mode", mode, "--warmup", "0", "--steps", "1"])
+    run = record_in_process(config, cancelled=lambda: False)  # quicker than a child
+    assert run["status"] == "ok"
+    assert run["summary"]["flops_per_step"] == counted_flops(mode)
+
+
+def test_rows_carry_the_engines_categories(traced):
+    for row in traced[0]["operators"]:
+        assert row["category"] == operator_category(row["name"], row["phase"])
+    assert {row["category"] for row in traced[0]["operators"]} >= {"matmul", "optimizer"}
+
+
+def test_categories_follow_the_engines_rules():
+    assert operator_category("aten::mm", "forward") == "matmul"
+    assert operator_category("aten::mm", "optimizer") == "optimizer"
+    assert operator_category("LogSoftmaxBackward0", "backward") == "reduction"
+    assert operator_category("aten::_softmax", "forward") == "softmax"
+    assert operator_category("aten::lerp", "forward") == "other"
+    assert kernel_category("ampere_sgemm_128x64_nn", "", "forward") == "matmul"
+    assert kernel_category("softmax_warp_forward", "reduction", "forward") == "reduction"
+    assert kernel_category("memcpy HtoD", "", "optimizer") == "copy/cast"
+    assert kernel_category("vectorized_elementwise_kernel", "", "backward") == "elementwise"
+
+
+def test_memory_is_the_workers_trace(traced):
+    memory = traced[0]["memory"]
+    assert memory["device"] == "cpu:0"
+    n = len(memory["time_us"])
+    assert n > 0 and all(len(memory[key]) == n for key in
+                         ("address", "bytes", "category", "phase", "step", "path", "op",
+                          "allocated", "reserved"))
+    assert 0 in memory["category"]  # the parameters, marked in setup
+
+
+# --- how it ends ---------------------------------------------------------------
+
+def test_a_failed_run_is_written_and_exits_3(tmp_path):
+    path = tmp_path / "failed.json"
+    done = record(*QUICK, "--py-model", "user_lms:raises_lm", "--py-path", str(DATA_DIR),
+                  "--out", str(path))
+    assert done.returncode == 3
+    with open(path, encoding="utf-8") as file:
+        run = json.load(file)
+    assert run["status"] == "failed" and run["message"].startswith("py_model:")
+    assert run["steps"] == [] and run["model"]["parameters"] == 0
+    assert "run failed: py_model:" in done.stderr
+
+
+def test_json_keeps_a_models_prints_off_stdout(tmp_path):
+    done = record(*QUICK, "--steps", "1", "--py-model", "user_lms:chatty_lm", "--py-path",
+                  str(DATA_DIR), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "ok"
+    assert "chatty: building" in done.stderr
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--mode", "sideways"], ["--mode", "inference", "forward-backward", "train-step"]),
+    (["--attention", "flash"], ["--attention", "'naive'", "'sdpa'"]),
+    (["--engine", "libtorch"], ["--engine", "pytorch-compile"]),
+    (["--model", "huge"], ["--model", "nano", "2.7B"]),
+    (["--d-model", "64"], ["--d-ff, --layers, --heads missing"]),
+    (["--ctx", "4096"], ["--ctx", "allowed: 1..2048"]),
+    (["--heads", "3", "--d-model", "64", "--d-ff", "256", "--layers", "2"],
+     ["--heads", "divisor of d_model"]),
+    (["--steps", "0"], ["--steps", "at least 1"]),
+    (["--kernels"], ["--kernels", "--device cuda"]),
+    (["--compile-mode", "max-autotune"], ["--compile-mode", "--engine pytorch-compile"]),
+    (["--py-model", "my-model.py"], ["--py-model", "MODULE:CALLABLE"]),
+    (["--batch", "two"], ["--batch", "invalid int value"]),
+    (["--no-such-flag"], ["unrecognized arguments: --no-such-flag"]),
+    (["--ste", "2"], ["unrecognized arguments: --ste"]),  # no abbreviations: the CLI has none
+])
+def test_a_bad_flag_exits_2_naming_it_and_writes_nothing(flags, says, tmp_path, capsys):
+    path = tmp_path / "never.json"
+    with pytest.raises(SystemExit) as exited:
+        recorder_main(list(flags) + ["--out", str(path)])  # in this process: no torch import
+    assert exited.value.code == 2
+    said = capsys.readouterr()
+    for text in says:
+        assert text in said.err
+    assert not path.exists() and said.out == ""
+
+
+def test_config_from_a_run_file_reproduces_the_run(traced, tmp_path):
+    source = tmp_path / "source.json"
+    source.write_text(json.dumps(traced[0]))
+    again = tmp_path / "again.json"
+    done = record("--config", str(source), "--out", str(again))
+    assert done.returncode == 0, done.stderr
+    with open(again, encoding="utf-8") as file:
+        assert json.load(file)["config"] == traced[0]["config"]
+
+
+
+def test_config_takes_no_other_config_flag(tmp_path, capsys):
+    source = tmp_path / "config.json"
+    source.write_text("{}")
+    with pytest.raises(SystemExit) as exited:
+        recorder_main(["--config", str(source), "--ctx", "8"])
+    assert exited.value.code == 2
+    assert "--ctx: cannot be given with --config" in capsys.readouterr().err
+
+
+def test_a_file_is_never_half_written(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text("the earlier file\n")
+    with pytest.raises(ValueError):
+        write_run_file({"format": "stepscope-run", "bad": float("nan")}, str(path))
+    assert path.read_text() == "the earlier file\n"
+    assert os.listdir(tmp_path) == ["run.json"]  # no temporary left behind
+
+
+def test_ctrl_c_ends_the_run_after_its_step_and_writes_it_cancelled(tmp_path):
+    path = tmp_path / "cancelled.json"
+    process = subprocess.Popen(RECORDER + QUICK + ["--steps", "1000", "--out", str(path)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=worker_env())
+    for line in process.stderr:
+        if "step 1:" in line:  # measured steps are under way
+            process.send_signal(signal.SIGINT)
+            break
+    process.communicate(timeout=120)
+    assert process.returncode == 3
+    with open(path, encoding="utf-8") as file:
+        run = json.load(file)
+    assert run["status"] == "cancelled" and run["message"].startswith("cancelled after")
+    assert 2 <= len(run["steps"]) < 1001
+
+
+def test_an_out_folder_that_is_not_there_exits_2_before_running(tmp_path, capsys):
+    assert recorder_main(QUICK + ["--out", str(tmp_path / "missing" / "run.json")]) == 2
+    assert "--out: the directory" in capsys.readouterr().err
+
+
+def test_weights_alone_give_the_models_shape(tmp_path):
+    model = reference.TransformerLM(1000, 64, 256, 2, 4)
+    torch.save(model.state_dict(), tmp_path / "nano.pt")
+    config, _ = parse_config(["--weights", str(tmp_path / "nano.pt")])
+    assert config["model"] == {"name": "nano", "d_model": 64, "d_ff": 256, "layers": 2,
+                               "heads": 4, "vocab": 1000, "max_context": 2048,
+                               "rope_theta": 10000.0}
+    folder = tmp_path / "pretrained"
+    folder.mkdir()
+    torch.save(model.state_dict(), folder / "model.pt")
+    (folder / "model_config.json").write_text(json.dumps(
+        {"vocab_size": 1000, "context_length": 64, "d_model": 64, "num_layers": 2,
+         "num_heads": 4, "d_ff": 256, "rope_theta": 10000.0}))
+    config, _ = parse_config(["--weights", str(folder), "--ctx", "16"])
+    assert (config["model"]["name"], config["model"]["max_context"]) == \
+        ("custom-d64-ff256-l2-h4", 64)
+    assert config["weights"] == str(folder / "model.pt")
+    run = record_in_process(config, cancelled=lambda: False)
+    assert run["status"] == "ok", run["message"]
