@@ -1,6 +1,5 @@
 #include "bench/study.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -17,18 +16,12 @@ namespace stepscope {
 
 namespace {
 
-std::string fixed(double value, int decimals = 2) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", decimals, value);
-    return text;
-}
-
 std::string cell(const std::optional<double>& value, int decimals = 2) {
-    return value ? fixed(*value, decimals) : "–";
+    return value ? fixedDecimals(*value, decimals) : "–";
 }
 
 std::string csvCell(const std::optional<double>& value, int decimals = 4) {
-    return value ? fixed(*value, decimals) : "";
+    return value ? fixedDecimals(*value, decimals) : "";
 }
 
 std::optional<double> statsMean(const Stats& stats) {
@@ -123,11 +116,12 @@ std::string formatWarmupStudyMarkdown(const std::vector<WarmupStudyRow>& rows) {
     for (const auto& row : rows) {
         const bool any = row.total.count > 0;
         out << "| " << row.warmup << " | " << toString(row.status) << " | " << row.total.count
-            << " | " << (any ? fixed(row.total.mean) : "–") << " | "
-            << (any ? fixed(row.total.std) : "–") << " | " << (any ? fixed(row.total.median) : "–")
-            << " | " << cell(row.firstMs) << " | " << cell(row.secondMs) << " | "
+            << " | " << (any ? fixedDecimals(row.total.mean) : "–") << " | "
+            << (any ? fixedDecimals(row.total.std) : "–") << " | "
+            << (any ? fixedDecimals(row.total.median) : "–") << " | " << cell(row.firstMs) << " | "
+            << cell(row.secondMs) << " | "
             << (row.firstMs && any && row.total.median > 0
-                    ? fixed(*row.firstMs / row.total.median) + "×"
+                    ? fixedDecimals(*row.firstMs / row.total.median) + "×"
                     : "–")
             << " |\n";
     }
@@ -141,11 +135,13 @@ std::string formatWarmupStudyCsv(const std::vector<WarmupStudyRow>& rows) {
     for (const auto& row : rows) {
         const bool any = row.total.count > 0;
         out << row.warmup << ',' << toString(row.status) << ',' << row.total.count << ','
-            << (any ? fixed(row.total.mean, 4) : "") << ',' << (any ? fixed(row.total.std, 4) : "")
-            << ',' << (any ? fixed(row.total.median, 4) : "") << ','
-            << (any ? fixed(row.total.min, 4) : "") << ',' << (any ? fixed(row.total.max, 4) : "")
-            << ',' << csvCell(row.firstMs) << ',' << csvCell(row.secondMs) << ',' << row.processId
-            << ',' << csvField(row.runFile) << ',' << csvField(row.message) << '\n';
+            << (any ? fixedDecimals(row.total.mean, 4) : "") << ','
+            << (any ? fixedDecimals(row.total.std, 4) : "") << ','
+            << (any ? fixedDecimals(row.total.median, 4) : "") << ','
+            << (any ? fixedDecimals(row.total.min, 4) : "") << ','
+            << (any ? fixedDecimals(row.total.max, 4) : "") << ',' << csvCell(row.firstMs) << ','
+            << csvCell(row.secondMs) << ',' << row.processId << ',' << csvField(row.runFile) << ','
+            << csvField(row.message) << '\n';
     }
     return out.str();
 }
@@ -223,11 +219,12 @@ std::string formatPrecisionStudyMarkdown(const std::vector<PrecisionStudyRow>& r
     for (const auto& row : rows) {
         out << "| " << row.model << " | " << row.context << " | " << toString(row.mode) << " | "
             << toString(row.precision) << " | " << toString(row.status) << " | "
-            << cell(statsMean(row.total)) << " | " << (row.total.count ? fixed(row.total.std) : "–")
-            << " | " << (row.speedup ? fixed(*row.speedup) + "×" : "–") << " |";
+            << cell(statsMean(row.total)) << " | "
+            << (row.total.count ? fixedDecimals(row.total.std) : "–") << " | "
+            << (row.speedup ? fixedDecimals(*row.speedup) + "×" : "–") << " |";
         if (memory) {
             out << " " << (row.peakBytes ? formatBytes(double(*row.peakBytes)) : "–") << " | "
-                << (row.memoryRatio ? fixed(*row.memoryRatio) + "×" : "–") << " |";
+                << (row.memoryRatio ? fixedDecimals(*row.memoryRatio) + "×" : "–") << " |";
         }
         out << "\n";
     }
@@ -242,8 +239,9 @@ std::string formatPrecisionStudyCsv(const std::vector<PrecisionStudyRow>& rows) 
         const bool any = row.total.count > 0;
         out << csvField(row.model) << ',' << row.context << ',' << toString(row.mode) << ','
             << toString(row.precision) << ',' << toString(row.status) << ','
-            << (any ? fixed(row.total.mean, 4) : "") << ',' << (any ? fixed(row.total.std, 4) : "")
-            << ',' << (any ? fixed(row.total.median, 4) : "") << ',' << csvCell(row.speedup) << ','
+            << (any ? fixedDecimals(row.total.mean, 4) : "") << ','
+            << (any ? fixedDecimals(row.total.std, 4) : "") << ','
+            << (any ? fixedDecimals(row.total.median, 4) : "") << ',' << csvCell(row.speedup) << ','
             << (row.peakBytes ? std::to_string(*row.peakBytes) : "") << ','
             << csvCell(row.memoryRatio) << ',' << csvField(row.runFile) << ','
             << csvField(row.message) << '\n';

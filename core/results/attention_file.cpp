@@ -2,12 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <sstream>
 
 #include "bench/cost_model.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
+#include "util/strings.h"
 
 namespace stepscope {
 
@@ -50,12 +50,7 @@ std::optional<T> optionalField(const json& object, const char* key) {
 }
 
 std::string cell(const std::optional<double>& value, int decimals) {
-    if (!value) {
-        return "";
-    }
-    char text[32];
-    std::snprintf(text, sizeof text, "%.*f", decimals, *value);
-    return text;
+    return value ? fixedDecimals(*value, decimals) : std::string();
 }
 
 EnvironmentInfo environmentFromJson(const json& object) {

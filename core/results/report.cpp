@@ -11,14 +11,8 @@ namespace stepscope {
 
 namespace {
 
-std::string fixed(double value, int decimals = 2) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", decimals, value);
-    return text;
-}
-
 std::string meanStd(const std::optional<Stats>& stats) {
-    return stats ? fixed(stats->mean) + " ± " + fixed(stats->std) : "–";
+    return stats ? fixedDecimals(stats->mean) + " ± " + fixedDecimals(stats->std) : "–";
 }
 
 std::string scaled(double value, const char* unit) {
@@ -28,7 +22,7 @@ std::string scaled(double value, const char* unit) {
         value /= 1000.0;
         ++i;
     }
-    return fixed(value) + " " + prefixes[i] + unit;
+    return fixedDecimals(value) + " " + prefixes[i] + unit;
 }
 
 std::string modelLabel(const RunConfig& config) {
@@ -61,7 +55,7 @@ std::string engineLabel(const RunResult& r) {
 }
 
 std::string csvNumber(const Stats* stats, double Stats::*field) {
-    return stats ? fixed(stats->*field, 4) : "";
+    return stats ? fixedDecimals(stats->*field, 4) : "";
 }
 
 const Stats* orNull(const std::optional<Stats>& stats) {
@@ -95,7 +89,8 @@ std::string formatRunReport(const RunResult& r) {
         << r.environment.cpuThreads << " CPU threads)\n"
         << "engine     " << engineLabel(r) << "\n";
     if (r.compileMs) {
-        out << "compile    " << fixed(*r.compileMs / 1000.0) << " s for the first call, not "
+        out << "compile    " << fixedDecimals(*r.compileMs / 1000.0)
+            << " s for the first call, not "
             << "counted in the steps\n";
     }
     if (r.steps.empty()) {
@@ -132,7 +127,7 @@ std::string formatRunReport(const RunResult& r) {
         << scaled(m.flopsPerStep, "FLOP") << " per step, "
         << scaled(m.achievedFlopsPerSecond, "FLOP/s");
     if (m.mfu) {
-        out << ", MFU " << fixed(100.0 * *m.mfu, 1) << "% of "
+        out << ", MFU " << fixedDecimals(100.0 * *m.mfu, 1) << "% of "
             << scaled(*m.devicePeakFlopsPerSecond, "FLOP/s");
     }
     out << "\n";
@@ -143,12 +138,12 @@ std::string formatStepsCsv(const RunResult& result) {
     std::ostringstream out;
     out << "index,warmup,total_ms,forward_ms,backward_ms,optimizer_ms,loss\n";
     auto cell = [](const std::optional<double>& value) {
-        return value ? fixed(*value, 6) : std::string();
+        return value ? fixedDecimals(*value, 6) : std::string();
     };
     for (const auto& s : result.steps) {
-        out << s.index << ',' << (s.warmup ? "true" : "false") << ',' << fixed(s.totalMs, 6) << ','
-            << cell(s.forwardMs) << ',' << cell(s.backwardMs) << ',' << cell(s.optimizerMs) << ','
-            << cell(s.loss) << '\n';
+        out << s.index << ',' << (s.warmup ? "true" : "false") << ',' << fixedDecimals(s.totalMs, 6)
+            << ',' << cell(s.forwardMs) << ',' << cell(s.backwardMs) << ',' << cell(s.optimizerMs)
+            << ',' << cell(s.loss) << '\n';
     }
     return out.str();
 }
@@ -170,9 +165,9 @@ std::string formatRunMarkdown(const RunResult& r, const std::vector<std::string>
         << "| steps | " << c.warmupSteps << " warm-up + " << c.measuredSteps << " measured |\n"
         << "| device | " << toString(c.device) << ": " << r.environment.deviceName << " |\n"
         << "| engine | " << engineLabel(r) << " |\n"
-        << (r.compileMs
-                ? "| compile | " + fixed(*r.compileMs / 1000.0) + " s (not in the steps) |\n"
-                : std::string())
+        << (r.compileMs ? "| compile | " + fixedDecimals(*r.compileMs / 1000.0) +
+                              " s (not in the steps) |\n"
+                        : std::string())
         << "| started | " << r.environment.startedAt << " |\n\n";
     const RunSummary& m = r.summary;
     if (m.total.count > 0) {
@@ -181,9 +176,10 @@ std::string formatRunMarkdown(const RunResult& r, const std::vector<std::string>
                "|\n|---|---:|---:|---:|---:|---:|---:|\n";
         auto row = [&out](const char* name, const std::optional<Stats>& stats) {
             if (stats) {
-                out << "| " << name << " | " << fixed(stats->mean) << " | " << fixed(stats->std)
-                    << " | " << fixed(stats->median) << " | " << fixed(stats->min) << " | "
-                    << fixed(stats->max) << " | " << fixed(100 * stats->cv, 1) << "% |\n";
+                out << "| " << name << " | " << fixedDecimals(stats->mean) << " | "
+                    << fixedDecimals(stats->std) << " | " << fixedDecimals(stats->median) << " | "
+                    << fixedDecimals(stats->min) << " | " << fixedDecimals(stats->max) << " | "
+                    << fixedDecimals(100 * stats->cv, 1) << "% |\n";
             }
         };
         for (const auto& [name, stats] : phaseRows(m)) {
@@ -193,7 +189,7 @@ std::string formatRunMarkdown(const RunResult& r, const std::vector<std::string>
             << scaled(m.achievedFlopsPerSecond, "FLOP/s") << " achieved ("
             << scaled(m.flopsPerStep, "FLOP") << " per step)";
         if (m.mfu) {
-            out << ", MFU " << fixed(100 * *m.mfu, 1) << "%";
+            out << ", MFU " << fixedDecimals(100 * *m.mfu, 1) << "%";
         }
         out << ".\n";
     }
@@ -249,8 +245,8 @@ std::string formatSweepMarkdown(const std::vector<RunResult>& results,
         out << toString(r.config.engine) << " | " << toString(r.status) << " | "
             << meanStd(s.forward) << " | " << meanStd(s.backward) << " | " << meanStd(s.optimizer)
             << " | " << (s.total.count ? meanStd(s.total) : std::string("–")) << " | "
-            << (s.total.count ? fixed(s.tokensPerSecond, 0) : std::string("–")) << " | "
-            << (r.compileMs ? fixed(*r.compileMs / 1000.0, 1) : std::string("–")) << " |\n";
+            << (s.total.count ? fixedDecimals(s.tokensPerSecond, 0) : std::string("–")) << " | "
+            << (r.compileMs ? fixedDecimals(*r.compileMs / 1000.0, 1) : std::string("–")) << " |\n";
     }
     return out.str();
 }
@@ -282,8 +278,8 @@ std::string formatSweepCsv(const std::vector<RunResult>& results,
             << csvNumber(orNull(s.backward), &Stats::std) << ','
             << csvNumber(orNull(s.optimizer), &Stats::mean) << ','
             << csvNumber(orNull(s.optimizer), &Stats::std) << ','
-            << (total ? fixed(s.tokensPerSecond, 1) : std::string()) << ','
-            << (r.compileMs ? fixed(*r.compileMs, 1) : std::string()) << ','
+            << (total ? fixedDecimals(s.tokensPerSecond, 1) : std::string()) << ','
+            << (r.compileMs ? fixedDecimals(*r.compileMs, 1) : std::string()) << ','
             << csvField(i < runFiles.size() ? runFiles[i] : std::string()) << ','
             << csvField(r.message) << '\n';
     }

@@ -1,5 +1,7 @@
 #include "util/strings.h"
 
+#include <cstdio>
+
 namespace stepscope {
 
 std::string joinNames(const std::vector<std::string>& names) {
@@ -8,6 +10,12 @@ std::string joinNames(const std::vector<std::string>& names) {
         out += (out.empty() ? "" : ", ") + name;
     }
     return out;
+}
+
+std::string fixedDecimals(double value, int decimals) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", decimals, value);
+    return text;
 }
 
 std::string csvField(const std::string& text) {
