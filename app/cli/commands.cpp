@@ -13,6 +13,7 @@
 #include "bench/runner.h"
 #include "bench/sweep.h"
 #include "cli/guarded.h"
+#include "cli/stderr_progress.h"
 #include "engines/isolated_run.h"
 #include "precision/accumulation_lab.h"
 #include "precision/dtype_flow.h"
@@ -28,47 +29,6 @@
 namespace stepscope::cli {
 
 namespace {
-
-// Progress on stderr, one line per step, so stdout stays clean for results.
-// Steps are named by their index as the step tables number them (from 0,
-// warm-up first), with how many of the run's steps are done.
-class StderrProgress final : public RunObserver, public SweepObserver {
-public:
-    void onStep(const StepRecord& step) override {
-        std::fprintf(stderr, "  step %d (%s): %.2f ms", step.index,
-                     step.warmup ? "warm-up" : "measured", step.totalMs);
-        if (totalSteps_ > 0) {
-            std::fprintf(stderr, " · %d of %d steps done", step.index + 1, totalSteps_);
-        }
-        std::fprintf(stderr, "\n");
-    }
-    void onProgress(const RunProgress& progress) override {
-        if (progress.phase == "setup") {
-            totalSteps_ = progress.totalSteps;
-            std::fprintf(stderr,
-                         "  building the model and data (%d steps to run, numbered 0 to %d)\n",
-                         progress.totalSteps, progress.totalSteps - 1);
-        } else if (progress.phase == "compile") {
-            std::fprintf(stderr,
-                         "  compiling (torch.compile's first call, not a step; often "
-                         "tens of seconds)\n");
-        }
-    }
-    void onPointStarted(int index, int total, const RunConfig& config) override {
-        std::fprintf(stderr, "[%d/%d] %s\n", index + 1, total,
-                     sweepPointFileName(config, axes_).c_str());
-    }
-    void onPointFinished(int, int, const RunResult& result, const std::string& file) override {
-        std::fprintf(stderr, "  -> %s, %s\n", toString(result.status).c_str(), file.c_str());
-    }
-
-    // The sweep's axes, so that points are named as their files are.
-    void setAxes(std::vector<SweepAxis> axes) { axes_ = std::move(axes); }
-
-private:
-    int totalSteps_ = 0;  // of the run under way, from its setup report
-    std::vector<SweepAxis> axes_;
-};
 
 // `run --events`: progress and steps on stdout, one JSON object per line,
 // flushed as they happen (the parent of an isolated run reads them live).
@@ -282,14 +242,7 @@ int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resum
         spec.resume = resume;
         StderrProgress progress;
         progress.setAxes(spec.axes);
-        SweepControl control;
-        control.observer = &progress;
-        control.runObserver = &progress;
-        control.cancel = &cancelRequested();
-        if (isolate) {
-            control.runPoint = freshProcessRunner(currentExecutablePath());
-        }
-        const std::vector<RunResult> results = runSweep(spec, control);
+        const std::vector<RunResult> results = runSweep(spec, cliSweepControl(progress, isolate));
         std::cout << formatSweepMarkdown(results, varyingAxisFields(spec.axes));
         if (spec.base.traceMemory) {
             std::cout << "\n" << formatMemorySweepTable(results);

@@ -8,6 +8,7 @@
 #include "bench/study.h"
 #include "cli/commands.h"
 #include "cli/guarded.h"
+#include "cli/stderr_progress.h"
 #include "engines/isolated_run.h"
 #include "results/run_file.h"
 #include "util/strings.h"
@@ -16,28 +17,6 @@
 namespace stepscope::cli {
 
 namespace {
-
-// Progress on stderr, as sweep prints it.
-class StudyProgress final : public RunObserver, public SweepObserver {
-public:
-    explicit StudyProgress(std::vector<SweepAxis> axes) : axes_(std::move(axes)) {}
-    void onStep(const StepRecord& step) override {
-        std::fprintf(stderr, "  step %d (%s): %.2f ms\n", step.index,
-                     step.warmup ? "warm-up" : "measured", step.totalMs);
-    }
-    void onPointStarted(int index, int total, const RunConfig& config) override {
-        std::fprintf(stderr, "[%d/%d] %s\n", index + 1, total,
-                     sweepPointFileName(config, axes_).c_str());
-    }
-    void onPointFinished(int, int, const RunResult& result, const std::string& file) override {
-        std::fprintf(stderr, "  -> %s (pid %d%s), %s\n", toString(result.status).c_str(),
-                     result.environment.processId,
-                     result.environment.isolated ? ", fresh process" : "", file.c_str());
-    }
-
-private:
-    std::vector<SweepAxis> axes_;
-};
 
 // Where a study writes: --out, or a directory that goes when the study ends.
 struct StudyDirectory {
@@ -76,11 +55,10 @@ int commandStudyWarmup(const ConfigFlags& flags, const std::string& outDir) {
         spec.cli = currentExecutablePath();
         const StudyDirectory directory(outDir);
         spec.outDir = directory.path;
-        StudyProgress progress(warmupStudySweep(spec).axes);
-        SweepControl control;
-        control.observer = &progress;
-        control.runObserver = &progress;
-        control.cancel = &cancelRequested();
+        StderrProgress progress;
+        progress.setAxes(warmupStudySweep(spec).axes);
+        // Fresh processes through spec.cli: runWarmupStudy isolates every point.
+        const SweepControl control = cliSweepControl(progress, false);
         std::fprintf(stderr,
                      "stepscope: warm-up study, %s, batch %lld × ctx %lld, %s, %s on %s, %d "
                      "measured steps; each point in a fresh process\n",
@@ -102,14 +80,9 @@ int commandStudyPrecision(const ConfigFlags& flags, const std::string& outDir, b
     return guarded([&] {
         const StudyDirectory directory(outDir);
         SweepSpec spec = flags.toSweepSpec(directory.path);
-        StudyProgress progress(spec.axes);
-        SweepControl control;
-        control.observer = &progress;
-        control.runObserver = &progress;
-        control.cancel = &cancelRequested();
-        if (isolate) {
-            control.runPoint = freshProcessRunner(currentExecutablePath());
-        }
+        StderrProgress progress;
+        progress.setAxes(spec.axes);
+        const SweepControl control = cliSweepControl(progress, isolate);
         const size_t expected = expandSweep(spec).size();
         const std::vector<PrecisionStudyRow> rows = runPrecisionStudy(spec, control);
         std::cout << formatPrecisionStudyMarkdown(rows);
