@@ -341,7 +341,9 @@ private Q_SLOTS:
 
     void precisionStudyFromTheSweepTab() {
         MainWindow window;
-        window.configPanel()->setConfig(quickConfig(0, 2));
+        RunConfig traced = quickConfig(0, 2);
+        traced.traceMemory = true;  // the study's peak column
+        window.configPanel()->setConfig(traced);
         SweepPage* page = window.sweepPage();
         page->setStudy(SweepPage::Study::Precision);
         QCOMPARE(page->precisionsEdit()->text(), QString("fp32,bf16,fp16"));
@@ -362,6 +364,14 @@ private Q_SLOTS:
         QCOMPARE(page->table()->item(0, speedup)->text(), QString("1.00×"));
         QCOMPARE(page->table()->item(1, speedup)->text(),
                  QString::number(fp32 / bf16, 'f', 2) + "×");
+        const int peak = page->column("peak");
+        QVERIFY(peak >= 0);
+        for (int row = 0; row < 2; ++row) {
+            const MemoryTrace& memory = documents[size_t(row)]->result.memory;
+            QVERIFY(!memory.empty());
+            QCOMPARE(page->table()->item(row, peak)->text(),
+                     bytesText(summarizeMemory(memory, 0).peakBytes));
+        }
         QVERIFY(QFileInfo::exists(QFileInfo(documents[0]->path).absolutePath() + "/study.md"));
     }
 

@@ -33,6 +33,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 #include "attention_page.h"
@@ -100,6 +101,19 @@ FileKind fileKind(const QString& path, QString* error) {
         return FileKind::Attention;
     }
     return head.contains("\"stepscope-run\"") ? FileKind::Run : FileKind::Other;
+}
+
+// A timer that calls `scan` once, 150 ms after the last of a burst of
+// changes `watcher` reports (a rename into place is several events).
+QTimer* rescanAfterChanges(QFileSystemWatcher* watcher, std::function<void()> scan) {
+    auto* timer = new QTimer(watcher);
+    timer->setSingleShot(true);
+    timer->setInterval(150);
+    QObject::connect(watcher, &QFileSystemWatcher::directoryChanged, timer,
+                     qOverload<>(&QTimer::start));
+    QObject::connect(watcher, &QFileSystemWatcher::fileChanged, timer, qOverload<>(&QTimer::start));
+    QObject::connect(timer, &QTimer::timeout, watcher, std::move(scan));
+    return timer;
 }
 
 // The points a Slurm array's folder will hold, in the array's order: each
@@ -297,24 +311,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(sweep_, &SweepPage::stopRequested, this, &MainWindow::stopRun);
 
-    // A sweep folder filling elsewhere (a CLI sweep, a Slurm array): one
-    // rescan shortly after a burst of changes (a rename is several events).
+    // A sweep folder or a Slurm attention array filling elsewhere.
     sweepWatcher_ = new QFileSystemWatcher(this);
-    sweepRescan_ = new QTimer(this);
-    sweepRescan_->setSingleShot(true);
-    sweepRescan_->setInterval(150);
-    connect(sweepWatcher_, &QFileSystemWatcher::directoryChanged, sweepRescan_,
-            qOverload<>(&QTimer::start));
-    connect(sweepWatcher_, &QFileSystemWatcher::fileChanged, sweepRescan_,
-            qOverload<>(&QTimer::start));
-    connect(sweepRescan_, &QTimer::timeout, this, &MainWindow::scanSweepDirectory);
+    sweepRescan_ = rescanAfterChanges(sweepWatcher_, [this] { scanSweepDirectory(); });
     attentionWatcher_ = new QFileSystemWatcher(this);
-    attentionRescan_ = new QTimer(this);
-    attentionRescan_->setSingleShot(true);
-    attentionRescan_->setInterval(150);
-    connect(attentionWatcher_, &QFileSystemWatcher::directoryChanged, attentionRescan_,
-            qOverload<>(&QTimer::start));
-    connect(attentionRescan_, &QTimer::timeout, this, &MainWindow::scanAttentionArray);
+    rescanAfterChanges(attentionWatcher_, [this] { scanAttentionArray(); });
 
     loadSettings();
     sweep_->setBaseConfig(config_->config());

@@ -188,7 +188,6 @@ private:
     std::vector<std::pair<QString, RunConfig>> sweepPlan_;
     QString attentionArrayDir_;
     QFileSystemWatcher* attentionWatcher_;
-    QTimer* attentionRescan_;
     QFileSystemWatcher* sweepWatcher_;
     QTimer* sweepRescan_;
     QTimer* progressTick_;

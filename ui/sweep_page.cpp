@@ -25,6 +25,7 @@
 #include "format.h"
 #include "list_input.h"
 #include "plot_style.h"
+#include "results/memory_trace.h"
 #include "sweep_chart_data.h"
 
 namespace stepscope::ui {
@@ -42,6 +43,21 @@ QString meanStd(const std::optional<Stats>& stats) {
 
 QString msText(const std::optional<double>& ms) {
     return ms ? formatMs(*ms) : QString("–");
+}
+
+// What the table and chart read of a run: everything but its traces (the
+// run list keeps the whole run; a sweep of traced runs would hold them twice).
+RunResult withoutTraces(const RunResult& run) {
+    RunResult kept;
+    kept.config = run.config;
+    kept.environment = run.environment;
+    kept.status = run.status;
+    kept.message = run.message;
+    kept.parameterCount = run.parameterCount;
+    kept.steps = run.steps;
+    kept.compileMs = run.compileMs;
+    kept.summary = run.summary;
+    return kept;
 }
 
 QString axisLabel(const std::string& field) {
@@ -198,35 +214,26 @@ void SweepPage::onStudyChanged() {
     if (chosen == Study::Precision) {
         precisions_->setText("fp32,bf16,fp16");
     }
-    switch (chosen) {
-        case Study::Sweep:
-            studyHelp_->setText(
-                tr("Every combination of the lists below; any other field (batch, attention, "
-                   "warm-up, …) under Other axes. Empty fields take the configuration panel's "
-                   "value."));
-            start_->setText(tr("Run sweep"));
-            break;
-        case Study::Warmup:
-            studyHelp_->setText(
-                tr("The configuration panel's run at each warm-up count, each in a fresh "
-                   "process: mean, std, the first and second measured step, and every step's "
-                   "time (x axis: measured step)."));
-            start_->setText(tr("Run warm-up study"));
-            break;
-        case Study::Precision:
-            studyHelp_->setText(
-                tr("fp32 against bf16 and fp16 autocast for each model, context and mode: the "
-                   "speed-up over fp32 and, with Trace memory on, the measured peak."));
-            start_->setText(tr("Run precision study"));
-            break;
-        case Study::Attention:
-            studyHelp_->setText(
-                tr("The course's attention grid (naive, tiled, sdpa and compiled; head dims "
-                   "16…128; batch 8; causal) on the configuration panel's device, in the "
-                   "Attention tab."));
-            start_->setText(tr("Run attention study"));
-            break;
-    }
+    // What each study does, and its button; in Study's order.
+    static const std::pair<const char*, const char*> texts[] = {
+        {QT_TR_NOOP("Every combination of the lists below; any other field (batch, attention, "
+                    "warm-up, …) under Other axes. Empty fields take the configuration panel's "
+                    "value."),
+         QT_TR_NOOP("Run sweep")},
+        {QT_TR_NOOP("The configuration panel's run at each warm-up count, each in a fresh "
+                    "process: mean, std, the first and second measured step, and every step's "
+                    "time (x axis: measured step)."),
+         QT_TR_NOOP("Run warm-up study")},
+        {QT_TR_NOOP("fp32 against bf16 and fp16 autocast for each model, context and mode: the "
+                    "speed-up over fp32 and, with Trace memory on, the measured peak."),
+         QT_TR_NOOP("Run precision study")},
+        {QT_TR_NOOP("The course's attention grid (naive, tiled, sdpa and compiled; head dims "
+                    "16…128; batch 8; causal) on the configuration panel's device, in the "
+                    "Attention tab."),
+         QT_TR_NOOP("Run attention study")},
+    };
+    studyHelp_->setText(tr(texts[int(chosen)].first));
+    start_->setText(tr(texts[int(chosen)].second));
     if (status_->text().isEmpty() || configs_.empty()) {
         status_->setText(
             tr("Other fields (batch, steps, device, …) come from the "
@@ -293,6 +300,7 @@ QComboBox* SweepPage::heldBox(const std::string& field) const {
 void SweepPage::begin(const SweepSpec& spec, std::optional<int64_t> availableBytes) {
     configs_ = expandSweep(spec);
     results_.assign(configs_.size(), std::nullopt);
+    peaks_.assign(configs_.size(), std::nullopt);
     availableBytes_ = availableBytes;
     fits_.clear();
     int misfits = 0;
@@ -319,9 +327,10 @@ void SweepPage::addPoint(int index, const RunResult& r) {
         index = int(configs_.size());  // not listed by begin()
         configs_.push_back(r.config);
         results_.emplace_back();
+        peaks_.emplace_back();
         fits_.push_back(true);
     }
-    results_[size_t(index)] = r;
+    keepResult(size_t(index), r);
     status_->setText(tr("%1 of %2 points").arg(++done_).arg(configs_.size()));
     rebuildTable();
     rebuildChartControls();
@@ -330,14 +339,16 @@ void SweepPage::addPoint(int index, const RunResult& r) {
 
 void SweepPage::showPoints(const QString& directory, const std::vector<Row>& rows, bool watching) {
     configs_.clear();
-    results_.clear();
-    fits_.clear();
+    results_.assign(rows.size(), std::nullopt);
+    peaks_.assign(rows.size(), std::nullopt);
+    fits_.assign(rows.size(), true);
     int finished = 0;
-    for (const Row& row : rows) {
-        configs_.push_back(row.config);
-        results_.push_back(row.result ? std::optional<RunResult>(*row.result) : std::nullopt);
-        fits_.push_back(true);
-        finished += row.result != nullptr;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        configs_.push_back(rows[i].config);
+        if (rows[i].result) {
+            keepResult(i, *rows[i].result);
+            ++finished;
+        }
     }
     // The form shows what the folder spans: the four lists, and each other
     // field that varies as an axis.
@@ -404,20 +415,19 @@ void SweepPage::rebuildTable() {
     // study folder shows them too).
     const bool warmupColumns = varies("warmup");
     const bool speedupColumn = varies("precision");
-    std::vector<RunResult> runs;
-    bool anyPeak = false;
-    for (size_t i = 0; i < configs_.size(); ++i) {
-        RunResult run;
-        if (results_[i]) {
-            run = *results_[i];
-            anyPeak = anyPeak || !run.memory.empty();
-        } else {
-            run.config = configs_[i];
-            run.status = RunStatus::Failed;  // not measured yet: no speed-up
+    const bool anyPeak = std::any_of(peaks_.begin(), peaks_.end(),
+                                     [](const auto& peak) { return peak.has_value(); });
+    std::vector<PrecisionStudyRow> precisionRows;
+    if (speedupColumn) {
+        std::vector<RunResult> runs;
+        for (size_t i = 0; i < configs_.size(); ++i) {
+            RunResult pending;
+            pending.config = configs_[i];
+            pending.status = RunStatus::Failed;  // not measured yet: no speed-up
+            runs.push_back(results_[i] ? *results_[i] : pending);
         }
-        runs.push_back(std::move(run));
+        precisionRows = precisionStudyRows(runs, {});
     }
-    const std::vector<PrecisionStudyRow> precisionRows = precisionStudyRows(runs, {});
 
     QStringList headers = {tr("model"), tr("ctx"), tr("mode"), tr("precision")};
     for (const auto& field : axisColumns_) {
@@ -461,8 +471,7 @@ void SweepPage::rebuildTable() {
             cells << (speedup ? QString::number(*speedup, 'f', 2) + "×" : QString("–"));
         }
         if (anyPeak) {
-            const auto& peak = precisionRows[i].peakBytes;
-            cells << (peak ? bytesText(*peak) : QString("–"));
+            cells << (peaks_[i] ? bytesText(*peaks_[i]) : QString("–"));
         }
         const int row = table_->rowCount();
         table_->insertRow(row);
@@ -482,6 +491,13 @@ void SweepPage::rebuildTable() {
             table_->setItem(row, column, item);
         }
     }
+}
+
+void SweepPage::keepResult(size_t row, const RunResult& result) {
+    results_[row] = withoutTraces(result);
+    peaks_[row] = result.memory.empty()
+                      ? std::nullopt
+                      : std::optional(summarizeMemory(result.memory, 0).peakBytes);
 }
 
 std::vector<const RunResult*> SweepPage::finishedPoints() const {

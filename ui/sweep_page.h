@@ -94,6 +94,7 @@ private:
     void rebuildChartControls();
     void redrawChart();
     std::vector<const RunResult*> finishedPoints() const;
+    void keepResult(size_t row, const RunResult& result);
 
     QComboBox* study_;
     QLabel* studyHelp_;
@@ -114,9 +115,11 @@ private:
     std::vector<std::string> chartFields_;  // the varying fields the controls were built for
     QCustomPlot* plot_;
 
-    // One row per point: its config, and its result once it has one.
+    // One row per point: its config, and its result once it has one
+    // (without its traces) with the measured peak where memory was traced.
     std::vector<RunConfig> configs_;
     std::vector<std::optional<RunResult>> results_;
+    std::vector<std::optional<int64_t>> peaks_;
     std::vector<bool> fits_;
     std::optional<int64_t> availableBytes_;
     QString outDir_;  // where the sweep being run writes
