@@ -12,6 +12,7 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 
+#include "bench/slurm_sweep.h"
 #include "bench/sweep.h"
 #include "results/attention_file.h"
 #include "results/run_file.h"
@@ -175,6 +176,33 @@ QString fakeSbatch(const QTemporaryDir& dir, const QString& message, int code) {
     return dir.path() + ":" + qEnvironmentVariable("PATH");
 }
 
+// The sweep for --runner recorder: kSweep on the pytorch engine.
+const QStringList kRecorderSweep = kSweep + QStringList{"--engine", "pytorch"};
+
+// A `stepscope-record` in `dir`: the recorder of this source tree (what
+// `pip install ./python` gives) run by the build's Python, whose torch it
+// needs; the venv install itself is recorder_check's. Returns its path.
+QString recorderIn(const QTemporaryDir& dir) {
+    const QString path = dir.filePath("stepscope-record");
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        return {};
+    }
+    file.write(QString("#!/bin/sh\nPYTHONPATH='%1' exec '%2' -m stepscope \"$@\"\n")
+                   .arg(test::sourcePath("python"), test::pythonExecutable())
+                   .toUtf8());
+    file.setPermissions(file.permissions() | QFileDevice::ExeOwner);
+    return path;
+}
+
+// The script's case line of point `index` of the recorder sweep.
+QString recorderCaseLine(int index) {
+    const QString name = pointName(index);
+    return QString("  %1)  # %2\n    exec \"$run\" --config inputs/%3 --out points/%3 ;;\n")
+        .arg(index)
+        .arg(name.chopped(5), name);
+}
+
 // Waits for Slurm job `jobId` to leave the queue; false after 4 minutes.
 bool waitForArray(const QString& jobId, const QStringList& slurm) {
     QElapsedTimer waited;
@@ -256,6 +284,146 @@ private Q_SLOTS:
         const Outcome outside = runTask(dir, 4);
         QCOMPARE(outside.exitCode, 2);
         QVERIFY2(outside.err.contains("no point 4 in this sweep (0-3)"), qPrintable(outside.err));
+    }
+
+    // --runner recorder: each task runs stepscope-record on the point's
+    // config, found through STEPSCOPE_RECORD or on PATH, and its run file is
+    // read as stepscope-cli's is.
+    void recorderRunnerScriptRunsEachPointWithTheRecorder() {
+        QTemporaryDir temp;
+        const QString dir = temp.filePath("array");
+        const Outcome written =
+            runCli(kRecorderSweep + QStringList{"--slurm", dir, "--runner", "recorder"});
+        QVERIFY2(written.exitCode == 0, qPrintable(written.err));
+        const QString script = QString::fromUtf8(contents(dir + "/stepscope.sbatch"));
+        QVERIFY2(script.contains("\nrun=${STEPSCOPE_RECORD:-stepscope-record}\n"),
+                 qPrintable(script));
+        QVERIFY(!script.contains(STEPSCOPE_CLI));  // no C++ build needed on the node
+        for (int i = 0; i < 4; ++i) {
+            QVERIFY2(script.contains(recorderCaseLine(i)), qPrintable(recorderCaseLine(i)));
+        }
+        // What the app and --collect read of the folder.
+        const auto array = readSlurmArray(dir.toStdString());
+        QVERIFY(array.has_value());
+        QCOMPARE(toString(array->runner), std::string("recorder"));
+        QCOMPARE(array->tasks.size(), size_t(4));
+        const RunConfig planned = runConfigFromJson(array->tasks[1].inputText);
+        QCOMPARE(toString(planned.engine), std::string("pytorch"));
+        QCOMPARE(toString(planned.mode), toString(expectedPoints()[1].mode));
+
+        // Nowhere to be found: the task says so and what to do, exit 127.
+        QTemporaryDir empty;
+        const Outcome noRecorder = runTask(dir, 0, {"PATH=" + empty.path() + ":/usr/bin:/bin"});
+        QCOMPARE(noRecorder.exitCode, 127);
+        QVERIFY2(noRecorder.err.contains("cannot run 'stepscope-record'") &&
+                     noRecorder.err.contains("pip install"),
+                 qPrintable(noRecorder.err));
+
+        // On PATH, as after pip install into the node's environment.
+        QTemporaryDir bin;
+        QVERIFY(!recorderIn(bin).isEmpty());
+        const Outcome task =
+            runTask(dir, 2,
+                    {"PATH=" + bin.path() + ":" + qEnvironmentVariable("PATH"), "SLURM_JOB_ID=91",
+                     "SLURM_ARRAY_JOB_ID=90", "SLURMD_NODENAME=node9"});
+        QVERIFY2(task.exitCode == 0, qPrintable(task.err));
+        QVERIFY2(task.err.contains("stepscope-record:"), qPrintable(task.err));
+        QCOMPARE(runFilesIn(dir), QStringList{pointName(2)});
+        const SweepCollection collection = readSlurmSweep(dir.toStdString(), "--collect");
+        QCOMPARE(collection.results.size(), size_t(1));
+        QCOMPARE(collection.missing.size(), size_t(3));
+        const RunResult& result = collection.results.front();
+        QCOMPARE(toString(result.status), std::string("ok"));
+        QCOMPARE(toString(result.config.engine), std::string("pytorch"));
+        QCOMPARE(result.config.contextLength, expectedPoints()[2].contextLength);
+        QCOMPARE(toString(result.config.mode), toString(expectedPoints()[2].mode));
+        QCOMPARE(result.config.measuredSteps, 1);
+        QVERIFY(!result.environment.python.empty());  // the recorder's, not a C++ run
+        QCOMPARE(result.environment.slurmArrayJobId, std::string("90"));
+        QCOMPARE(result.environment.slurmArrayTaskId, std::string("2"));
+        QCOMPARE(result.environment.slurmNode, std::string("node9"));
+
+        // STEPSCOPE_RECORD names it wherever it is.
+        const Outcome named = runTask(dir, 9,
+                                      {"STEPSCOPE_RECORD=" + bin.filePath("stepscope-record"),
+                                       "PATH=" + empty.path() + ":/usr/bin:/bin"});
+        QCOMPARE(named.exitCode, 2);  // found, and no point 9
+        QVERIFY2(named.err.contains("no point 9 in this sweep (0-3)"), qPrintable(named.err));
+
+        // Resumed without sweep flags, the array keeps its runner.
+        const Outcome resumed = runCli({"sweep", "--slurm", dir, "--resume"});
+        QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err));
+        const QString again = QString::fromUtf8(contents(dir + "/stepscope.sbatch"));
+        QVERIFY(again.contains("#SBATCH --array=0-1,3\n"));
+        QVERIFY(again.contains(recorderCaseLine(3)));
+    }
+
+    // What the recorder cannot run is refused, naming the field and what is
+    // allowed, before anything is written.
+    void recorderRunnerRefusesWhatTheRecorderCannotRun() {
+        QTemporaryDir temp;
+        const QString dir = temp.filePath("array");
+        const struct {
+            QStringList flags;
+            QStringList messages;
+        } bad[] = {
+            {kSweep + QStringList{"--runner", "recorder"},  // libtorch, the default engine
+             {"engine: 'libtorch' is StepScope's C++ engine",
+              "allowed with --runner recorder: pytorch, pytorch-compile",
+              "(sweep point " + pointName(0) + ")"}},
+            {kSweep + QStringList{"--engine", "libtorch,pytorch", "--runner", "recorder"},
+             {"engine: 'libtorch'"}},
+            {kRecorderSweep + QStringList{"--runner", "recorder", "--python", "/usr/bin/python3"},
+             {"python: the recorder runs in the Python it was installed into",
+              "allowed only with --runner cli"}},
+            {kRecorderSweep + QStringList{"--runner", "record"},
+             {"--runner: 'record' is not allowed; allowed: cli, recorder"}},
+            {kRecorderSweep + QStringList{"--runner", "recorder", "--activation-checkpoint", "1"},
+             {"activation-checkpoint: the pytorch engine runs the model without checkpointing"}},
+        };
+        for (const auto& [flags, messages] : bad) {
+            const Outcome refused = runCli(flags + QStringList{"--slurm", dir});
+            QCOMPARE(refused.exitCode, 2);
+            for (const QString& message : messages) {
+                QVERIFY2(refused.err.contains(message), qPrintable(refused.err));
+            }
+            QVERIFY(!QFileInfo::exists(dir));  // nothing written
+        }
+        const Outcome withoutSlurm =
+            runCli(kRecorderSweep + QStringList{"--out", dir, "--runner", "recorder"});
+        QCOMPARE(withoutSlurm.exitCode, 2);
+        QVERIFY2(withoutSlurm.err.contains("--runner requires --slurm"),
+                 qPrintable(withoutSlurm.err));
+
+        // A directory run by one runner is not rewritten for the other.
+        QCOMPARE(runCli(kRecorderSweep + QStringList{"--slurm", dir}).exitCode, 0);
+        const QByteArray script = contents(dir + "/stepscope.sbatch");
+        QVERIFY(script.contains(QString("run=${STEPSCOPE_CLI:-%1}\n").arg(STEPSCOPE_CLI).toUtf8()));
+        // An array file from before runners existed is stepscope-cli's.
+        QByteArray legacy = contents(dir + "/slurm-array.json");
+        QVERIFY(legacy.contains("\"runner\": \"cli\",\n"));
+        legacy.replace("\"runner\": \"cli\",\n", "");
+        const QString legacyDir = temp.filePath("legacy");
+        QVERIFY(QDir().mkpath(legacyDir));
+        QVERIFY(writeFile(legacyDir + "/slurm-array.json", legacy));
+        QCOMPARE(toString(readSlurmArray(legacyDir.toStdString())->runner), std::string("cli"));
+        legacy.replace("\"details\"", "\"runner\": \"shell\",\n  \"details\"");
+        QVERIFY(writeFile(legacyDir + "/slurm-array.json", legacy));
+        QVERIFY_THROWS_EXCEPTION(SlurmError, readSlurmArray(legacyDir.toStdString()));
+        const Outcome other =
+            runCli(kRecorderSweep + QStringList{"--slurm", dir, "--runner", "recorder"});
+        QCOMPARE(other.exitCode, 2);
+        QVERIFY2(other.err.contains("different sweep") &&
+                     other.err.contains("run with stepscope-cli (--runner cli), here with "
+                                        "stepscope-record (--runner recorder)"),
+                 qPrintable(other.err));
+        const Outcome resumeOther =
+            runCli({"sweep", "--slurm", dir, "--resume", "--runner", "recorder"});
+        QCOMPARE(resumeOther.exitCode, 2);
+        QVERIFY2(resumeOther.err.contains("--runner: '" + dir +
+                                          "' holds sweep points run by --runner cli"),
+                 qPrintable(resumeOther.err));
+        QCOMPARE(contents(dir + "/stepscope.sbatch"), script);
     }
 
     // One grid point per task, into DIR/points; DIR's name has a space.
@@ -568,6 +736,37 @@ private Q_SLOTS:
         for (const char* name : {"naive_d16_seq32_fp32", "naive_d16_seq64_fp32"}) {
             const AttentionFile point =
                 readAttentionFile((attentionDir + "/points/" + name + ".json").toStdString());
+            QCOMPARE(point.environment.slurmNode, std::string("stepscope-node"));
+        }
+
+        // Two points through the recorder, found on the PATH sbatch passes on
+        // to the tasks (no C++ build on the node).
+        QTemporaryDir bin;
+        QVERIFY(!recorderIn(bin).isEmpty());
+        const QStringList recorderSweep = {"sweep",    "--model",  "nano",  "--vocab", "97",
+                                           "--batch",  "2",        "--ctx", "8,16",    "--mode",
+                                           "forward",  "--warmup", "0",     "--steps", "1",
+                                           "--engine", "pytorch"};
+        const QString recorderDir = temp.filePath("recorder array");
+        const Outcome recorder = runCli(
+            recorderSweep + QStringList{"--slurm", recorderDir, "--runner", "recorder", "--submit"},
+            slurm + QStringList{"PATH=" + bin.path() + ":" + qEnvironmentVariable("PATH")});
+        QVERIFY2(recorder.exitCode == 0, qPrintable(recorder.err));
+        const QString recorderJob = recorder.out.trimmed();
+        QVERIFY(waitForArray(recorderJob, slurm));
+        const Outcome recorderCollected = runCli({"sweep", "--collect", recorderDir});
+        QVERIFY2(recorderCollected.exitCode == 0,
+                 qPrintable(recorderCollected.err + recorderCollected.out));
+        const SweepCollection points = readSlurmSweep(recorderDir.toStdString(), "--collect");
+        QCOMPARE(points.results.size(), size_t(2));
+        for (size_t i = 0; i < points.results.size(); ++i) {
+            const RunResult& point = points.results[i];
+            QCOMPARE(toString(point.status), std::string("ok"));
+            QCOMPARE(toString(point.config.engine), std::string("pytorch"));
+            QCOMPARE(point.config.contextLength, int64_t(i == 0 ? 8 : 16));
+            QVERIFY(!point.environment.python.empty());
+            QCOMPARE(QString::fromStdString(point.environment.slurmArrayJobId), recorderJob);
+            QCOMPARE(point.environment.slurmArrayTaskId, std::to_string(i));
             QCOMPARE(point.environment.slurmNode, std::string("stepscope-node"));
         }
     }

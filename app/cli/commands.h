@@ -33,10 +33,13 @@ int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resum
 struct SlurmFlags {
     SlurmOptions options;
     bool submit = false;
+    std::string runner;  // sweep --runner: cli or recorder; empty when not given
 };
 // --partition, --gres, --time, --cpus-per-task, --mem, --array-limit,
 // --sbatch-arg and --submit, each needing `slurm` (--slurm DIR).
 void addSlurmFlags(CLI::App& sweep, SlurmFlags& flags, CLI::Option* slurm);
+// sweep's --runner (what runs each point of the array), needing `slurm`.
+void addSlurmRunnerFlag(CLI::App& sweep, SlurmFlags& flags, CLI::Option* slurm);
 // Writes DIR (one array task per point; with `resume`, only the points not
 // yet ok, and without sweep flags the sweep DIR holds) and submits it with --submit.
 int commandSweepSlurm(const CLI::App& sweep, const ConfigFlags& flags, const std::string& dir,

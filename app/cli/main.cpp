@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
         ->excludes(sweepOut)
         ->excludes(sweepSlurm);
     addSlurmFlags(*sweep, slurmFlags, sweepSlurm);
+    addSlurmRunnerFlag(*sweep, slurmFlags, sweepSlurm);
 
     ConfigFlags evalFlags;
     std::string tokens;

@@ -56,8 +56,8 @@ void printUnfinished(const char* what, const std::vector<UnfinishedPoint>& point
 // where or how it goes.
 bool givesExperimentFlags(const CLI::App& command) {
     static const std::set<std::string> placement = {
-        "--slurm", "--resume",        "--submit", "--partition",   "--gres",
-        "--time",  "--cpus-per-task", "--mem",    "--array-limit", "--sbatch-arg"};
+        "--slurm",         "--resume", "--submit",      "--partition",  "--gres",  "--time",
+        "--cpus-per-task", "--mem",    "--array-limit", "--sbatch-arg", "--runner"};
     const auto options = command.get_options();
     return std::any_of(options.begin(), options.end(), [](const CLI::Option* option) {
         return option->count() > 0 && !placement.count(option->get_name());
@@ -80,7 +80,14 @@ int writeSlurmDirectory(const CLI::App& command, const std::string& dir, const S
                         bool resume, MakeArray make) {
     const std::string name = command.get_name();
     const auto held = readSlurmArray(dir);
-    const SlurmArray array = held && resume && !givesExperimentFlags(command) ? *held : make();
+    const bool keepHeld = held && resume && !givesExperimentFlags(command);
+    const SlurmArray array = keepHeld ? *held : make();
+    if (keepHeld && !slurm.runner.empty() && toString(held->runner) != slurm.runner) {
+        throw SlurmError("--runner: '" + dir + "' holds " + name + " points run by --runner " +
+                         toString(held->runner) +
+                         "; nothing was written. Resume with that runner, or write the " + name +
+                         " with --runner " + slurm.runner + " into a new directory.");
+    }
     checkSlurmOptions(slurm.options);
     checkSlurmDirectory(dir, array, "--slurm");
     const std::string quotedDir = shellQuote(dir);
@@ -167,11 +174,27 @@ void addSlurmFlags(CLI::App& sweep, SlurmFlags& flags, CLI::Option* slurm) {
         ->needs(slurm);
 }
 
+void addSlurmRunnerFlag(CLI::App& sweep, SlurmFlags& flags, CLI::Option* slurm) {
+    sweep
+        .add_option("--runner", flags.runner,
+                    "what runs each point: cli (stepscope-cli run, this build; the default) or "
+                    "recorder (stepscope-record, the Python recorder: pip install ./python on "
+                    "the cluster; --engine pytorch or pytorch-compile; $STEPSCOPE_RECORD, else "
+                    "stepscope-record on PATH when the task runs)")
+        ->needs(slurm);
+}
+
 int commandSweepSlurm(const CLI::App& sweep, const ConfigFlags& flags, const std::string& dir,
                       const SlurmFlags& slurm, bool resume) {
     return guardedSlurm([&] {
-        return writeSlurmDirectory(sweep, dir, slurm, resume,
-                                   [&] { return sweepSlurmArray(flags.toSweepSpec(dir)); });
+        const auto runner = parseSlurmRunner(slurm.runner.empty() ? "cli" : slurm.runner);
+        if (!runner) {
+            throw SlurmError("--runner: '" + slurm.runner +
+                             "' is not allowed; allowed: " + joinNames(slurmRunnerNames()));
+        }
+        return writeSlurmDirectory(sweep, dir, slurm, resume, [&] {
+            return sweepSlurmArray(flags.toSweepSpec(dir), *runner);
+        });
     });
 }
 

@@ -18,6 +18,14 @@ using json = nlohmann::json;
 
 constexpr int kArrayFileVersion = 1;
 
+constexpr std::pair<SlurmRunner, const char*> kRunners[] = {{SlurmRunner::Cli, "cli"},
+                                                            {SlurmRunner::Recorder, "recorder"}};
+
+// The program a runner's tasks run, as the script and its messages name it.
+const char* runnerProgram(SlurmRunner runner) {
+    return runner == SlurmRunner::Recorder ? "stepscope-record" : "stepscope-cli";
+}
+
 // The logs' path as an #SBATCH value, read by sbatch itself (not bash): in
 // double quotes, with \ and " escaped by a backslash, so that the directory
 // may hold spaces and #; its % doubled, so that it is not read as one of
@@ -57,6 +65,7 @@ json arrayJson(const SlurmArray& array) {
             {"job_name", array.jobName},
             {"details", array.details},
             {"environment", array.environment},
+            {"runner", toString(array.runner)},
             {"tasks", tasks}};
 }
 
@@ -66,6 +75,13 @@ SlurmArray arrayFromJson(const json& document) {
     array.jobName = document.at("job_name").get<std::string>();
     array.details = document.at("details");
     array.environment = document.at("environment").get<std::vector<std::string>>();
+    const std::string runner = document.value("runner", "cli");
+    if (const auto parsed = parseSlurmRunner(runner)) {
+        array.runner = *parsed;
+    } else {
+        throw SlurmError("its runner '" + runner + "' is not known; this StepScope knows " +
+                         joinNames(slurmRunnerNames()));
+    }
     for (const auto& task : document.at("tasks")) {
         array.tasks.push_back(
             {task.at("name").get<std::string>(), task.at("result").get<std::string>(),
@@ -77,7 +93,7 @@ SlurmArray arrayFromJson(const json& document) {
 
 // The same experiment: the same points with the same inputs, read the same way.
 bool sameExperiment(const SlurmArray& a, const SlurmArray& b) {
-    return a.kind == b.kind && a.details == b.details && a.tasks == b.tasks;
+    return a.kind == b.kind && a.details == b.details && a.runner == b.runner && a.tasks == b.tasks;
 }
 
 // "sweep", "attention grid": how messages name an array's kind.
@@ -94,6 +110,11 @@ std::string differenceText(const SlurmArray& held, const SlurmArray& wanted) {
     if (held.kind != wanted.kind) {
         return "it holds " + aKindName(held.kind) + ", not " + aKindName(wanted.kind);
     }
+    if (held.runner != wanted.runner) {
+        return std::string("its points run with ") + runnerProgram(held.runner) + " (--runner " +
+               toString(held.runner) + "), here with " + runnerProgram(wanted.runner) +
+               " (--runner " + toString(wanted.runner) + ")";
+    }
     if (held.tasks.size() != wanted.tasks.size()) {
         return "it holds " + std::to_string(held.tasks.size()) + " points, this " +
                kindName(wanted.kind) + " has " + std::to_string(wanted.tasks.size());
@@ -109,6 +130,35 @@ std::string differenceText(const SlurmArray& held, const SlurmArray& wanted) {
 }
 
 }  // namespace
+
+std::string toString(SlurmRunner runner) {
+    for (const auto& [value, name] : kRunners) {
+        if (value == runner) {
+            return name;
+        }
+    }
+    return "cli";
+}
+
+std::optional<SlurmRunner> parseSlurmRunner(const std::string& text) {
+    for (const auto& [value, name] : kRunners) {
+        if (text == name) {
+            return value;
+        }
+    }
+    return std::nullopt;
+}
+
+const std::vector<std::string>& slurmRunnerNames() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> all;
+        for (const auto& runner : kRunners) {
+            all.emplace_back(runner.second);
+        }
+        return all;
+    }();
+    return names;
+}
 
 void checkSlurmOptions(const SlurmOptions& options) {
     const std::pair<const char*, const std::string*> texts[] = {{"--partition", &options.partition},
@@ -174,6 +224,10 @@ std::string slurmJobScript(const SlurmArray& array, const std::string& directory
         << "# Submit: sbatch " << shellQuote((fs::path(directory) / kSlurmScriptFile).string())
         << "\n"
         << "# One point alone: SLURM_ARRAY_TASK_ID=i bash " << kSlurmScriptFile << "\n"
+        << "# Each point runs with " << runnerProgram(array.runner)
+        << (array.runner == SlurmRunner::Recorder
+                ? " ($STEPSCOPE_RECORD, else stepscope-record on PATH)\n"
+                : " ($STEPSCOPE_CLI, else the one named below)\n")
         << "#SBATCH --job-name=" << array.jobName << "\n"
         << "#SBATCH --array=" << slurmArrayRange(taskIndices, options.arrayLimit) << "\n"
         << "#SBATCH --output=" << sbatchLogPath(directory) << "\n";
@@ -192,8 +246,18 @@ std::string slurmJobScript(const SlurmArray& array, const std::string& directory
         out << "#SBATCH " << argument << "\n";
     }
     out << "set -eu\n"
-        << "cd " << shellQuote(directory) << "\n"
-        << "cli=${STEPSCOPE_CLI:-" << shellQuote(cli) << "}\n";
+        << "cd " << shellQuote(directory) << "\n";
+    const bool recorder = array.runner == SlurmRunner::Recorder;
+    if (recorder) {
+        // The recorder is wherever the node's environment with torch has it.
+        out << "run=${STEPSCOPE_RECORD:-stepscope-record}\n"
+            << "command -v \"$run\" >/dev/null || { echo \"stepscope: cannot run '$run': "
+               "pip install StepScope's python/ package into the environment that has torch "
+               "(it gives stepscope-record), or set STEPSCOPE_RECORD to the recorder's path\" "
+               ">&2; exit 127; }\n";
+    } else {
+        out << "run=${STEPSCOPE_CLI:-" << shellQuote(cli) << "}\n";
+    }
     for (const auto& variable : array.environment) {
         const size_t equals = variable.find('=');
         out << "export " << variable.substr(0, equals) << "="
@@ -203,7 +267,7 @@ std::string slurmJobScript(const SlurmArray& array, const std::string& directory
            "point (0-"
         << last << ")}\" in\n";
     for (size_t i = 0; i < array.tasks.size(); ++i) {
-        out << "  " << i << ")  # " << array.tasks[i].name << "\n    exec \"$cli\"";
+        out << "  " << i << ")  # " << array.tasks[i].name << "\n    exec \"$run\"";
         for (const auto& argument : array.tasks[i].arguments) {
             out << " " << shellQuote(argument);
         }

@@ -39,7 +39,18 @@ struct SlurmOptions {
 // what StepScope sets itself (--array, --output).
 void checkSlurmOptions(const SlurmOptions& options);
 
-// One array task: `arguments` after stepscope-cli, run in DIR.
+// What runs a task's arguments on the node: stepscope-cli (this C++ build,
+// the default), or the Python recorder stepscope-record (`pip install
+// ./python` into the node's environment with torch; the PyTorch engines
+// only), found through $STEPSCOPE_RECORD, else on PATH when the task runs.
+enum class SlurmRunner { Cli, Recorder };
+
+std::string toString(SlurmRunner runner);  // "cli", "recorder": as --runner takes it
+std::optional<SlurmRunner> parseSlurmRunner(const std::string& text);
+const std::vector<std::string>& slurmRunnerNames();
+
+// One array task: `arguments` after the array's runner (stepscope-cli or
+// stepscope-record), run in DIR.
 struct SlurmTask {
     std::string name;                    // the point's name: its result file and log say it
     std::string resultFile;              // relative to DIR, under points/
@@ -55,6 +66,7 @@ struct SlurmArray {
     std::string jobName;  // the job's name (%x in the log names)
     nlohmann::json details = nlohmann::json::object();  // the collector's own (table columns…)
     std::vector<std::string> environment;               // NAME=value the tasks export
+    SlurmRunner runner = SlurmRunner::Cli;              // what the tasks' arguments go to
     std::vector<SlurmTask> tasks;
 };
 
@@ -62,9 +74,10 @@ constexpr const char* kSlurmArrayFile = "slurm-array.json";
 constexpr const char* kSlurmScriptFile = "stepscope.sbatch";
 
 // The array's job script: #SBATCH lines for `options`, --array for
-// `taskIndices` (ascending) and the logs; task i runs its arguments with
-// `cli` in `directory` (absolute). Run by hand with SLURM_ARRAY_TASK_ID set,
-// it runs that one point.
+// `taskIndices` (ascending) and the logs; task i runs its arguments in
+// `directory` (absolute) with `cli` ($STEPSCOPE_CLI overrides it), or with
+// the recorder for a recorder array. Run by hand with SLURM_ARRAY_TASK_ID
+// set, it runs that one point.
 std::string slurmJobScript(const SlurmArray& array, const std::string& directory,
                            const std::string& cli, const SlurmOptions& options,
                            const std::vector<int>& taskIndices);
@@ -72,8 +85,9 @@ std::string slurmJobScript(const SlurmArray& array, const std::string& directory
 // "0-3%2", "1,4-6": Slurm's --array value for ascending indices.
 std::string slurmArrayRange(const std::vector<int>& taskIndices, int limit = 0);
 
-// The array `directory` holds (its slurm-array.json), nullopt when it holds
-// none. Throws SlurmError when the file is there but unreadable.
+// The array `directory` holds (its slurm-array.json; one without "runner",
+// written before there were runners, is run by stepscope-cli), nullopt when
+// it holds none. Throws SlurmError when the file is there but unreadable.
 std::optional<SlurmArray> readSlurmArray(const std::string& directory);
 
 // The array `directory` holds, which must be a `kind` array; throws

@@ -6,7 +6,7 @@
 
 namespace stepscope {
 
-SlurmArray sweepSlurmArray(const SweepSpec& spec) {
+SlurmArray sweepSlurmArray(const SweepSpec& spec, SlurmRunner runner) {
     const std::vector<RunConfig> points = expandSweep(spec);
     // The points run on the cluster's nodes, which have the GPUs that
     // --gres asks for; a login node often has none.
@@ -16,13 +16,27 @@ SlurmArray sweepSlurmArray(const SweepSpec& spec) {
     array.kind = kSweepArrayKind;
     array.jobName = "stepscope-sweep";
     array.details = {{"varying_fields", varyingAxisFields(spec.axes)}};
-    if (!spec.base.python.empty()) {  // not part of a run file's config
+    array.runner = runner;
+    const bool recorder = runner == SlurmRunner::Recorder;
+    std::vector<ConfigError> errors;
+    if (recorder && !spec.base.python.empty()) {
+        errors.push_back({"python",
+                          "the recorder runs in the Python it was installed into; --python is "
+                          "allowed only with --runner cli (STEPSCOPE_RECORD on the node picks "
+                          "another stepscope-record)"});
+    } else if (!spec.base.python.empty()) {  // not part of a run file's config
         array.environment.push_back("STEPSCOPE_PYTHON=" + spec.base.python);
     }
-    std::vector<ConfigError> errors;
     for (const auto& point : points) {
         const std::string file = sweepPointFileName(point, spec.axes);
-        for (auto error : validate(point, context)) {
+        std::vector<ConfigError> found = validate(point, context);
+        if (recorder && point.engine == Engine::LibTorch) {
+            found.push_back({"engine",
+                             "'libtorch' is StepScope's C++ engine, which the recorder "
+                             "(--runner recorder) does not have; allowed with --runner "
+                             "recorder: pytorch, pytorch-compile"});
+        }
+        for (auto& error : found) {
             error.message += " (sweep point " + file + ")";
             errors.push_back(std::move(error));
         }
@@ -31,7 +45,10 @@ SlurmArray sweepSlurmArray(const SweepSpec& spec) {
         task.inputFile = "inputs/" + file;
         task.inputText = runConfigToJson(point);
         task.resultFile = "points/" + file;
-        task.arguments = {"run", "--config", task.inputFile, "--out", task.resultFile};
+        task.arguments = {"--config", task.inputFile, "--out", task.resultFile};
+        if (!recorder) {
+            task.arguments.insert(task.arguments.begin(), "run");
+        }
         array.tasks.push_back(std::move(task));
     }
     if (!errors.empty()) {

@@ -13,10 +13,13 @@ namespace stepscope {
 constexpr const char* kSweepArrayKind = "sweep";
 
 // A sweep as a Slurm job array: task i runs point i in its own process,
-// `stepscope-cli run --config inputs/NAME.json --out points/NAME.json`, NAME
-// as sweepPointFileName names it. Validates every point first, as runSweep
-// does (InvalidConfigError naming the point). spec.outDir is not used.
-SlurmArray sweepSlurmArray(const SweepSpec& spec);
+// `stepscope-cli run --config inputs/NAME.json --out points/NAME.json`, or
+// with SlurmRunner::Recorder `stepscope-record --config inputs/NAME.json
+// --out points/NAME.json`, NAME as sweepPointFileName names it. Validates
+// every point first, as runSweep does, and for the recorder that each point
+// runs a PyTorch engine and no --python is set (InvalidConfigError naming
+// the field and the point). spec.outDir is not used.
+SlurmArray sweepSlurmArray(const SweepSpec& spec, SlurmRunner runner = SlurmRunner::Cli);
 
 // What --collect reads of a sweep array.
 struct SweepCollection : SlurmProgress {
