@@ -1,8 +1,9 @@
 // The memory prediction (bench/memory_estimate.h) against the memory
 // tracker's exact measurement: tiny and small on the CPU over context,
-// precision, mode and attention backend, peak and every category's maximum
-// within ±10% (categories measured under 1 MiB within 1 MiB absolute); and a
-// run the old over-count refused now runs.
+// precision, mode, attention backend and the memory levers (activation
+// checkpointing, the chunked loss), peak and every category's maximum within
+// ±10% (categories measured under 1 MiB within 1 MiB absolute); and a run the
+// old over-count refused now runs.
 #include <QtTest/QtTest>
 
 #include <algorithm>
@@ -64,12 +65,16 @@ private Q_SLOTS:
         QTest::addColumn<int>("precision");
         QTest::addColumn<int>("mode");
         QTest::addColumn<QString>("attention");
+        QTest::addColumn<QString>("checkpoint");
+        QTest::addColumn<QString>("loss");
         const auto fp32 = int(Precision::Fp32), bf16 = int(Precision::Bf16);
         const auto fwd = int(RunMode::Forward), train = int(RunMode::TrainStep);
         struct Row {
             const char* model;
             int context, precision, mode;
             const char* attention;
+            const char* checkpoint = "off";
+            const char* loss = "full";
         };
         // Half of the tiny grid, chosen so that every value of every axis and
         // every pair of values of two axes appears (a 2^(5-1) fraction), and
@@ -94,11 +99,22 @@ private Q_SLOTS:
         rows.push_back({"small", 64, fp32, train, "naive"});
         rows.push_back({"small", 128, bf16, fwd, "tiled"});
         rows.push_back({"small", 512, fp32, fwd, "naive"});
+        // The levers, where they matter: a train step's backward.
+        rows.push_back({"tiny", 256, fp32, train, "naive", "1"});
+        rows.push_back({"tiny", 256, fp32, train, "naive", "2"});
+        rows.push_back({"tiny", 512, fp32, train, "tiled", "nested"});
+        rows.push_back({"tiny", 256, fp32, train, "naive", "off", "chunked"});
+        rows.push_back({"tiny", 256, bf16, train, "naive", "nested", "chunked"});
+        rows.push_back({"tiny", 256, bf16, train, "naive", "off", "chunked"});
+        rows.push_back({"tiny", 256, bf16, train, "naive", "nested", "full"});
+        rows.push_back({"tiny", 256, fp32, train, "naive", "nested", "chunked"});
         for (const Row& row : rows) {
-            QTest::addRow("%s ctx %d %s %s %s", row.model, row.context,
+            QTest::addRow("%s ctx %d %s %s %s checkpoint %s loss %s", row.model, row.context,
                           toString(Precision(row.precision)).c_str(),
-                          toString(RunMode(row.mode)).c_str(), row.attention)
-                << row.model << row.context << row.precision << row.mode << row.attention;
+                          toString(RunMode(row.mode)).c_str(), row.attention, row.checkpoint,
+                          row.loss)
+                << row.model << row.context << row.precision << row.mode << row.attention
+                << row.checkpoint << row.loss;
         }
     }
 
@@ -108,9 +124,13 @@ private Q_SLOTS:
         QFETCH(int, precision);
         QFETCH(int, mode);
         QFETCH(QString, attention);
-        const RunConfig config =
-            cpuConfig(model.toStdString().c_str(), context, Precision(precision), RunMode(mode),
-                      attention.toStdString().c_str());
+        QFETCH(QString, checkpoint);
+        QFETCH(QString, loss);
+        RunConfig config = cpuConfig(model.toStdString().c_str(), context, Precision(precision),
+                                     RunMode(mode), attention.toStdString().c_str());
+        config.activationCheckpoint = *parseCheckpointStrategy(checkpoint.toStdString());
+        config.loss = *parseLossKind(loss.toStdString());
+        config.lossChunkTokens = 128;  // a quarter of the tokens at ctx 256, batch 2
         QElapsedTimer timer;
         timer.start();
         const RunResult result = runBenchmark(config);

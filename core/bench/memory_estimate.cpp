@@ -85,43 +85,59 @@ MemoryPrediction predictMemory(const RunConfig& config) {
     int64_t backwardTemp = backward ? 2 * btv * 4 : 0;  // dlogits of log-softmax and its input
 
     // The memory levers. A chunked loss keeps no logits: each chunk's logits,
-    // fp32 cast and log-softmax exist for a moment in forward, and again in
-    // backward with their two gradients, beside the LM head's gradient.
+    // fp32 cast and log-softmax exist for a moment in forward (with, under
+    // autocast, the LM head's weight copy, which nothing keeps), and again in
+    // backward, recomputed, beside their two fp32 gradients and the LM head's
+    // gradient, which fills in chunk by chunk. What the loss keeps is the fp32
+    // final-norm output it starts from.
     const bool chunked = config.loss == LossKind::Chunked;
     const int64_t chunkLogits = std::min(config.lossChunkTokens, bt) * s.V;
-    const int64_t recomputedLoss = backward && chunked ? chunkLogits * (e + (low ? 4 : 0) + 4) : 0;
+    const int64_t headWeightCopy = low ? s.V * s.d * 2 : 0;
+    int64_t recomputedLoss = 0;
+    int64_t lossBackward = backwardTemp;  // alive at the loss's backward, beyond the kept
     if (chunked) {
-        headSaved -= btv * 4 + (low ? btd * 2 : 0);
-        lossTemp = low ? chunkLogits * 2 + chunkLogits * 8 : chunkLogits * 8;
-        backwardTemp = backward ? 2 * chunkLogits * 4 + s.V * s.d * 4 : 0;
+        headSaved = btd * 4 * 3 + bt * 4;
+        lossTemp = (low ? chunkLogits * 2 + chunkLogits * 8 : chunkLogits * 8) + headWeightCopy;
+        backwardTemp = backward ? 2 * chunkLogits * 4 : 0;
+        recomputedLoss = backward ? chunkLogits * (e + (low ? 4 : 0) + 4) + headWeightCopy : 0;
+        lossBackward =
+            backward ? chunkLogits * (e + (low ? 4 : 0)) + backwardTemp + s.V * s.d * 4 : 0;
     }
-    // Activation checkpointing keeps each checkpointed group's fp32 output
-    // (and, under autocast, the weights' cached copies); backward recomputes
-    // one group at a time with all it saves, while the gradients fill in.
+    // Activation checkpointing keeps each checkpointed group's fp32 input;
+    // under autocast the weights' cached copies live only until the forward
+    // ends, since nothing saved refers to them. Backward recomputes one group
+    // at a time with all it saves (its weight copies again) and its output;
+    // nested recomputes down to one block, keeping each level's boundary, with
+    // the copies of the outer half's other blocks still cached.
     const CheckpointStrategy& checkpoint = config.activationCheckpoint;
     const bool checkpointing = backward && checkpoint.kind != CheckpointStrategy::Kind::Off;
     const int64_t residual = btd * 4;
     int64_t blocksSaved = s.L * perLayer;
     int64_t recomputedBlocks = 0;  // one recomputed group, all it keeps for its backward
-    int64_t boundaries = 0;        // group inputs alive while a group is recomputed
     if (checkpointing && checkpoint.kind == CheckpointStrategy::Kind::Groups) {
         const int64_t size = std::min(checkpoint.groupSize, s.L);
         const int64_t groups = (s.L + size - 1) / size;
-        blocksSaved = groups * residual + s.L * weightCopies;
-        recomputedBlocks = size * (perLayer - weightCopies);
-        boundaries = groups * residual;
+        blocksSaved = groups * residual;
+        recomputedBlocks = size * perLayer + residual;
     } else if (checkpointing) {
         int64_t depth = 0;  // halvings down to one block
         while ((int64_t(1) << depth) < s.L) {
             ++depth;
         }
-        blocksSaved = std::min<int64_t>(s.L, 2) * residual + s.L * weightCopies;
-        recomputedBlocks = perLayer - weightCopies;
-        boundaries = (depth + 1) * residual;
+        const int64_t split = nestedSplit(0, s.L);
+        const int64_t outerHalf = std::max(split, s.L - split);
+        blocksSaved = std::min<int64_t>(s.L, 2) * residual;
+        recomputedBlocks = perLayer + (depth + 1) * residual +
+                           (std::max<int64_t>(outerHalf, 1) - 1) * weightCopies;
+    }
+    if (checkpointing) {
+        lossTemp += s.L * weightCopies;  // the copies are freed when the forward ends
     }
     const int64_t saved = inference ? 0 : blocksSaved + headSaved;
+    // The first block is recomputed last, with every gradient made but the
+    // embedding's, which its backward makes after it.
     const int64_t recomputePeak =
-        checkpointing ? boundaries + s.L * weightCopies + recomputedBlocks + gradients : 0;
+        checkpointing ? blocksSaved + recomputedBlocks + gradients - s.V * s.d * 4 : 0;
     const int64_t largestParameter = std::max({s.V * s.d, s.d * s.F, s.d * s.d}) * 4;
     const int64_t optimizerTemp = hasOptimizer(config.mode) ? 2 * largestParameter : 0;
 
@@ -129,7 +145,7 @@ MemoryPrediction predictMemory(const RunConfig& config) {
     const std::array<int64_t, 4> peakByPhase{
         params + inputs + rope,
         std::max(base + saved + lossTemp, base + saved - headSaved + attentionTemp),
-        backward ? std::max(base + saved + backwardTemp, base + recomputePeak) : 0,
+        backward ? std::max(base + saved + lossBackward, base + recomputePeak) : 0,
         hasOptimizer(config.mode) ? params + inputs + rope + gradients + optimizer + optimizerTemp
                                   : 0};
     for (int phase = 0; phase < 4; ++phase) {
@@ -173,22 +189,23 @@ MemoryPrediction predictMemory(const RunConfig& config) {
     }
     if (checkpointing) {
         x.push_back(words("activation checkpointing " + toString(checkpoint) +
-                              ": the blocks keep their groups' outputs",
+                              ": the blocks keep their groups' inputs",
                           blocksSaved));
         x.push_back(words("backward: one group recomputed with all it keeps", recomputedBlocks));
     }
     x.push_back(words(std::string(chunked ? "chunked loss: one chunk's logits" : "loss: logits") +
-                          (low ? " and their fp32 cast" : ""),
+                          (low ? " and their fp32 cast" : "") +
+                          (checkpointing && low ? ", beside the blocks' weight copies" : ""),
                       lossTemp));
     if (attentionTemp > 0) {
         x.push_back(
             words("naive attention's scaled and masked scores for a moment", attentionTemp));
     }
     if (backward) {
-        x.push_back(words(chunked ? "backward of the loss: a chunk's two fp32 gradients and the "
-                                    "LM head's gradient"
+        x.push_back(words(chunked ? "backward of the loss: a chunk's recomputed logits, their two "
+                                    "fp32 gradients and the LM head's gradient"
                                   : "backward of the loss: two logits-sized fp32 gradients",
-                          backwardTemp));
+                          lossBackward));
     }
     if (optimizerTemp > 0) {
         x.push_back(words("AdamW's denominator for the largest parameter", optimizerTemp));
