@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include "attention/attention_benchmark.h"
+#include "bench/build_info.h"
 #include "bench/study.h"
 #include "cli/commands.h"
 #include "util/strings.h"
@@ -58,7 +59,8 @@ int main(int argc, char** argv) {
     CLI::App app{"StepScope: what a Transformer training step costs, measured on LibTorch",
                  "stepscope-cli"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", std::string(STEPSCOPE_VERSION));
+    // The version, the LibTorch this binary loaded and CUDA (bench/build_info.h).
+    app.set_version_flag("--version", [] { return stepscope::versionText("stepscope-cli"); });
 
     bool json = false;
     auto* info = app.add_subcommand("info", "versions, devices and what is available");
