@@ -9,6 +9,7 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFileSystemWatcher>
@@ -30,13 +31,17 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
+#include <QToolBar>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <functional>
 #include <tuple>
 
+#include "app_icons.h"
 #include "attention_page.h"
+#include "bench/build_info.h"
 #include "bench/cost_model.h"
 #include "bench/environment.h"
 #include "bench/memory_estimate.h"
@@ -60,6 +65,7 @@
 #include "step_timing_view.h"
 #include "sweep_page.h"
 #include "util/atomic_file.h"
+#include "welcome_page.h"
 
 namespace stepscope::ui {
 
@@ -81,7 +87,7 @@ QString shrinkChanges(const RunConfig& from, const RunConfig& to) {
     return changes.join(", ");
 }
 
-enum class FileKind { Run, Attention, Other };
+enum class FileKind { Run, Attention, DtypeFlow, Other };
 
 // What a file is, by its format field. The field sits near the top (keys are
 // sorted: config, environment, flop_groups, format): the head says what the
@@ -100,7 +106,12 @@ FileKind fileKind(const QString& path, QString* error) {
     if (head.contains("\"stepscope-attention\"")) {
         return FileKind::Attention;
     }
-    return head.contains("\"stepscope-run\"") ? FileKind::Run : FileKind::Other;
+    if (head.contains("\"stepscope-run\"")) {
+        return FileKind::Run;
+    }
+    // `stepscope-cli dtypes --json`: an array of {what, kind, dtype}.
+    return head.trimmed().startsWith('[') && head.contains("\"dtype\"") ? FileKind::DtypeFlow
+                                                                        : FileKind::Other;
 }
 
 // A timer that calls `scan` once, 150 ms after the last of a burst of
@@ -208,14 +219,15 @@ private:
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(tr("StepScope"));
+    setWindowIcon(applicationIcon());
     setAcceptDrops(true);
     job_ = new RunJob(this);
 
     const DeviceInventory devices = probeDevices();
     config_ = new ConfigPanel(devices.cudaAvailable);
-    runButton_ = new QPushButton(tr("Run"));
+    runButton_ = new QPushButton(appIcon("run"), tr("Run"));
     runButton_->setDefault(true);
-    stopButton_ = new QPushButton(tr("Stop"));
+    stopButton_ = new QPushButton(appIcon("stop"), tr("Stop"));
     stopButton_->setEnabled(false);
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(runButton_);
@@ -318,6 +330,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     rescanAfterChanges(attentionWatcher_, [this] { scanAttentionArray(); });
 
     loadSettings();
+    loadExamples();
+    tabs_->setCurrentWidget(welcome_);  // until something is opened or run
     sweep_->setBaseConfig(config_->config());
     updateEstimate(validate(config_->config(), validationContext()).empty());
 }
@@ -325,6 +339,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 MainWindow::~MainWindow() = default;
 
 void MainWindow::createViews() {
+    welcome_ = new WelcomePage;
+    tabs_->addTab(welcome_, appIcon("welcome"), tr("Welcome"));
+    connect(welcome_, &WelcomePage::exampleRequested, this, &MainWindow::openExample);
+    connect(welcome_, &WelcomePage::recentFileRequested, this, &MainWindow::openRunFile);
+    connect(welcome_, &WelcomePage::newRunRequested, this, &MainWindow::focusNewRun);
     // One line per view: later views (memory, attention, kernels) join here.
     timing_ = new StepTimingView;
     breakdown_ = new BreakdownView;
@@ -355,11 +374,18 @@ void MainWindow::createViews() {
             });
     precision_ = new PrecisionPage;
     tabs_->addTab(precision_, tr("Precision"));
+    // Each tab's icon, drawn for it (resources/icons/tab-*.svg).
+    for (int i = 0; i < tabs_->count(); ++i) {
+        const QString name = "tab-" + tabs_->tabText(i).toLower().replace(' ', '-');
+        if (QFile::exists(":/icons/" + name + ".svg")) {
+            tabs_->setTabIcon(i, appIcon(name));
+        }
+    }
 }
 
 void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
+    QAction* open = file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
         const QStringList paths = QFileDialog::getOpenFileNames(
             this, tr("Open run, attention or sweep files"), QString(),
             tr("StepScope files (*.json sweep.csv sweep.md study.csv study.md);;All files (*)"));
@@ -367,26 +393,133 @@ void MainWindow::createMenus() {
             openRunFile(path);
         }
     });
-    file->addAction(tr("Open &folder (sweep or attention)…"), this, [this] {
+    open->setIcon(appIcon("document-open"));
+    QAction* openFolder = file->addAction(tr("Open &folder (sweep or attention)…"), this, [this] {
         const QString path = QFileDialog::getExistingDirectory(
             this, tr("Open a sweep's folder or an attention folder"));
         if (!path.isEmpty()) {
             openRunFile(path);
         }
     });
+    openFolder->setIcon(appIcon("folder-open"));
+    openFolder->setIconText(tr("Open folder"));
     recentMenu_ = file->addMenu(tr("Open &recent"));
-    file->addAction(tr("&Save run"), QKeySequence::Save, this, [this] { saveCurrent(false); });
+    QAction* save = file->addAction(appIcon("document-save"), tr("&Save run"), QKeySequence::Save,
+                                    this, [this] { saveCurrent(false); });
     file->addAction(tr("Save run &as…"), QKeySequence::SaveAs, this, [this] { saveCurrent(true); });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
-    run->addAction(tr("&Run"), QKeySequence(Qt::CTRL | Qt::Key_R), this, &MainWindow::startRun);
-    run->addAction(tr("&Stop"), QKeySequence(Qt::Key_Escape), this, &MainWindow::stopRun);
+    runAction_ = run->addAction(appIcon("run"), tr("&Run"), QKeySequence(Qt::CTRL | Qt::Key_R),
+                                this, &MainWindow::startRun);
+    stopAction_ = run->addAction(appIcon("stop"), tr("&Stop"), QKeySequence(Qt::Key_Escape), this,
+                                 &MainWindow::stopRun);
+    stopAction_->setEnabled(false);
 
     exportMenu_ = menuBar()->addMenu(tr("&Export"));
     connect(exportMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildExportMenu);
     rebuildExportMenu();
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    examplesMenu_ = help->addMenu(appIcon("welcome"), tr("&Examples"));
+    help->addAction(tr("&About StepScope"), this, [this] {
+        QMessageBox::about(
+            this, tr("About StepScope"),
+            tr("<p><b>StepScope</b>: what a Transformer training step costs.</p>"
+               "<pre>%1</pre>")
+                .arg(QString::fromStdString(versionText("stepscope")).toHtmlEscaped()));
+    });
+
+    // The toolbar shares the menu bar's row: a row of its own would make the
+    // window taller than a 700 px screen, the Sweep page's form being as tall
+    // as it is. The icons are drawn on a 16 px grid.
+    auto* toolbar = new QToolBar(tr("Main"), this);
+    toolbar->setObjectName("mainToolBar");
+    toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    toolbar->setIconSize(QSize(16, 16));
+    toolbar->setMovable(false);
+    toolbar->setContentsMargins(0, 0, 0, 0);
+    menuBar()->setCornerWidget(toolbar, Qt::TopRightCorner);
+    toolbar->addAction(open);
+    toolbar->addAction(openFolder);
+    toolbar->addAction(save);
+    toolbar->addSeparator();
+    toolbar->addAction(runAction_);
+    toolbar->addAction(stopAction_);
+    toolbar->addSeparator();
+    // Its own action: an icon on the menu's would replace "Export" in the menu bar.
+    auto* exportAction = new QAction(appIcon("export"), tr("Export"), this);
+    exportAction->setMenu(exportMenu_);
+    toolbar->addAction(exportAction);
+    if (auto* button = qobject_cast<QToolButton*>(toolbar->widgetForAction(exportAction))) {
+        button->setPopupMode(QToolButton::InstantPopup);
+    }
+    toolbar->addSeparator();
+    toolbar->addAction(appIcon("welcome"), tr("Welcome"), this, &MainWindow::showWelcome);
+}
+
+// ---- welcome page and examples --------------------------------------------
+
+void MainWindow::loadExamples() {
+    QStringList searched;
+    const QString directory = examplesDirectory(&searched);
+    const QList<ExampleRun> examples = readExampleRuns(directory);
+    welcome_->setExamples(examples, directory, searched);
+    examplesMenu_->clear();
+    for (const ExampleRun& example : examples) {
+        QAction* action = examplesMenu_->addAction(example.title, this,
+                                                   [this, example] { openExample(example); });
+        action->setToolTip(example.description);
+    }
+    if (examples.isEmpty()) {
+        examplesMenu_->addAction(tr("No examples found"))->setEnabled(false);
+    }
+    examplesMenu_->addSeparator();
+    examplesMenu_->addAction(appIcon("welcome"), tr("&Welcome page"), this,
+                             &MainWindow::showWelcome);
+}
+
+void MainWindow::showWelcome() {
+    loadExamples();
+    tabs_->setCurrentWidget(welcome_);
+}
+
+bool MainWindow::openExample(const ExampleRun& example) {
+    if (!openRunFile(example.path)) {
+        return false;
+    }
+    if (!example.tab.isEmpty()) {
+        selectTab(example.tab);
+    }
+    return true;
+}
+
+void MainWindow::focusNewRun() {
+    if (auto* dock = findChild<QDockWidget*>("configurationDock")) {
+        dock->show();
+        dock->raise();
+    }
+    showRunTabIfWelcome();
+    if (config_->isReadOnly()) {
+        config_->editCopy();  // a past run's config was shown: a new run starts from a copy
+    }
+    // The first field of the form that takes focus, where a new configuration begins.
+    for (QWidget* field = config_->nextInFocusChain();
+         field != config_ && config_->isAncestorOf(field); field = field->nextInFocusChain()) {
+        if ((field->focusPolicy() & Qt::TabFocus) && field->isVisibleTo(config_) &&
+            field->isEnabled()) {
+            field->setFocus(Qt::TabFocusReason);
+            break;
+        }
+    }
+    progressLabel_->setText(tr("New run: set the configuration on the left, then press Run."));
+}
+
+void MainWindow::showRunTabIfWelcome() {
+    if (tabs_->currentWidget() == welcome_) {
+        tabs_->setCurrentWidget(timing_);
+    }
 }
 
 // ---- settings -------------------------------------------------------------
@@ -431,6 +564,7 @@ void MainWindow::rebuildRecentMenu() {
         recentMenu_->addAction(path, this, [this, path] { openRunFile(path); });
     }
     recentMenu_->setEnabled(!recentFiles_.isEmpty());
+    welcome_->setRecentFiles(recentFiles_);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -533,6 +667,10 @@ QWidget* MainWindow::currentTab() const {
     return tabs_->currentWidget();
 }
 
+QString MainWindow::currentTabTitle() const {
+    return tabs_->tabText(tabs_->currentIndex());
+}
+
 void MainWindow::onSelectionChanged() {
     const RunDocument* document = currentDocument();
     if (document) {
@@ -608,6 +746,15 @@ bool MainWindow::openRunFile(const QString& path) {
         if (kind == FileKind::Attention) {
             return openAttentionFile(path, readFile(path.toStdString()));
         }
+        if (kind == FileKind::DtypeFlow) {
+            if (!precision_->openDtypeFlowFile(path, &error)) {
+                showError(tr("Cannot open dtype flow"), error);
+                return false;
+            }
+            addRecentFile(path);
+            tabs_->setCurrentWidget(precision_);
+            return true;
+        }
         if (kind != FileKind::Run) {
             // An image, a notebook, someone else's JSON: say so, not what a parser met.
             showError(tr("Cannot open run file"),
@@ -625,6 +772,7 @@ bool MainWindow::openRunFile(const QString& path) {
     RunDocument& document = addDocument(std::move(result), path);
     addRecentFile(path);
     selectDocument(document.id);
+    showRunTabIfWelcome();
     return true;
 }
 
@@ -939,6 +1087,7 @@ bool MainWindow::startRun() {
     live.parameterCount = config.pyModel.empty() ? parameterCount(config.model) : 0;
     liveId_ = addDocument(live, QString()).id;
     selectDocument(liveId_);
+    showRunTabIfWelcome();
     job_->startRun(config, availableMemory_);
     return true;
 }
@@ -1068,8 +1217,10 @@ void MainWindow::onBusyChanged(bool busy) {
         progressTick_->stop();
     }
     runButton_->setEnabled(!busy);
+    runAction_->setEnabled(!busy);
     config_->runAgainButton()->setEnabled(!busy);
     stopButton_->setEnabled(busy);
+    stopAction_->setEnabled(busy);
     sweep_->setRunning(busy);
     attention_->setRunning(busy);
     progressBar_->setVisible(busy);

@@ -12,8 +12,10 @@
 #include <utility>
 
 #include "bench/runner.h"
+#include "example_runs.h"
 #include "run_document.h"
 
+class QAction;
 class QFileSystemWatcher;
 class QLabel;
 class QListWidget;
@@ -37,6 +39,7 @@ class RunJob;
 class RunView;
 class StepTimingView;
 class SweepPage;
+class WelcomePage;
 struct ExportTarget;
 
 // The desktop app: configuration on the left, runs of the session below it,
@@ -61,13 +64,22 @@ public:
     // while it is shown so that points still arriving appear. Anything else,
     // or a file that cannot be read, is a message naming the path and what
     // was expected; nothing changes then.
+    // A dtype flow (`stepscope-cli dtypes --json`) opens in the Precision tab.
     bool openRunFile(const QString& path);
+    // Opens an example (the welcome page's, Help → Examples) and shows the
+    // tab it names.
+    bool openExample(const ExampleRun& example);
+    // The welcome page in front, and the examples read again.
+    void showWelcome();
+    // "New run": the configuration in view with its first field focused.
+    void focusNewRun();
     bool saveDocument(int id, const QString& path);
     // Ticks these runs in the run list, which the Compare view shows.
     void setCompared(const QList<int>& ids);
     void selectDocument(int id);
     bool selectTab(const QString& title);  // false when no tab has that title
     QWidget* currentTab() const;
+    QString currentTabTitle() const;
 
     const std::deque<RunDocument>& documents() const { return documents_; }
     const RunDocument* currentDocument() const;
@@ -80,6 +92,8 @@ public:
     KernelTimelineView* timelineView() const { return timeline_; }
     MemoryView* memoryView() const { return memory_; }
     PrecisionPage* precisionPage() const { return precision_; }
+    WelcomePage* welcomePage() const { return welcome_; }
+    QMenu* examplesMenu() const { return examplesMenu_; }
     // The error message on screen; messages that arrive while one is shown
     // wait their turn (each file that fails to open has its own).
     QMessageBox* lastErrorDialog() const { return errorDialog_; }
@@ -116,6 +130,8 @@ private:
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
     void rebuildExportMenu();
+    void loadExamples();
+    void showRunTabIfWelcome();  // a run opened or started from the welcome page
     QList<ExportTarget> currentExportTargets();
     void exportChart(const ExportTarget& target);
     void exportTable(const ExportTarget& target);
@@ -169,11 +185,15 @@ private:
     KernelTimelineView* timeline_;
     MemoryView* memory_;
     PrecisionPage* precision_;
+    WelcomePage* welcome_;
     QLabel* banner_;
     QLabel* progressLabel_;
     QProgressBar* progressBar_;
     QMenu* recentMenu_;
     QMenu* exportMenu_;
+    QMenu* examplesMenu_;
+    QAction* runAction_;
+    QAction* stopAction_;
     RunJob* job_;
     QPointer<QMessageBox> errorDialog_;
     QList<std::pair<QString, QString>> waitingErrors_;  // title, message

@@ -1,10 +1,15 @@
 #include "precision_page.h"
 
 #include <QComboBox>
+#include <QFile>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QPointer>
 #include <QPushButton>
@@ -18,7 +23,6 @@
 #include "bench/run_config.h"
 #include "model/model_dims.h"
 #include "precision/accumulation_lab.h"
-#include "precision/dtype_flow.h"
 #include "read_only_table.h"
 
 namespace stepscope::ui {
@@ -149,18 +153,50 @@ void PrecisionPage::inspectDtypes(const QString& model, const QString& precision
     status_->setText(tr("Inspecting %1 under %2 autocast…").arg(model, precision));
     runInBackground([this, config] {
         const std::vector<DtypeRow> rows = inspectDtypeFlow(config);
-        return std::function<void()>([this, rows] {
-            dtypes_->clear();
-            dtypes_->setHorizontalHeaderLabels({tr("what"), tr("kind"), tr("dtype")});
-            for (const auto& row : rows) {
-                dtypes_->appendRow({new QStandardItem(QString::fromStdString(row.what)),
-                                    new QStandardItem(QString::fromStdString(row.kind)),
-                                    dtypeItem(row.dtype)});
-            }
-            status_->setText(
-                tr("%1 rows: highlighted dtypes are what autocast lowered.").arg(rows.size()));
-        });
+        return std::function<void()>([this, rows] { showDtypeRows(rows, QString()); });
     });
+}
+
+void PrecisionPage::showDtypeRows(const std::vector<DtypeRow>& rows, const QString& source) {
+    dtypes_->clear();
+    dtypes_->setHorizontalHeaderLabels({tr("what"), tr("kind"), tr("dtype")});
+    for (const auto& row : rows) {
+        dtypes_->appendRow({new QStandardItem(QString::fromStdString(row.what)),
+                            new QStandardItem(QString::fromStdString(row.kind)),
+                            dtypeItem(row.dtype)});
+    }
+    const QString from = source.isEmpty() ? QString() : tr(" from %1").arg(source);
+    status_->setText(
+        tr("%1 rows%2: highlighted dtypes are what autocast lowered.").arg(rows.size()).arg(from));
+}
+
+bool PrecisionPage::openDtypeFlowFile(const QString& path, QString* error) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        *error = tr("cannot open '%1': %2").arg(path, file.errorString());
+        return false;
+    }
+    QJsonParseError parseError{};
+    const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &parseError);
+    std::vector<DtypeRow> rows;
+    for (const QJsonValue& value : document.array()) {
+        const QJsonObject object = value.toObject();
+        if (!object.value("what").isString() || !object.value("dtype").isString()) {
+            rows.clear();
+            break;
+        }
+        rows.push_back({object.value("what").toString().toStdString(),
+                        object.value("kind").toString().toStdString(),
+                        object.value("dtype").toString().toStdString()});
+    }
+    if (parseError.error != QJsonParseError::NoError || !document.isArray() || rows.empty()) {
+        *error = tr("'%1' is not a dtype flow (a JSON array of {\"what\", \"kind\", "
+                    "\"dtype\"}, as stepscope-cli dtypes --json prints it).")
+                     .arg(path);
+        return false;
+    }
+    showDtypeRows(rows, QFileInfo(path).fileName());
+    return true;
 }
 
 void PrecisionPage::accumulate(int count) {

@@ -2,6 +2,9 @@
 
 #include <QWidget>
 #include <functional>
+#include <vector>
+
+#include "precision/dtype_flow.h"
 
 class QComboBox;
 class QLabel;
@@ -22,6 +25,10 @@ public:
     explicit PrecisionPage(QWidget* parent = nullptr);
 
     void inspectDtypes(const QString& model, const QString& precision);
+    // Shows a dtype flow saved by `stepscope-cli dtypes --json` (a JSON array
+    // of {what, kind, dtype}). False, with `error` set and nothing changed,
+    // for a file that is not one.
+    bool openDtypeFlowFile(const QString& path, QString* error);
     void accumulate(int count);
     QStandardItemModel* dtypeModel() const { return dtypes_; }
     QStandardItemModel* accumulationModel() const { return sums_; }
@@ -31,6 +38,7 @@ Q_SIGNALS:
     void finished();  // either tool
 
 private:
+    void showDtypeRows(const std::vector<DtypeRow>& rows, const QString& source);
     // Runs `work` on a worker thread and `done` back on this page's thread.
     void runInBackground(std::function<std::function<void()>()> work);
 

@@ -2,17 +2,31 @@
 // named on the command line open at start; --run starts a run at once, and
 // --screenshot saves the window when the run finishes (or the files are drawn)
 // and quits; scripts/screenshot.sh takes the README's gallery with it under Xvfb.
+// --quit-after-load opens the files and quits, its exit status saying whether
+// every one opened (the install test starts the installed app so).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
 #include <cstdio>
 #include <string_view>
 
+#include "app_icons.h"
+#include "bench/build_info.h"
 #include "config_panel.h"
 #include "main_window.h"
 #include "precision_page.h"
 
 namespace {
+
+bool asksForVersion(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "-v" || arg == "--version") {
+            return true;
+        }
+    }
+    return false;
+}
 
 bool asksOnlyForText(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
@@ -28,6 +42,11 @@ bool asksOnlyForText(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (asksForVersion(argc, argv)) {
+        // Which LibTorch this binary loaded, and CUDA: no window, no display.
+        std::printf("%s\n", stepscope::versionText("stepscope").c_str());
+        return 0;
+    }
     const bool hasDisplay = qEnvironmentVariableIsSet("DISPLAY") ||
                             qEnvironmentVariableIsSet("WAYLAND_DISPLAY") ||
                             qEnvironmentVariableIsSet("QT_QPA_PLATFORM");
@@ -47,6 +66,8 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName("StepScope");
     QApplication::setApplicationName("StepScope");
     QApplication::setApplicationVersion(STEPSCOPE_VERSION);
+    QApplication::setDesktopFileName("stepscope");  // resources/stepscope.desktop
+    QApplication::setWindowIcon(stepscope::ui::applicationIcon());
 
     QCommandLineParser parser;
     parser.setApplicationDescription("StepScope: what a Transformer training step costs");
@@ -69,15 +90,34 @@ int main(int argc, char** argv) {
         "precision-tools",
         "run the Precision tab's tools at start: nano's dtype flow under bf16 autocast and the "
         "accumulation lab (N = 1000)");
+    const QCommandLineOption quitAfterLoad(
+        "quit-after-load",
+        "open the files, print what each became and quit: exit 0 when every one opened, 2 when "
+        "one did not (or none was named)");
     parser.addOptions({run, model, context, mode, warmup, steps, engine, screenshot, tab, compare,
-                       precisionTools});
+                       precisionTools, quitAfterLoad});
     parser.process(app);
 
     stepscope::ui::MainWindow window;
     window.resize(1400, 900);
     window.show();
+    const bool quitWhenLoaded = parser.isSet(quitAfterLoad);
+    if (quitWhenLoaded && parser.positionalArguments().isEmpty()) {
+        std::fprintf(stderr, "stepscope: --quit-after-load: name a file or folder to open\n");
+        return 2;
+    }
     for (const QString& path : parser.positionalArguments()) {
-        if (!window.openRunFile(path) && parser.isSet(screenshot)) {
+        const bool opened = window.openRunFile(path);
+        if (quitWhenLoaded) {
+            if (!opened) {
+                std::fprintf(stderr, "stepscope: cannot open '%s'\n", qPrintable(path));
+                return 2;
+            }
+            std::printf("opened %s: %zu runs in the run list, the %s tab shown\n", qPrintable(path),
+                        window.documents().size(), qPrintable(window.currentTabTitle()));
+            continue;
+        }
+        if (!opened && parser.isSet(screenshot)) {
             // Nobody is there to read the message: a script must not save a
             // picture of what it did not mean to show.
             std::fprintf(stderr, "stepscope: cannot open '%s'\n", qPrintable(path));
@@ -99,6 +139,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "stepscope: tab: no tab is called '%s'\n",
                      qPrintable(parser.value(tab)));
         return 2;
+    }
+    if (quitWhenLoaded) {
+        return 0;
     }
     if (parser.isSet(run)) {
         stepscope::RunConfig config = window.configPanel()->config();
