@@ -49,3 +49,10 @@ endif()
 execute_process(
     COMMAND "${STEPSCOPE_PYTHON}" -c "import torch; print(torch.version.cuda or '', end='')"
     OUTPUT_VARIABLE STEPSCOPE_TORCH_CUDA_VERSION)
+
+# The folder holding libtorch.so: the installed programs' RUNPATH.
+set(STEPSCOPE_TORCH_LIB_DIR "${TORCH_INSTALL_PREFIX}/lib")
+if(NOT EXISTS "${STEPSCOPE_TORCH_LIB_DIR}/libtorch.so")
+    message(FATAL_ERROR "StepScope: no libtorch.so in ${STEPSCOPE_TORCH_LIB_DIR} (TORCH_INSTALL_PREFIX)")
+endif()
+get_filename_component(STEPSCOPE_TORCH_LIB_DIR "${STEPSCOPE_TORCH_LIB_DIR}" REALPATH)
