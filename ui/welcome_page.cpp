@@ -85,7 +85,7 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     recent_->setObjectName("welcomeRecentFiles");
     recent_->setToolTip(tr("Click to open"));
     recent_->setMinimumHeight(120);
-    recent_->setTextElideMode(Qt::ElideMiddle);  // "name — …/folder", no sideways scrolling
+    recent_->setTextElideMode(Qt::ElideRight);  // the name whole, the folder cut short
     recent_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     recentNote_ = note(tr("Files and folders you open are listed here."));
     auto* startColumn = new QVBoxLayout;
