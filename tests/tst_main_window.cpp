@@ -1052,6 +1052,19 @@ private Q_SLOTS:
                  QStringList({"batch 2 · fp32", "batch 8 · fp32", "batch 2 · bf16"}));
         QCOMPARE(differingFields({base, base}), QStringList({"", ""}));
         QVERIFY(configSummary(base).contains("attention naive"));
+        // A memory lever in use is in the label; one not in use only beside one that is.
+        RunConfig nested = base;
+        nested.activationCheckpoint = *parseCheckpointStrategy("nested");
+        RunConfig chunked = base;
+        chunked.loss = LossKind::Chunked;
+        chunked.lossChunkTokens = 256;
+        QCOMPARE(differingFields({base, nested, chunked}),
+                 QStringList({"checkpoint off · loss full", "checkpoint nested · loss full",
+                              "checkpoint off · loss chunked 256"}));
+        QVERIFY(configSummary(base).contains("checkpoint off · loss full"));
+        QVERIFY(configSummary(chunked).contains("loss chunked 256"));
+        QVERIFY(!listLabels({base})[0].contains("checkpoint"));
+        QVERIFY(listLabels({nested})[0].contains("checkpoint nested"));
     }
 
     void configPanelCarriesTheEngine() {
@@ -1129,6 +1142,93 @@ private Q_SLOTS:
         QVERIFY(panel.compileModeBox()->isEnabled());
         QVERIFY(panel.pyModelEdit()->isEnabled());
         QVERIFY(panel.engineBox()->isEnabled());
+    }
+
+    void configPanelCarriesTheMemoryLevers() {
+        ConfigPanel panel(false);
+        RunConfig config = quickConfig(0, 1);
+        config.activationCheckpoint = *parseCheckpointStrategy("2");
+        config.loss = LossKind::Chunked;
+        config.lossChunkTokens = 256;
+        panel.setConfig(config);
+        QCOMPARE(runConfigToJson(panel.config()), runConfigToJson(config));
+        QCOMPARE(panel.checkpointGroupBox()->value(), 2);
+        QVERIFY(isEnabledIn(panel.checkpointGroupBox(), &panel));
+        QVERIFY(isEnabledIn(panel.lossChunkBox(), &panel));
+
+        // Nested has no group size, the full loss no chunk: neither can be edited then.
+        panel.checkpointBox()->setCurrentText("nested");
+        panel.lossBox()->setCurrentText("full");
+        QVERIFY(!isEnabledIn(panel.checkpointGroupBox(), &panel));
+        QVERIFY(!isEnabledIn(panel.lossChunkBox(), &panel));
+        const RunConfig levered = panel.config();
+        QCOMPARE(toString(levered.activationCheckpoint), std::string("nested"));
+        QVERIFY(levered.loss == LossKind::Full);
+
+        // The worker's engines have no levers: the fields are off and so is the config,
+        // which validates; back on LibTorch they return as they were.
+        panel.engineBox()->setCurrentText("pytorch");
+        QVERIFY(!isEnabledIn(panel.checkpointBox(), &panel));
+        QVERIFY(!isEnabledIn(panel.lossBox(), &panel));
+        QVERIFY(panel.checkpointBox()->toolTip().contains("libtorch"));
+        QCOMPARE(toString(panel.config().activationCheckpoint), std::string("off"));
+        QCOMPARE(describe(validate(panel.config(), validationContext())), std::string());
+        panel.engineBox()->setCurrentText("libtorch");
+        QCOMPARE(runConfigToJson(panel.config()), runConfigToJson(levered));
+
+        // A run shown read-only shows its levers as it ran.
+        panel.showRunConfig(config, "#3");
+        QCOMPARE(panel.checkpointBox()->currentText(), QString("groups of"));
+        QCOMPARE(panel.lossChunkBox()->value(), 256);
+        QCOMPARE(runConfigToJson(panel.config()), runConfigToJson(config));
+    }
+
+    void memoryLeversAreCheckedAndRunFromTheApp() {
+        MainWindow window;
+        window.show();
+        RunConfig config = quickConfig(0, 1);
+        config.mode = RunMode::Inference;
+        config.activationCheckpoint = *parseCheckpointStrategy("1");
+        config.lossChunkTokens = 0;
+        window.configPanel()->setConfig(config);
+        // Each error beside its own field, in the engine's words.
+        QVERIFY2(window.configPanel()->errorText("activation-checkpoint").contains("inference"),
+                 qPrintable(window.configPanel()->errorText("activation-checkpoint")));
+        QVERIFY2(window.configPanel()->errorText("loss-chunk").contains("positive"),
+                 qPrintable(window.configPanel()->errorText("loss-chunk")));
+        QVERIFY(!window.startRun());
+
+        // The estimate follows the levers: checkpointing every block keeps fewer activations.
+        config.mode = RunMode::TrainStep;
+        config.lossChunkTokens = 8;
+        config.loss = LossKind::Chunked;
+        config.traceMemory = true;
+        window.configPanel()->setConfig(config);
+        QCOMPARE(window.configPanel()->errorText("activation-checkpoint"), QString());
+        RunConfig plain = config;
+        plain.activationCheckpoint = CheckpointStrategy{};
+        plain.loss = LossKind::Full;
+        const auto activations = size_t(MemoryCategory::Activations);
+        QVERIFY(predictMemory(config).maxByCategory[activations] <
+                predictMemory(plain).maxByCategory[activations]);
+        const QString estimate = window.configPanel()->estimateText();
+        QVERIFY2(estimate.contains(
+                     QString::fromStdString(formatBytes(double(predictMemory(config).peakBytes)))),
+                 qPrintable(estimate));
+
+        // The run made from the form runs with them: its file says so and its
+        // memory trace holds what backward recomputed.
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(120000));
+        const auto result = finished.at(0).at(0).value<RunResult>();
+        QCOMPARE(toString(result.status), std::string("ok"));
+        QCOMPARE(toString(result.config.activationCheckpoint), std::string("1"));
+        QVERIFY(result.config.loss == LossKind::Chunked);
+        QCOMPARE(result.config.lossChunkTokens, int64_t(8));
+        QVERIFY(
+            summarizeMemory(result.memory, 0).maxByCategory[size_t(MemoryCategory::Recomputed)] >
+            0);
     }
 
     void attentionTheEngineLacksIsAnErrorBesideIt() {

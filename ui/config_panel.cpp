@@ -46,6 +46,22 @@ QComboBox* comboBox(const std::vector<std::string>& items) {
 
 const char* kCustom = "custom";
 
+// The activation-checkpoint box's items, in order.
+constexpr CheckpointStrategy::Kind kCheckpointKinds[] = {CheckpointStrategy::Kind::Off,
+                                                         CheckpointStrategy::Kind::Groups,
+                                                         CheckpointStrategy::Kind::Nested};
+
+// Two fields side by side in one row of the form.
+QWidget* pair(QWidget* first, QWidget* second) {
+    auto* row = new QWidget;
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(4);
+    layout->addWidget(first, 1);
+    layout->addWidget(second, 1);
+    return row;
+}
+
 QString text(const std::string& value) {
     return QString::fromStdString(value);
 }
@@ -111,6 +127,28 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     traceMemory_->setToolTip(tr("Record every allocation and free (Memory view)"));
     traceKernels_ = new QCheckBox(tr("Trace CUDA kernels"));
     traceKernels_->setToolTip(tr("Record every CUDA kernel through CUPTI (CUDA runs only)"));
+
+    checkpoint_ = new QComboBox;
+    checkpoint_->addItems({tr("off"), tr("groups of"), tr("nested")});  // as kCheckpointKinds
+    const QString checkpointTips[] = {
+        tr("Every block keeps what its backward needs"),
+        tr("Each group of K blocks keeps only its input and recomputes its forward in backward"),
+        tr("Recursive halving: the fewest tensors kept, the most recomputation")};
+    for (int i = 0; i < checkpoint_->count(); ++i) {
+        checkpoint_->setItemData(i, checkpointTips[i], Qt::ToolTipRole);
+    }
+    checkpointGroup_ = spinBox(0, 4096, 1);
+    checkpointGroup_->setSuffix(tr(" blocks"));
+    checkpointGroup_->setToolTip(tr("Blocks per checkpointed group (K)"));
+    loss_ = comboBox(lossNames());
+    loss_->setItemData(0, tr("The LM head's logits for every token at once"), Qt::ToolTipRole);
+    loss_->setItemData(1,
+                       tr("The LM head and cross-entropy chunk by chunk, each chunk's logits "
+                          "recomputed in backward: the full logits never exist at once"),
+                       Qt::ToolTipRole);
+    lossChunk_ = spinBox(0, 1 << 24, 1024);
+    lossChunk_->setSuffix(tr(" tokens"));
+    lossChunk_->setToolTip(tr("Tokens per chunk of the chunked loss"));
 
     engine_ = comboBox(engineNames());
     const QString engineTips[] = {
@@ -189,6 +227,10 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     addField(form, tr("Precision"), precision_, "precision");
     addField(form, QString(), tf32_, "tf32");
     addField(form, tr("Attention"), attention_, "attention");
+    addField(form, tr("Activation checkpoint"), pair(checkpoint_, checkpointGroup_),
+             "activation-checkpoint");
+    // The chunk size's messages show under the loss row it belongs to.
+    errorLabels_["loss-chunk"] = addField(form, tr("Loss"), pair(loss_, lossChunk_), "loss");
     addField(form, tr("Warm-up steps"), warmup_, "warmup");
     addField(form, tr("Measured steps"), steps_, "steps");
     addField(form, tr("Device"), device_, "device");
@@ -264,6 +306,15 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     });
     for (auto* box : {mode_, precision_, attention_, device_, compileMode_}) {
         connect(box, &QComboBox::currentIndexChanged, this, &ConfigPanel::changed);
+    }
+    for (auto* box : {checkpoint_, loss_}) {
+        connect(box, &QComboBox::currentIndexChanged, this, [this] {
+            leversChanged();
+            Q_EMIT changed();
+        });
+    }
+    for (auto* box : {checkpointGroup_, lossChunk_}) {
+        connect(box, &QSpinBox::valueChanged, this, &ConfigPanel::changed);
     }
     for (auto* edit : {pyModel_, pyPath_}) {
         connect(edit, &QLineEdit::textChanged, this, &ConfigPanel::changed);
@@ -347,6 +398,16 @@ void ConfigPanel::engineChanged() {
     const bool worker = engine != Engine::LibTorch;
     engine_->setToolTip(engine_->currentData(Qt::ToolTipRole).toString());
     compileMode_->setEnabled(engine == Engine::PyTorchCompile);
+    // The worker runs the reference model as the course's code does: no levers.
+    const QString leversTip =
+        worker ? tr("The Python worker runs the model without checkpointing and with the full "
+                    "loss; use the libtorch engine")
+               : QString();
+    for (QComboBox* box : {checkpoint_, loss_}) {
+        box->setEnabled(!worker);
+        box->setToolTip(leversTip);
+    }
+    leversChanged();
     for (QWidget* field : {static_cast<QWidget*>(pyModel_), static_cast<QWidget*>(pyBrowse_),
                            static_cast<QWidget*>(pyPath_)}) {
         field->setEnabled(worker);
@@ -363,6 +424,12 @@ void ConfigPanel::engineChanged() {
                                                   "attention only; use the libtorch engine")),
                                 Qt::ToolTipRole);
     }
+}
+
+// A group size only for groups, a chunk size only for the chunked loss.
+void ConfigPanel::leversChanged() {
+    checkpointGroup_->setEnabled(checkpoint_->isEnabled() && checkpoint_->currentIndex() == 1);
+    lossChunk_->setEnabled(loss_->isEnabled() && loss_->currentText() == "chunked");
 }
 
 void ConfigPanel::showCarried() {
@@ -412,7 +479,14 @@ RunConfig ConfigPanel::config() const {
     if (config.engine != Engine::LibTorch) {
         config.pyModel = pyModel_->text().trimmed().toStdString();
         config.pyPath = pyPath_->text().trimmed().toStdString();
+    } else {
+        config.activationCheckpoint.kind = kCheckpointKinds[checkpoint_->currentIndex()];
+        if (config.activationCheckpoint.kind == CheckpointStrategy::Kind::Groups) {
+            config.activationCheckpoint.groupSize = checkpointGroup_->value();
+        }
+        config.loss = *parseLossKind(loss_->currentText().toStdString());
     }
+    config.lossChunkTokens = lossChunk_->value();
     if (const auto preset = findPreset(preset_->currentText().toStdString())) {
         config.model = *preset;
     } else {
@@ -470,6 +544,15 @@ void ConfigPanel::setConfig(const RunConfig& config) {
         traceOps_->setChecked(config.traceOps);
         traceKernels_->setChecked(config.traceKernels);
         traceMemory_->setChecked(config.traceMemory);
+        checkpoint_->setCurrentIndex(
+            int(std::find(std::begin(kCheckpointKinds), std::end(kCheckpointKinds),
+                          config.activationCheckpoint.kind) -
+                std::begin(kCheckpointKinds)));
+        if (config.activationCheckpoint.kind == CheckpointStrategy::Kind::Groups) {
+            checkpointGroup_->setValue(int(config.activationCheckpoint.groupSize));
+        }
+        loss_->setCurrentText(text(toString(config.loss)));
+        lossChunk_->setValue(int(config.lossChunkTokens));
         engine_->setCurrentText(text(toString(config.engine)));
         compileMode_->setCurrentText(text(config.compileMode));
         pyModel_->setText(text(config.pyModel));

@@ -63,6 +63,10 @@ public:
     QComboBox* engineBox() const { return engine_; }
     QComboBox* compileModeBox() const { return compileMode_; }
     QComboBox* attentionBox() const { return attention_; }
+    QComboBox* checkpointBox() const { return checkpoint_; }
+    QSpinBox* checkpointGroupBox() const { return checkpointGroup_; }
+    QComboBox* lossBox() const { return loss_; }
+    QSpinBox* lossChunkBox() const { return lossChunk_; }
     QLineEdit* pyModelEdit() const { return pyModel_; }
     QLineEdit* pyPathEdit() const { return pyPath_; }
     QToolButton* pyModelBrowseButton() const { return pyBrowse_; }
@@ -77,6 +81,7 @@ Q_SIGNALS:
 private:
     void presetChanged();
     void engineChanged();
+    void leversChanged();
     void showCarried();
     QLabel* addField(QFormLayout* form, const QString& label, QWidget* field,
                      const std::string& name);
@@ -96,6 +101,10 @@ private:
     QCheckBox* traceMemory_;
     QSpinBox *warmup_, *steps_, *seed_, *threads_;
     QComboBox *engine_, *compileMode_;
+    // The memory levers: activation checkpointing (off, groups of K blocks,
+    // nested) and the loss (full or chunked, tokens per chunk).
+    QComboBox *checkpoint_, *loss_;
+    QSpinBox *checkpointGroup_, *lossChunk_;
     QLineEdit *pyModel_, *pyPath_;
     QToolButton* pyBrowse_;
     // What the form has no field for, kept from setConfig so that a run shown

@@ -53,20 +53,27 @@ QList<Field> fieldsOf(const RunConfig& c) {
     // built with; "reference model" only beside runs of a user's model.
     fields << (c.pyModel.empty() ? Field{"", "reference model", false, false}
                                  : Field{"", text(c.pyModel), true});
-    fields << QList<Field>{{"", text(c.model.name), true},
-                           {"vocab", QString::number(c.model.vocabSize)},
-                           {"ctx", QString::number(c.contextLength), true},
-                           {"batch", QString::number(c.batchSize)},
-                           {"", text(toString(c.mode)), true},
-                           {"", text(toString(c.precision)), true},
-                           {"attention", text(c.attention)},
-                           {"", text(toString(c.device)), true},
-                           {"tf32", c.tf32 ? "on" : "off"},
-                           {"warm-up", QString::number(c.warmupSteps)},
-                           {"steps", QString::number(c.measuredSteps)},
-                           {"seed", QString::number(c.seed)},
-                           {"threads", c.threads ? QString::number(c.threads) : "default"},
-                           {"traced", traces(c)}};
+    fields << QList<Field>{
+        {"", text(c.model.name), true},
+        {"vocab", QString::number(c.model.vocabSize)},
+        {"ctx", QString::number(c.contextLength), true},
+        {"batch", QString::number(c.batchSize)},
+        {"", text(toString(c.mode)), true},
+        {"", text(toString(c.precision)), true},
+        {"attention", text(c.attention)},
+        // A lever in use is in the label, as the engine is.
+        {"checkpoint", text(toString(c.activationCheckpoint)),
+         c.activationCheckpoint.kind != CheckpointStrategy::Kind::Off},
+        {"loss",
+         c.loss == LossKind::Full ? QString("full") : QString("chunked %1").arg(c.lossChunkTokens),
+         c.loss != LossKind::Full},
+        {"", text(toString(c.device)), true},
+        {"tf32", c.tf32 ? "on" : "off"},
+        {"warm-up", QString::number(c.warmupSteps)},
+        {"steps", QString::number(c.measuredSteps)},
+        {"seed", QString::number(c.seed)},
+        {"threads", c.threads ? QString::number(c.threads) : "default"},
+        {"traced", traces(c)}};
     return fields;
 }
 
