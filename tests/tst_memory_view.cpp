@@ -14,6 +14,7 @@
 #include <QMouseEvent>
 #include <QProcess>
 #include <QStandardItemModel>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <random>
@@ -24,7 +25,9 @@
 #include "memory_index.h"
 #include "memory_view.h"
 #include "results/run_file.h"
+#include "results/saved_for_backward.h"
 #include "run_document.h"
+#include "saved_view.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;
@@ -531,6 +534,106 @@ private Q_SLOTS:
         QVERIFY(backward > 0);
         QVERIFY2(backwardNamed * 10 >= backward * 9,
                  qPrintable(QString("%1 of %2").arg(backwardNamed).arg(backward)));
+    }
+
+    void savedViewHasABarPerBlockAndAClickListsItsTensors() {
+        // Checkpointing every block keeps only each block's output: one
+        // batch × ctx × d_model fp32 tensor a block, known from the dims alone.
+        const QString path = dir_.filePath("saved-k1.json");
+        const QString error =
+            cliRun(path, {"--memory", "--mode", "train-step", "--activation-checkpoint", "1"}, 1);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        RunDocument document;
+        document.id = 7;
+        document.result = readRunFile(path.toStdString());
+        const ModelDims& dims = document.result.config.model;
+        const int64_t output = document.result.config.batchSize *
+                               document.result.config.contextLength * dims.dModel * 4;
+
+        MemoryView view;
+        view.resize(1200, 800);
+        view.show();
+        view.showRun(&document);
+        SavedView* saved = view.savedView();
+        view.lowerTabs()->setCurrentWidget(saved);
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        saved->plot()->replot();
+        QCOMPARE(int(saved->saved().blocks.size()), int(dims.layers));
+        QCOMPARE(saved->savedBars()->dataCount(), int(dims.layers));
+        QCOMPARE(saved->blocksModel()->rowCount(), int(dims.layers));
+        for (int b = 0; b < int(dims.layers); ++b) {
+            QCOMPARE(saved->saved().blocks[size_t(b)].bytes, output);
+            QCOMPARE(saved->savedBars()->data()->at(b)->value, double(output) / kMiB);
+            QCOMPARE(saved->blocksModel()->item(b, 0)->text(), QString("layers.%1").arg(b));
+        }
+
+        // A click on block 1's bar: its tensors listed and outlined on the timeline.
+        const QCPBarsDataContainer::const_iterator bar = saved->savedBars()->data()->at(1);
+        // The saved bar is the left one of the pair around the block's key.
+        const QPointF centre(saved->plot()->xAxis->coordToPixel(bar->key - 0.2),
+                             saved->plot()->yAxis->coordToPixel(bar->value / 2));
+        QCOMPARE(saved->blockAt(centre), 1);
+        QTest::mouseClick(saved->plot(), Qt::LeftButton, {}, centre.toPoint());
+        QCOMPARE(saved->selectedBlock(), 1);
+        QCOMPARE(saved->tensorsModel()->rowCount(), 1);
+        QCOMPARE(saved->tensorsModel()->item(0, 0)->data(Qt::UserRole).toLongLong(), output);
+        QVERIFY(saved->savedBars()->selected());
+        const std::vector<const MemoryAllocation*> outlined = view.highlighted();
+        QCOMPARE(int(outlined.size()), 1);
+        QCOMPARE(outlined[0]->bytes, output);
+        QVERIFY(QString::fromStdString(outlined[0]->path).startsWith("layers.1"));
+        QCOMPARE(outlined[0]->step, saved->saved().step);
+        saved->selectBlock(-1);
+        QVERIFY(view.highlighted().empty());
+        QCOMPARE(saved->tensorsModel()->rowCount(), 0);
+        QVERIFY(!saved->savedBars()->selected());
+
+        // Without checkpointing every block keeps the same, far more; the
+        // tensors listed (the view's own pairing of the trace's events) add
+        // up to the block's figure (the core's).
+        const QString plainPath = dir_.filePath("saved-off.json");
+        QCOMPARE(cliRun(plainPath, {"--memory", "--mode", "train-step"}, 1), QString());
+        RunDocument plain;
+        plain.id = 8;
+        plain.result = readRunFile(plainPath.toStdString());
+        view.showRun(&plain);
+        const SavedForBackward expected = savedForBackward(plain.result);
+        QCOMPARE(int(saved->saved().blocks.size()), int(dims.layers));
+        for (int b = 0; b < int(dims.layers); ++b) {
+            const BlockSaved& block = expected.blocks[size_t(b)];
+            QCOMPARE(block.bytes, expected.blocks[0].bytes);
+            QVERIFY2(block.bytes > 4 * output, qPrintable(QString::number(block.bytes)));
+            saved->selectBlock(b);
+            qlonglong listed = 0;
+            for (int row = 0; row < saved->tensorsModel()->rowCount(); ++row) {
+                listed += saved->tensorsModel()->item(row, 0)->data(Qt::UserRole).toLongLong();
+            }
+            QCOMPARE(listed, qlonglong(block.bytes));
+            QCOMPARE(saved->tensorsModel()->rowCount(), int(block.tensors));
+            QCOMPARE(int(view.highlighted().size()), int(block.tensors));
+        }
+        const QStringList exports = [&] {
+            QStringList names;
+            for (const ExportTarget& target : view.exportTargets()) {
+                names << target.name;
+            }
+            return names;
+        }();
+        QVERIFY(exports.contains("memory-saved-for-backward"));
+        QVERIFY(exports.contains("memory-saved-per-block"));
+
+        // A run without a backward says why, with no other run's bars.
+        const QString inferencePath = dir_.filePath("saved-inference.json");
+        QCOMPARE(cliRun(inferencePath, {"--memory", "--mode", "inference"}, 1), QString());
+        RunDocument inference;
+        inference.id = 9;
+        inference.result = readRunFile(inferencePath.toStdString());
+        view.showRun(&inference);
+        QVERIFY2(saved->caption().contains("no backward"), qPrintable(saved->caption()));
+        QCOMPARE(saved->savedBars()->dataCount(), 0);
+        QCOMPARE(saved->tensorsModel()->rowCount(), 0);
+        view.showRun(nullptr);
+        QVERIFY(saved->caption().contains("memory trace"));
     }
 };
 

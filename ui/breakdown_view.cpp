@@ -21,19 +21,13 @@
 #include "plot_style.h"
 #include "read_only_table.h"
 #include "run_document.h"
+#include "table_items.h"
 
 namespace stepscope::ui {
 
 namespace {
 
 const char* kPhases[] = {"forward", "backward", "optimizer"};
-
-QStandardItem* numberItem(double value, const QString& text) {
-    auto* item = new QStandardItem(text);
-    item->setData(value, Qt::UserRole);  // sorts by value, not by text
-    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    return item;
-}
 
 QStandardItem* textItem(const std::string& value) {
     auto* item = new QStandardItem(QString::fromStdString(value));

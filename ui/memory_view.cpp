@@ -12,6 +12,7 @@
 #include <QSlider>
 #include <QSplitter>
 #include <QStandardItemModel>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
 #include <QToolTip>
@@ -29,6 +30,8 @@
 #include "read_only_table.h"
 #include "results/memory_report.h"
 #include "run_document.h"
+#include "saved_view.h"
+#include "table_items.h"
 
 namespace stepscope::ui {
 
@@ -36,29 +39,6 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr int kDetailSteps = 100;
-
-QStandardItem* bytesItem(int64_t bytes) {
-    auto* item = new QStandardItem(bytesText(bytes));
-    item->setData(qlonglong(bytes), Qt::UserRole);
-    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    return item;
-}
-
-QStandardItem* numberItem(qlonglong value) {
-    auto* item = new QStandardItem(QString::number(value));
-    item->setData(value, Qt::UserRole);
-    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    return item;
-}
-
-QColor memoryColor(MemoryCategory category) {
-    static const QColor colors[] = {
-        QColor(52, 101, 164), QColor(204, 102, 0),  QColor(78, 154, 6),    QColor(204, 0, 0),
-        QColor(237, 212, 0),  QColor(117, 80, 123), QColor(136, 138, 133), QColor(0, 150, 136)};
-    // One per category: a category added without a colour does not compile.
-    static_assert(std::size(colors) == kMemoryCategories);
-    return colors[size_t(category)];
-}
 
 // Twelve colours that stay apart from each other for modules.
 QColor moduleColor(size_t index) {
@@ -149,6 +129,10 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     tables->addWidget(readOnlyTable(estimate_));
     tables->setStretchFactor(0, 3);
     tables->setStretchFactor(1, 1);
+    saved_ = new SavedView;
+    lower_ = new QTabWidget;
+    lower_->addTab(tables, tr("Allocation sites in view"));
+    lower_->addTab(saved_, tr("Saved for backward"));
     auto* chart = new QWidget;
     auto* chartLayout = new QVBoxLayout(chart);
     chartLayout->setContentsMargins(0, 0, 0, 0);
@@ -157,7 +141,7 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     chartLayout->addWidget(hoverLabel_);
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(chart);
-    splitter->addWidget(tables);
+    splitter->addWidget(lower_);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
     auto* layout = new QVBoxLayout(this);
@@ -181,6 +165,10 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
         setSizeFloor(value == 0 ? 0
                                 : int64_t(std::llround(std::pow(double(largestAllocation()),
                                                                 double(value) / kDetailSteps))));
+    });
+    connect(saved_, &SavedView::blockPicked, this, [this](const std::vector<uint32_t>& picked) {
+        sitesTable_->clearSelection();
+        showSelection(picked);
     });
     connect(sitesTable_, &QTableView::clicked, this,
             [this](const QModelIndex& index) { selectSite(index.row()); });
@@ -239,6 +227,7 @@ void MemoryView::showRun(const RunDocument* document) {
         // Not the last run's axes: they would read as this run's memory.
         setNoData(plot_, document ? tr("No memory trace in this run") : tr("No run selected"));
         plot_->replot();
+        saved_->showRun(nullptr, nullptr);
         return;
     }
     setNoData(plot_, QString());
@@ -303,6 +292,7 @@ void MemoryView::showRun(const RunDocument* document) {
     clamping_ = false;
     redraw();
     fillSitesTable();
+    saved_->showRun(&document->result, index_.get());
 }
 
 void MemoryView::drawCategories() {
@@ -813,12 +803,15 @@ void MemoryView::fillSitesTable() {
 }
 
 void MemoryView::selectSite(int row) {
-    if (row < 0 || size_t(row) >= siteMembers_.size()) {
-        siteSelection_.clear();
-    } else {
-        siteSelection_ = siteMembers_[size_t(row)];
+    const bool inTable = row >= 0 && size_t(row) < siteMembers_.size();
+    if (inTable) {
         sitesTable_->selectRow(row);
     }
+    showSelection(inTable ? siteMembers_[size_t(row)] : std::vector<uint32_t>{});
+}
+
+void MemoryView::showSelection(const std::vector<uint32_t>& allocations) {
+    siteSelection_ = allocations;
     updateHighlights();
     plot_->replot();
 }
@@ -953,7 +946,9 @@ bool MemoryView::eventFilter(QObject* watched, QEvent* event) {
 QList<ExportTarget> MemoryView::exportTargets() {
     return {{"memory-timeline", plot_, nullptr},
             {"memory-allocation-sites", nullptr, sites_},
-            {"memory-estimate", nullptr, estimate_}};
+            {"memory-estimate", nullptr, estimate_},
+            {"memory-saved-for-backward", saved_->plot(), nullptr},
+            {"memory-saved-per-block", nullptr, saved_->blocksModel()}};
 }
 
 }  // namespace stepscope::ui

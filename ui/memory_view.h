@@ -20,12 +20,14 @@ class QModelIndex;
 class QPushButton;
 class QSlider;
 class QStandardItemModel;
+class QTabWidget;
 class QTableView;
 class QTimer;
 
 namespace stepscope::ui {
 
 class AllocationBands;
+class SavedView;
 
 // The active-memory timeline of a run made with --memory, beside PyTorch's
 // memory_viz: bytes alive over time stacked by category (a decimated series
@@ -80,7 +82,8 @@ public:
     // Hover at a point of the chart (widget pixels): highlights what is there.
     void hoverAt(const QPointF& position);
     const MemoryAllocation* hovered() const;
-    std::vector<const MemoryAllocation*> highlighted() const;  // from the sites list
+    // Outlined on the chart: a site picked in the table or a block in the saved view.
+    std::vector<const MemoryAllocation*> highlighted() const;
 
     void setTimeRange(double startUs, double endUs);  // narrows the table too
     std::pair<double, double> timeRange() const;      // µs
@@ -92,7 +95,9 @@ public:
     QStandardItemModel* sitesModel() const { return sites_; }
     QStandardItemModel* estimateModel() const { return estimate_; }
     QTableView* sitesTable() const { return sitesTable_; }
-    void selectSite(int row);  // as a click on the row does
+    void selectSite(int row);                        // as a click on the row does
+    SavedView* savedView() const { return saved_; }  // what each block keeps for backward
+    QTabWidget* lowerTabs() const { return lower_; }
     QCustomPlot* plot() const { return plot_; }
     const MemoryIndex* index() const { return index_.get(); }
     int plottedPoints() const;  // per category series
@@ -107,6 +112,7 @@ private:
     void drawAllocations();
     void redraw();
     void fillSitesTable();
+    void showSelection(const std::vector<uint32_t>& allocations);  // outlined on the chart
     void keepRangeInRun(const QCPRange& range, const QCPRange& old);
     void fitValueAxis();
     void placePeakMarker();
@@ -158,6 +164,8 @@ private:
     QStandardItemModel* sites_;
     QStandardItemModel* estimate_;
     QTableView* sitesTable_;
+    SavedView* saved_;
+    QTabWidget* lower_;
     QTimer* narrow_;
 };
 

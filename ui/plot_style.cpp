@@ -199,4 +199,13 @@ QColor categoryColor(const QString& category) {
     return QColor(186, 189, 182);  // other
 }
 
+QColor memoryColor(MemoryCategory category) {
+    static const QColor colors[] = {
+        QColor(52, 101, 164), QColor(204, 102, 0),  QColor(78, 154, 6),    QColor(204, 0, 0),
+        QColor(237, 212, 0),  QColor(117, 80, 123), QColor(136, 138, 133), QColor(0, 150, 136)};
+    // One per category: a category added without a colour does not compile.
+    static_assert(std::size(colors) == kMemoryCategories);
+    return colors[size_t(category)];
+}
+
 }  // namespace stepscope::ui

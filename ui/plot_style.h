@@ -3,6 +3,8 @@
 #include <QColor>
 #include <QString>
 
+#include "results/memory_trace.h"
+
 class QCPAxis;
 class QCustomPlot;
 
@@ -39,5 +41,6 @@ void fitAxesWithRoom(QCustomPlot* plot, double factor = 1.5, bool valueFromZero 
 QColor phaseColor(const QString& phase);        // "forward", "backward", "optimizer"
 QColor seriesColor(int index);                  // for runs and sweep lines
 QColor categoryColor(const QString& category);  // matmul, softmax, … (breakdown categories)
+QColor memoryColor(MemoryCategory category);    // parameters, activations, … (memory views)
 
 }  // namespace stepscope::ui

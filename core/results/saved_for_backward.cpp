@@ -26,17 +26,19 @@ int blockIndexOf(const std::string& path) {
     }
 }
 
-// Made by the block's forward in `step` and kept for that step's backward.
-bool savedInStep(const MemoryAllocation& allocation, int step) {
-    return allocation.category == MemoryCategory::Activations && allocation.step == step;
-}
-
 int64_t blockParameterBytes(const ModelDims& dims) {
     const int64_t d = dims.dModel;
     return (4 * d * d + 3 * d * dims.dFf + 2 * d) * 4;
 }
 
 }  // namespace
+
+// Made by a block's forward in `step` and kept for that step's backward.
+int savedBlockOf(const MemoryAllocation& allocation, int step) {
+    const bool saved =
+        allocation.category == MemoryCategory::Activations && allocation.step == step;
+    return saved ? blockIndexOf(allocation.path) : -1;
+}
 
 SavedForBackward savedForBackward(const RunResult& run, size_t topCount) {
     if (run.memory.empty()) {
@@ -53,8 +55,8 @@ SavedForBackward savedForBackward(const RunResult& run, size_t topCount) {
     std::map<int, std::map<std::string, int64_t>> bytesByOp;  // block → op → bytes
     std::map<int, int64_t> tensors;
     for (const MemoryAllocation& allocation : memoryAllocations(run.memory)) {
-        const int block = blockIndexOf(allocation.path);
-        if (!savedInStep(allocation, saved.step) || block < 0) {
+        const int block = savedBlockOf(allocation, saved.step);
+        if (block < 0) {
             continue;
         }
         bytesByOp[block][allocation.op.empty() ? "(unknown)" : allocation.op] += allocation.bytes;
@@ -88,7 +90,7 @@ std::vector<MemoryAllocation> savedAllocations(const RunResult& run, int step,
     const int block = blockIndexOf(module);
     std::vector<MemoryAllocation> out;
     for (MemoryAllocation& allocation : memoryAllocations(run.memory)) {
-        if (savedInStep(allocation, step) && block >= 0 && blockIndexOf(allocation.path) == block) {
+        if (block >= 0 && savedBlockOf(allocation, step) == block) {
             out.push_back(std::move(allocation));
         }
     }
