@@ -1181,6 +1181,11 @@ private Q_SLOTS:
         QCOMPARE(panel.checkpointBox()->currentText(), QString("groups of"));
         QCOMPARE(panel.lossChunkBox()->value(), 256);
         QCOMPARE(runConfigToJson(panel.config()), runConfigToJson(config));
+        QVERIFY(!panel.checkpointGroupBox()->isEnabled());
+        // Its copy is editable as it ran: the group and chunk sizes too.
+        panel.editCopy();
+        QVERIFY(panel.checkpointGroupBox()->isEnabled());
+        QVERIFY(panel.lossChunkBox()->isEnabled());
     }
 
     void memoryLeversAreCheckedAndRunFromTheApp() {

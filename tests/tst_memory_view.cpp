@@ -573,6 +573,7 @@ private Q_SLOTS:
         const QPointF centre(saved->plot()->xAxis->coordToPixel(bar->key - 0.2),
                              saved->plot()->yAxis->coordToPixel(bar->value / 2));
         QCOMPARE(saved->blockAt(centre), 1);
+        QCOMPARE(saved->plot()->plottableAt(centre), saved->savedBars());
         QTest::mouseClick(saved->plot(), Qt::LeftButton, {}, centre.toPoint());
         QCOMPARE(saved->selectedBlock(), 1);
         QCOMPARE(saved->tensorsModel()->rowCount(), 1);

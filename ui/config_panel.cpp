@@ -427,9 +427,12 @@ void ConfigPanel::engineChanged() {
 }
 
 // A group size only for groups, a chunk size only for the chunked loss.
+// From the engine, not from isEnabled(): a run shown read-only disables
+// the whole form, and its fields must come back as they were.
 void ConfigPanel::leversChanged() {
-    checkpointGroup_->setEnabled(checkpoint_->isEnabled() && checkpoint_->currentIndex() == 1);
-    lossChunk_->setEnabled(loss_->isEnabled() && loss_->currentText() == "chunked");
+    const bool libtorch = *parseEngine(engine_->currentText().toStdString()) == Engine::LibTorch;
+    checkpointGroup_->setEnabled(libtorch && checkpoint_->currentIndex() == 1);
+    lossChunk_->setEnabled(libtorch && loss_->currentText() == "chunked");
 }
 
 void ConfigPanel::showCarried() {

@@ -50,6 +50,7 @@ SavedView::SavedView(QWidget* parent) : QWidget(parent) {
     savedBars_->setName(tr("saved for backward"));
     gradientBars_ = new QCPBars(plot_->xAxis, plot_->yAxis);
     gradientBars_->setName(tr("gradients its backward makes"));
+    // In this order the saved bar, the view's figure, is the left one of each pair.
     const std::pair<QCPBars*, MemoryCategory> colours[] = {
         {savedBars_, MemoryCategory::Activations}, {gradientBars_, MemoryCategory::Gradients}};
     auto* group = new QCPBarsGroup(plot_);
