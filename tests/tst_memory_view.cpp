@@ -126,6 +126,19 @@ int siteRow(const QStandardItemModel* sites, const QString& path, const QString&
     return -1;
 }
 
+// A one-step nano run made by the CLI with a memory trace, as the app holds it.
+RunDocument tracedRun(const QString& path, int id, const QStringList& flags) {
+    RunDocument document;
+    document.id = id;
+    const QString error = cliRun(path, QStringList{"--memory"} + flags, 1);
+    if (!error.isEmpty()) {
+        qWarning("%s", qPrintable(error));
+        return document;
+    }
+    document.result = readRunFile(path.toStdString());
+    return document;
+}
+
 }  // namespace
 
 class TestMemoryView : public QObject {
@@ -539,13 +552,10 @@ private Q_SLOTS:
     void savedViewHasABarPerBlockAndAClickListsItsTensors() {
         // Checkpointing every block keeps only each block's output: one
         // batch × ctx × d_model fp32 tensor a block, known from the dims alone.
-        const QString path = dir_.filePath("saved-k1.json");
-        const QString error =
-            cliRun(path, {"--memory", "--mode", "train-step", "--activation-checkpoint", "1"}, 1);
-        QVERIFY2(error.isEmpty(), qPrintable(error));
-        RunDocument document;
-        document.id = 7;
-        document.result = readRunFile(path.toStdString());
+        const RunDocument document =
+            tracedRun(dir_.filePath("saved-k1.json"), 7,
+                      {"--mode", "train-step", "--activation-checkpoint", "1"});
+        QVERIFY(!document.result.memory.empty());
         const ModelDims& dims = document.result.config.model;
         const int64_t output = document.result.config.batchSize *
                                document.result.config.contextLength * dims.dModel * 4;
@@ -592,11 +602,8 @@ private Q_SLOTS:
         // Without checkpointing every block keeps the same, far more; the
         // tensors listed (the view's own pairing of the trace's events) add
         // up to the block's figure (the core's).
-        const QString plainPath = dir_.filePath("saved-off.json");
-        QCOMPARE(cliRun(plainPath, {"--memory", "--mode", "train-step"}, 1), QString());
-        RunDocument plain;
-        plain.id = 8;
-        plain.result = readRunFile(plainPath.toStdString());
+        const RunDocument plain =
+            tracedRun(dir_.filePath("saved-off.json"), 8, {"--mode", "train-step"});
         view.showRun(&plain);
         const SavedForBackward expected = savedForBackward(plain.result);
         QCOMPARE(int(saved->saved().blocks.size()), int(dims.layers));
@@ -624,11 +631,9 @@ private Q_SLOTS:
         QVERIFY(exports.contains("memory-saved-per-block"));
 
         // A run without a backward says why, with no other run's bars.
-        const QString inferencePath = dir_.filePath("saved-inference.json");
-        QCOMPARE(cliRun(inferencePath, {"--memory", "--mode", "inference"}, 1), QString());
-        RunDocument inference;
-        inference.id = 9;
-        inference.result = readRunFile(inferencePath.toStdString());
+        const RunDocument inference =
+            tracedRun(dir_.filePath("saved-inference.json"), 9, {"--mode", "inference"});
+        QVERIFY(!inference.result.memory.empty());
         view.showRun(&inference);
         QVERIFY2(saved->caption().contains("no backward"), qPrintable(saved->caption()));
         QCOMPARE(saved->savedBars()->dataCount(), 0);
