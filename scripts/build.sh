@@ -3,6 +3,10 @@
 # one CMake preset. Incremental: a second run rebuilds only what changed.
 #
 #   scripts/build.sh [PRESET]     # default, ci, dev-asan or server (no Qt)
+#
+# Where the bootstrap took cmake and ninja from PyPI (no root, none on the
+# system), they are in $STEPSCOPE_CACHE/bin, which goes first on PATH here;
+# headers unpacked without root under $STEPSCOPE_CACHE/deps are found too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +16,10 @@ case "$preset" in
   server) scripts/bootstrap.sh --no-gui --no-slurm ;;
   *) echo "build: unknown preset '$preset' (allowed: default, ci, dev-asan, server)" >&2; exit 2 ;;
 esac
+
+cache="${STEPSCOPE_CACHE:-$HOME/.cache/stepscope}"
+[ -d "$cache/bin" ] && export PATH="$cache/bin:$PATH"
+[ -d "$cache/deps/usr" ] && export CMAKE_PREFIX_PATH="$cache/deps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 
 if [ ! -f "build/$preset/build.ninja" ]; then
   cmake --preset "$preset" >&2
