@@ -185,11 +185,12 @@ have_ccache=0
 command -v ccache >/dev/null && have_ccache=1
 [ "$have_ccache" = 0 ] || as_user env CCACHE_DIR="$state/ccache" ccache -z >/dev/null
 say "scripts/build.sh server as $user"
-(cd "$src" && as_user "${environment[@]}" scripts/build.sh server) ||
-  fail "scripts/build.sh server failed for $user"
+built=0
+(cd "$src" && as_user "${environment[@]}" scripts/build.sh server) || built=$?
 if [ -s "$state/sudo-calls" ] && grep -qvx "sudo -n true" "$state/sudo-calls"; then
   fail "sudo was called: $(tr '\n' ';' <"$state/sudo-calls")"
 fi
+[ "$built" = 0 ] || fail "scripts/build.sh server failed for $user (exit $built)"
 [ -x "$state/cache/bin/cmake" ] && [ -x "$state/cache/bin/ninja" ] ||
   fail "the bootstrap did not take cmake and ninja from PyPI into $state/cache/bin"
 grep -q "^CMAKE_COMMAND:INTERNAL=$state/cache/venv/" "$src/build/server/CMakeCache.txt" ||
@@ -200,8 +201,9 @@ cli="$src/build/server/app/stepscope-cli"
 (cd "$state/tmp" && as_user "${environment[@]}" "$cli" run --model nano --ctx 16 --batch 2 \
   --warmup 0 --steps 1 --threads 1 --out "$state/tmp/nano.json" >/dev/null) ||
   fail "stepscope-cli run failed for $user"
-as_user "${environment[@]}" "$cli" show "$state/tmp/nano.json" | grep -q "nano" ||
-  fail "stepscope-cli show did not report the nano run"
+report="$(as_user "${environment[@]}" "$cli" show "$state/tmp/nano.json")" ||
+  fail "stepscope-cli show failed for $user"
+grep -q "nano" <<<"$report" || fail "stepscope-cli show did not report the nano run: $report"
 rm -f "$state/tmp/nano.json"
 [ "$have_ccache" = 0 ] || say "the user's ccache:" \
   "$(as_user env CCACHE_DIR="$state/ccache" ccache -s | grep -E '^ *(Hits|Misses):' | tr -s ' ' | tr '\n' ';')"
