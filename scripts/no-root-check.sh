@@ -17,6 +17,8 @@
 # keeps between runs (its ccache, pip cache, venv) lives in STATE
 # (/var/tmp/stepscope-no-root-check, or -UID for a user), so a second run
 # compiles little; the source copy and its build are made fresh each run.
+# STEPSCOPE_NO_ROOT_JOBS: compiles at a time (default: the cores; CTest
+# gives 1, so that the check runs beside the other suites).
 # Exit 77 (CTest's skip) where it cannot be done here, with the reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -169,7 +171,7 @@ user_path="$path"
 [ ! -d /usr/local/cuda/bin ] || user_path="/usr/local/cuda/bin:$path"
 environment=(env -i HOME="$state/home" USER="$user" LOGNAME="$user" PATH="$user_path"
   LANG=C.UTF-8 TMPDIR="$state/tmp" STEPSCOPE_CACHE="$state/cache" CCACHE_DIR="$state/ccache"
-  PIP_CACHE_DIR="$state/pip" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)")
+  PIP_CACHE_DIR="$state/pip" CMAKE_BUILD_PARALLEL_LEVEL="${STEPSCOPE_NO_ROOT_JOBS:-$(nproc)}")
 
 say "bootstrap without a compiler: it must list it and exit 1"
 set +e
