@@ -10,8 +10,9 @@
 //      an fp32 accumulator in the workspace;
 //   3. dQ = accumulator converted to the dtype.
 // The alternative to the dQ atomics, a separate pass over query tiles that
-// recomputes P (as the fp32 path below does), is to be measured against this
-// on the GPU; the faster stays.
+// recomputes P (2b below, DqStrategy::SeparatePass), is to be measured
+// against them on the GPU; the faster becomes the default
+// (kDqAtomicsByDefault in flash_attention_config.h).
 //
 // fp32 takes a plain SIMT path: a dK/dV kernel (one warp per key row) and a
 // dQ kernel (one warp per query row), both recomputing P from L.
@@ -53,7 +54,8 @@ __global__ void __launch_bounds__(128) rowDotKernel(const FlashBackwardParams p,
 
 // ---- 2. dK, dV (and dQ by atomics) on tensor cores ----------------------------
 
-template <typename T, int D>
+// kDqAtomics: also dQ += dS K by fp32 atomics (else the separate dQ pass does it).
+template <typename T, int D, bool kDqAtomics>
 __global__ void __launch_bounds__(backwardConfig(D).warps * 32)
     backwardTensorCoreKernel(const FlashBackwardParams p, const float* delta, float* dqAccum) {
     constexpr TileConfig C = backwardConfig(D);
@@ -212,10 +214,13 @@ __global__ void __launch_bounds__(backwardConfig(D).warps * 32)
             for (int e = 0; e < 4; ++e) {
                 ds[n][e] = st[n][e] * (ds[n][e] - dt_[n * 8 + 2 * t + (e & 1)]);
             }
+            if constexpr (kDqAtomics) {
 #pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                *reinterpret_cast<uint32_t*>(dss + (warp * 16 + g + 8 * r) * SS + n * 8 + 2 * t) =
-                    Elem<T>::pack(ds[n][2 * r], ds[n][2 * r + 1]);
+                for (int r = 0; r < 2; ++r) {
+                    *reinterpret_cast<uint32_t*>(dss + (warp * 16 + g + 8 * r) * SS + n * 8 +
+                                                 2 * t) =
+                        Elem<T>::pack(ds[n][2 * r], ds[n][2 * r + 1]);
+                }
             }
         }
         // dK += dSᵀ Q (scaled at the end)
@@ -233,40 +238,42 @@ __global__ void __launch_bounds__(backwardConfig(D).warps * 32)
                 mma16816<T>(dk[2 * dd + 1], a, bf[2], bf[3]);
             }
         }
-        __syncthreads();  // dSᵀ of every warp is in shared memory
+        if constexpr (kDqAtomics) {
+            __syncthreads();  // dSᵀ of every warp is in shared memory
 
-        // dQ (BM × D) += dS K, in units of 16 rows × CH columns spread over the warps.
-        constexpr int CH = D < 32 ? D : 32;
-        constexpr int kUnits = (BM / 16) * (D / CH);
-        for (int u = warp; u < kUnits; u += W) {
-            const int rm = (u / (D / CH)) * 16;
-            const int dc = (u % (D / CH)) * CH;
-            float acc[CH / 8][4];
+            // dQ (BM × D) += dS K, in units of 16 rows × CH columns spread over the warps.
+            constexpr int CH = D < 32 ? D : 32;
+            constexpr int kUnits = (BM / 16) * (D / CH);
+            for (int u = warp; u < kUnits; u += W) {
+                const int rm = (u / (D / CH)) * 16;
+                const int dc = (u % (D / CH)) * CH;
+                float acc[CH / 8][4];
 #pragma unroll
-            for (int n = 0; n < CH / 8; ++n) {
-                acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
-            }
-#pragma unroll
-            for (int kk = 0; kk < BN / 16; ++kk) {
-                uint32_t a[4];
-                loadATransposed(a, dss, SS, rm, kk * 16);
-#pragma unroll
-                for (int dd = 0; dd < CH / 16; ++dd) {
-                    uint32_t bf[4];
-                    loadBPairFromKN(bf, ks, RS, kk * 16, dc + dd * 16);
-                    mma16816<T>(acc[2 * dd], a, bf[0], bf[1]);
-                    mma16816<T>(acc[2 * dd + 1], a, bf[2], bf[3]);
+                for (int n = 0; n < CH / 8; ++n) {
+                    acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
                 }
-            }
 #pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const int64_t row = q0 + rm + g + 8 * r;
-                if (row < sq) {
-                    float* dst = dqAccum + (bh * sq + row) * D + dc + 2 * t;
+                for (int kk = 0; kk < BN / 16; ++kk) {
+                    uint32_t a[4];
+                    loadATransposed(a, dss, SS, rm, kk * 16);
 #pragma unroll
-                    for (int n = 0; n < CH / 8; ++n) {
-                        atomicAdd(dst + n * 8, acc[n][2 * r] * scale);
-                        atomicAdd(dst + n * 8 + 1, acc[n][2 * r + 1] * scale);
+                    for (int dd = 0; dd < CH / 16; ++dd) {
+                        uint32_t bf[4];
+                        loadBPairFromKN(bf, ks, RS, kk * 16, dc + dd * 16);
+                        mma16816<T>(acc[2 * dd], a, bf[0], bf[1]);
+                        mma16816<T>(acc[2 * dd + 1], a, bf[2], bf[3]);
+                    }
+                }
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    const int64_t row = q0 + rm + g + 8 * r;
+                    if (row < sq) {
+                        float* dst = dqAccum + (bh * sq + row) * D + dc + 2 * t;
+#pragma unroll
+                        for (int n = 0; n < CH / 8; ++n) {
+                            atomicAdd(dst + n * 8, acc[n][2 * r] * scale);
+                            atomicAdd(dst + n * 8 + 1, acc[n][2 * r + 1] * scale);
+                        }
                     }
                 }
             }
@@ -288,6 +295,163 @@ __global__ void __launch_bounds__(backwardConfig(D).warps * 32)
                 Elem<T>::pack(dk[n][2 * r] * scale, dk[n][2 * r + 1] * scale);
             *reinterpret_cast<uint32_t*>(dvg + n * 8 + 2 * t) =
                 Elem<T>::pack(dv[n][2 * r], dv[n][2 * r + 1]);
+        }
+    }
+}
+
+// ---- 2b. dQ as a separate pass (DqStrategy::SeparatePass) ---------------------
+// One block per (query tile, batch·head), like the forward: each warp keeps
+// Q and dO fragments of its 16 query rows in registers while K/V tiles stream
+// past, recomputes P from L, and accumulates dQ += dS K in registers; no
+// atomics, no workspace accumulator.
+
+template <typename T, int D>
+__global__ void __launch_bounds__(dqConfig(D).warps * 32)
+    backwardDqTensorCoreKernel(const FlashBackwardParams p, const float* delta) {
+    constexpr TileConfig C = dqConfig(D);
+    constexpr int BM = C.blockM, BN = C.blockN, S = C.stages, kThreads = C.warps * 32;
+    constexpr int RS = D + kPad;
+    static_assert(BM == 16 * C.warps && BN % 16 == 0 && S >= 2, "dQ tile table");
+
+    extern __shared__ __align__(16) unsigned char sharedRaw[];
+    T* qs = reinterpret_cast<T*>(sharedRaw);
+    T* dos = qs + BM * RS;
+    T* ks = dos + BM * RS;     // S stages
+    T* vs = ks + S * BN * RS;  // S stages
+
+    const int64_t sq = p.shape.queryLength, sk = p.shape.keyLength;
+    const int64_t diagonal = sk - sq;
+    const bool causal = p.shape.causal;
+    const int tile =
+        causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+    const int h = blockIdx.y, b = blockIdx.z;
+    const int64_t bh = static_cast<int64_t>(b) * p.shape.heads + h;
+    const int64_t q0 = static_cast<int64_t>(tile) * BM;
+    const int qRows = static_cast<int>(sq - q0 < BM ? sq - q0 : BM);
+    const int64_t keyEnd = causal && q0 + qRows + diagonal < sk ? q0 + qRows + diagonal : sk;
+    const int tiles = static_cast<int>((keyEnd + BN - 1) / BN);
+
+    const T* kg = static_cast<const T*>(p.k) + offsetOf(p.kStrides, b, h, 0);
+    const T* vg = static_cast<const T*>(p.v) + offsetOf(p.vStrides, b, h, 0);
+    auto loadKeyTile = [=](int j) {
+        if (j < tiles) {
+            const int64_t k0 = static_cast<int64_t>(j) * BN;
+            const int rows = static_cast<int>(sk - k0 < BN ? sk - k0 : BN);
+            loadTileAsync<T, D, kThreads>(ks + (j % S) * BN * RS, RS, kg + k0 * p.kStrides.row,
+                                          p.kStrides.row, BN, rows);
+            loadTileAsync<T, D, kThreads>(vs + (j % S) * BN * RS, RS, vg + k0 * p.vStrides.row,
+                                          p.vStrides.row, BN, rows);
+        }
+        cpAsyncCommit();
+    };
+    loadTileAsync<T, D, kThreads>(qs, RS,
+                                  static_cast<const T*>(p.q) + offsetOf(p.qStrides, b, h, q0),
+                                  p.qStrides.row, BM, qRows);
+    loadTileAsync<T, D, kThreads>(dos, RS,
+                                  static_cast<const T*>(p.dO) + offsetOf(p.dOStrides, b, h, q0),
+                                  p.dOStrides.row, BM, qRows);
+    cpAsyncCommit();
+    for (int j = 0; j < S - 1; ++j) {
+        loadKeyTile(j);
+    }
+    cpAsyncWait<S - 1>();  // Q and dO
+    __syncthreads();
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
+    uint32_t qf[D / 16][4], dof[D / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+        loadA(qf[kk], qs, RS, warp * 16, kk * 16);
+        loadA(dof[kk], dos, RS, warp * 16, kk * 16);
+    }
+    const int64_t row0 = q0 + warp * 16 + g;
+    float lseLog2[2], rowDelta[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const int64_t row = row0 + 8 * r;
+        lseLog2[r] = row < sq ? p.logsumexp[offsetOf(p.lseStrides, b, h, row)] * kLog2e : 0.f;
+        rowDelta[r] = row < sq ? delta[bh * sq + row] : 0.f;
+    }
+    const float scale = p.shape.softmaxScale;
+    const float scaleLog2 = scale * kLog2e;
+    float dq[D / 8][4];
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i) {
+        dq[i][0] = dq[i][1] = dq[i][2] = dq[i][3] = 0.f;
+    }
+
+    for (int j = 0; j < tiles; ++j) {
+        cpAsyncWait<S - 2>();
+        __syncthreads();
+        loadKeyTile(j + S - 1);
+        const T* kt = ks + (j % S) * BN * RS;
+        const T* vt = vs + (j % S) * BN * RS;
+        float s[BN / 8][4], dp[BN / 8][4];
+#pragma unroll
+        for (int n = 0; n < BN / 8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                s[n][e] = 0.f;
+                dp[n][e] = 0.f;
+            }
+        }
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+            for (int nn = 0; nn < BN / 16; ++nn) {
+                uint32_t bf[4];
+                loadBPairFromNK(bf, kt, RS, nn * 16, kk * 16);
+                mma16816<T>(s[2 * nn], qf[kk], bf[0], bf[1]);
+                mma16816<T>(s[2 * nn + 1], qf[kk], bf[2], bf[3]);
+                loadBPairFromNK(bf, vt, RS, nn * 16, kk * 16);
+                mma16816<T>(dp[2 * nn], dof[kk], bf[0], bf[1]);
+                mma16816<T>(dp[2 * nn + 1], dof[kk], bf[2], bf[3]);
+            }
+        }
+        // dS = P ∘ (dP − D), P recomputed from L; zero where masked.
+        const int64_t k0 = static_cast<int64_t>(j) * BN;
+#pragma unroll
+        for (int n = 0; n < BN / 8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int64_t col = k0 + n * 8 + 2 * t + (e & 1);
+                const int r = e >= 2 ? 1 : 0;
+                const int64_t row = row0 + 8 * r;
+                const bool valid = col < sk && row < sq && (!causal || col <= row + diagonal);
+                const float prob = valid ? exp2f(fmaf(s[n][e], scaleLog2, -lseLog2[r])) : 0.f;
+                s[n][e] = prob * (dp[n][e] - rowDelta[r]);
+            }
+        }
+        // dQ += dS K
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; ++kk) {
+            const uint32_t a[4] = {Elem<T>::pack(s[2 * kk][0], s[2 * kk][1]),
+                                   Elem<T>::pack(s[2 * kk][2], s[2 * kk][3]),
+                                   Elem<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                                   Elem<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+            for (int dd = 0; dd < D / 16; ++dd) {
+                uint32_t bf[4];
+                loadBPairFromKN(bf, kt, RS, kk * 16, dd * 16);
+                mma16816<T>(dq[2 * dd], a, bf[0], bf[1]);
+                mma16816<T>(dq[2 * dd + 1], a, bf[2], bf[3]);
+            }
+        }
+    }
+    cpAsyncWait<0>();
+
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const int64_t row = row0 + 8 * r;
+        if (row >= sq) {
+            continue;
+        }
+        T* dst = static_cast<T*>(p.dQ) + offsetOf(p.dQStrides, b, h, row);
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n) {
+            *reinterpret_cast<uint32_t*>(dst + n * 8 + 2 * t) =
+                Elem<T>::pack(dq[n][2 * r] * scale, dq[n][2 * r + 1] * scale);
         }
     }
 }
@@ -512,13 +676,20 @@ FlashResult launchTensorCore(const FlashBackwardParams& p, float* delta, float* 
     constexpr TileConfig C = backwardConfig(D);
     constexpr int bytes = backwardSharedBytes(D);
     const FlashShape& s = p.shape;
-    cudaError_t status = cudaMemsetAsync(
-        dqAccum, 0, static_cast<std::size_t>(s.batch * s.heads * s.queryLength * D) * sizeof(float),
-        p.stream);
-    if (status != cudaSuccess) {
-        return launchError(status, "flash backward: clearing the dQ accumulator");
+    const bool atomics = p.dqStrategy == DqStrategy::Atomics ||
+                         (p.dqStrategy == DqStrategy::Default && kDqAtomicsByDefault);
+    cudaError_t status = cudaSuccess;
+    if (atomics) {
+        status = cudaMemsetAsync(
+            dqAccum, 0,
+            static_cast<std::size_t>(s.batch * s.heads * s.queryLength * D) * sizeof(float),
+            p.stream);
+        if (status != cudaSuccess) {
+            return launchError(status, "flash backward: clearing the dQ accumulator");
+        }
     }
-    const auto kernel = backwardTensorCoreKernel<T, D>;
+    const auto kernel =
+        atomics ? backwardTensorCoreKernel<T, D, true> : backwardTensorCoreKernel<T, D, false>;
     status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     if (status != cudaSuccess) {
         return launchError(status, "flash backward: shared-memory limit");
@@ -527,11 +698,23 @@ FlashResult launchTensorCore(const FlashBackwardParams& p, float* delta, float* 
     if (FlashResult r = lastLaunch("flash backward launch"); !r.ok()) {
         return r;
     }
-    const int64_t total = s.batch * s.heads * s.queryLength * D;
-    const int64_t blocks = (total + 255) / 256;
-    convertDqKernel<T, D>
-        <<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, p.stream>>>(p, dqAccum);
-    return lastLaunch("flash backward dQ conversion launch");
+    if (atomics) {
+        const int64_t total = s.batch * s.heads * s.queryLength * D;
+        const int64_t blocks = (total + 255) / 256;
+        convertDqKernel<T, D>
+            <<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, p.stream>>>(p,
+                                                                                           dqAccum);
+        return lastLaunch("flash backward dQ conversion launch");
+    }
+    constexpr TileConfig Q = dqConfig(D);
+    constexpr int dqBytes = dqSharedBytes(D);
+    const auto dqKernel = backwardDqTensorCoreKernel<T, D>;
+    status = cudaFuncSetAttribute(dqKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dqBytes);
+    if (status != cudaSuccess) {
+        return launchError(status, "flash backward dQ pass: shared-memory limit");
+    }
+    dqKernel<<<rowGrid(s, s.queryLength, Q.blockM), Q.warps * 32, dqBytes, p.stream>>>(p, delta);
+    return lastLaunch("flash backward dQ pass launch");
 }
 
 template <int D>

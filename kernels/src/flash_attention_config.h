@@ -54,6 +54,16 @@ STEPSCOPE_HOST_DEVICE constexpr TileConfig backwardConfig(int headDim) {
     }
 }
 
+// The separate dQ pass (bf16/fp16): like the forward, each warp owns 16
+// query rows and key tiles stream past; Q and dO stay in shared memory.
+STEPSCOPE_HOST_DEVICE constexpr TileConfig dqConfig(int headDim) {
+    return forwardConfig(headDim);
+}
+
+// dQ by atomics from the dK/dV kernel (true) or by the separate pass: not
+// measured yet, atomics until the GPU says otherwise.
+constexpr bool kDqAtomicsByDefault = true;
+
 // The fp32 SIMT path: 4 warps, one query (or key) row each, 32-row chunks of
 // the other side staged in shared memory.
 STEPSCOPE_HOST_DEVICE constexpr TileConfig simtConfig() {
@@ -81,6 +91,12 @@ STEPSCOPE_HOST_DEVICE constexpr int backwardSharedBytes(int headDim) {
            + 2 * c.stages * c.blockM * row     // Q, dO streamed
            + c.blockN * (c.blockM + kPad) * 2  // dSᵀ for the dQ product
            + 2 * c.stages * c.blockM * 4;      // L and D streamed
+}
+
+STEPSCOPE_HOST_DEVICE constexpr int dqSharedBytes(int headDim) {
+    const TileConfig c = dqConfig(headDim);
+    const int row = (headDim + kPad) * 2;
+    return 2 * c.blockM * row + 2 * c.stages * c.blockN * row;
 }
 
 }  // namespace stepscope::kernels::flash

@@ -93,7 +93,7 @@ bool allFinite(const void* device, std::size_t count, AttentionDtype t) {
     return true;
 }
 
-bool runCase(AttentionDtype dtype, int64_t d, const Case& c, std::mt19937& rng) {
+bool runCase(AttentionDtype dtype, int64_t d, const Case& c, kn::DqStrategy dq, std::mt19937& rng) {
     const int64_t batch = 1, heads = 2;
     const std::size_t qCount = batch * heads * c.sq * d, kCount = batch * heads * c.sk * d;
     const std::size_t bytes = elementBytes(dtype);
@@ -159,6 +159,7 @@ bool runCase(AttentionDtype dtype, int64_t d, const Case& c, std::mt19937& rng) 
         b.dO = dO, b.dOStrides = qs, b.dQ = dQ, b.dQStrides = qs;
         b.dK = dK, b.dKStrides = ks, b.dV = dV, b.dVStrides = ks;
         b.workspace = workspace;
+        b.dqStrategy = dq;
         if (const kn::FlashResult r = kn::flashAttentionBackward(b); !r.ok()) {
             failure = r.message;
         }
@@ -189,9 +190,10 @@ bool runCase(AttentionDtype dtype, int64_t d, const Case& c, std::mt19937& rng) 
     for (void* p : buffers) {
         cudaFree(p);
     }
-    std::printf("%-4s d%-3lld %-6s %4lld x %-4lld %s\n", dtypeName(dtype),
+    std::printf("%-4s d%-3lld %-6s %4lld x %-4lld dQ %-8s %s\n", dtypeName(dtype),
                 static_cast<long long>(d), c.causal ? "causal" : "full",
                 static_cast<long long>(c.sq), static_cast<long long>(c.sk),
+                dq == kn::DqStrategy::Atomics ? "atomics" : "pass",
                 failure.empty() ? "ok" : ("FAILED: " + failure).c_str());
     return failure.empty();
 }
@@ -214,7 +216,12 @@ int main(int argc, char** argv) {
          {AttentionDtype::BFloat16, AttentionDtype::Float16, AttentionDtype::Float32}) {
         for (int64_t d : dims) {
             for (const Case& c : {Case{true, 70, 70}, Case{false, 33, 50}, Case{true, 20, 45}}) {
-                all = runCase(dtype, d, c, rng) && all;
+                for (kn::DqStrategy dq : {kn::DqStrategy::Atomics, kn::DqStrategy::SeparatePass}) {
+                    if (dtype == AttentionDtype::Float32 && dq == kn::DqStrategy::Atomics) {
+                        continue;  // fp32 always takes its separate pass
+                    }
+                    all = runCase(dtype, d, c, dq, rng) && all;
+                }
             }
         }
     }

@@ -65,6 +65,12 @@ struct FlashShape {
     AttentionDtype dtype = AttentionDtype::BFloat16;
 };
 
+// How the bf16/fp16 backward computes dQ (fp32 always uses a separate pass):
+// fp32 atomics from the dK/dV kernel into a workspace accumulator, or a
+// second kernel over query tiles that recomputes P. Which is faster is to be
+// measured on the GPU; Default is the dispatch table's choice.
+enum class DqStrategy { Default, Atomics, SeparatePass };
+
 struct FlashForwardParams {
     FlashShape shape;
     const void* q = nullptr;
@@ -102,8 +108,10 @@ struct FlashBackwardParams {
     Strides dVStrides;
     // Device scratch of flashAttentionBackwardWorkspaceBytes(shape) bytes,
     // 16-byte aligned: D = rowsum(dO ∘ O) and, for bf16/fp16, the fp32 dQ
-    // accumulator. Its contents on entry do not matter.
+    // accumulator (used by DqStrategy::Atomics). Its contents on entry do not
+    // matter.
     void* workspace = nullptr;
+    DqStrategy dqStrategy = DqStrategy::Default;
     CUstream_st* stream = nullptr;
 };
 
