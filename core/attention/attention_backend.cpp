@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attention/attention_registry.h"
+#include "attention/cuda_flash_attention.h"
 #include "attention/naive_attention.h"
 #include "attention/sdpa_attention.h"
 #include "attention/tiled_attention.h"
@@ -14,19 +15,6 @@ namespace stepscope {
 
 namespace {
 using Factory = std::function<std::unique_ptr<AttentionBackend>(const AttentionOptions&)>;
-
-// Our CUDA FlashAttention-2 kernels belong here; until they exist the
-// backend is listed and says why it cannot run, instead of failing.
-class CudaFlashAttention final : public AttentionBackend {
-public:
-    std::string name() const override { return "cuda-flash"; }
-    std::optional<std::string> unavailableReason(const at::Tensor&) const override {
-        return "our CUDA FlashAttention-2 kernels are not built yet";
-    }
-    at::Tensor forward(const at::Tensor& q, const at::Tensor&, const at::Tensor&, bool) override {
-        throw std::runtime_error("attention: cuda-flash is unavailable: " + *unavailableReason(q));
-    }
-};
 
 // A new backend is one line here.
 const std::vector<std::pair<std::string, Factory>>& factories() {
