@@ -6,12 +6,15 @@
 #   here:   scripts/gpu-deps.sh
 #   device: run(command="scripts/gpu-check.sh [SECTION...]", carry=[".gpu-deps"])
 #
-# Sections (all when none is named): tests, trace (where the time goes:
-# kernel and operator breakdowns, tracer overheads), memory (peaks against
-# the estimator), bench (sweep, attention grid with compiled, the three engines).
+# Sections (all when none is named): tests, flash (our FlashAttention-2
+# kernels: ptxas resource use, the float64-reference suite, compute-sanitizer
+# memcheck/racecheck/initcheck/synccheck, the leaderboard shape beside sdpa
+# and ncu where it runs), trace (where the time goes: kernel and operator
+# breakdowns, tracer overheads), memory (peaks against the estimator), bench
+# (sweep, attention grid with compiled, the three engines).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-sections="${*:-tests trace memory bench}"
+sections="${*:-tests flash trace memory bench}"
 want() { [[ " $sections " == *" $1 "* ]]; }
 out="${OUT:-$PWD/out/gpu-check}"
 logs="$PWD/build/gpu-logs"  # bulky logs and run files travel back as one archive
@@ -85,6 +88,67 @@ if want tests; then
     build/gpu/tests/tst_gpu 2>&1 | tee -a "$out/summary.md" | tail -25
   else
     log "tests skipped: Qt Test is not available on this machine"
+  fi
+fi
+
+if want flash; then
+  nvcc="${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
+  log "flash attention: ptxas resource use per kernel, sm_90 (regs, static smem, stack, spills)"
+  echo "dynamic shared memory per kernel: the dispatch table (kernels/src/flash_attention_config.h)" \
+    | tee -a "$out/summary.md"
+  for part in fwd bwd; do
+    "$nvcc" -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -gencode arch=compute_90,code=sm_90 \
+      -Ikernels/include -Xptxas -v -c "kernels/src/flash_attention_$part.cu" -o /dev/null 2>&1
+  done | tee "$logs/ptxas.log" | awk '
+    /Compiling entry function/ { match($0, /'"'"'[^'"'"']+'"'"'/); name = substr($0, RSTART + 1, RLENGTH - 2) }
+    /bytes stack frame/ { stack = $1; spillStores = $5; spillLoads = $9 }
+    /Used [0-9]+ registers/ {
+      regs = $0; sub(/.*Used /, "", regs); sub(/ registers.*/, "", regs)
+      smem = "0"; if (match($0, /[0-9]+ bytes smem/)) { smem = substr($0, RSTART, RLENGTH); sub(/ bytes smem/, "", smem) }
+      printf "%4s regs %6s B smem %3s B stack %3s/%-3s B spill st/ld  %s\n", regs, smem, stack, spillStores, spillLoads, name
+    }' | c++filt | sed -E 's/stepscope::kernels::flash::\(anonymous namespace\)::|stepscope::kernels:://g' \
+    | tee -a "$out/summary.md"
+
+  if [ -x build/gpu/tests/tst_flash_attention ]; then
+    log "flash attention: against float64 (every head dim, dtype, causal/full, ragged/unequal)"
+    build/gpu/tests/tst_flash_attention 2>&1 | tee "$logs/flash-tests.log" \
+      | grep -E "^(FAIL|PASS|SKIP|QWARN|QINFO)|Totals" | grep -vE "^PASS" | tail -60 | tee -a "$out/summary.md"
+  else
+    log "tst_flash_attention was not built (no Qt Test): the smoke driver below still runs"
+  fi
+  smoke=build/gpu/kernels/flash_attention_smoke
+  log "flash attention: smoke driver (all dtypes and head dims, outputs poisoned)"
+  "$smoke" 2>&1 | tail -40 | tee -a "$out/summary.md"
+  sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+  if [ -x "$sanitizer" ]; then
+    for tool in memcheck racecheck initcheck synccheck; do
+      for d in 16 64 128; do
+        [ "$tool" = memcheck ] || [ "$d" = 64 ] || continue  # the slow tools on d 64 only
+        log "compute-sanitizer --tool $tool, smoke driver, head dim $d"
+        "$sanitizer" --tool "$tool" --error-exitcode 3 "$smoke" "$d" > "$logs/sanitizer-$tool-$d.log" 2>&1
+        echo "exit $? ($tool, d $d; 0 = clean)" | tee -a "$out/summary.md"
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Invalid|hazard" "$logs/sanitizer-$tool-$d.log" \
+          | head -8 | tee -a "$out/summary.md"
+      done
+    done
+  else
+    log "compute-sanitizer not found: memcheck and racecheck not run"
+  fi
+
+  log "flash attention: course leaderboard shape (batch 1, 16 heads, seq 16384, d 64, causal, bf16)"
+  "$cli" attention --device cuda --backends sdpa-flash,sdpa-cudnn,cuda-flash,tiled --d 64 \
+    --seq 16384 --batch 1 --heads 16 --precision bf16 --causal --warmup 3 --repeats 10 \
+    --out "$logs/flash-leaderboard" 2> "$logs/flash-leaderboard.log" | tee -a "$out/summary.md"
+  if command -v ncu > /dev/null; then
+    log "ncu: what limits the forward and the backward kernel at that shape"
+    ncu --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
+      -k regex:TensorCoreKernel -c 2 "$cli" attention --device cuda --backends cuda-flash --d 64 \
+      --seq 16384 --batch 1 --heads 16 --precision bf16 --causal --warmup 0 --repeats 1 \
+      > "$logs/ncu-flash.log" 2>&1
+    grep -E "TensorCoreKernel|Duration|Throughput|Registers|Achieved Occupancy|Theoretical Occupancy|Block Limit|SOL" \
+      "$logs/ncu-flash.log" | head -60 | tee -a "$out/summary.md"
+  else
+    log "ncu not found: no profile"
   fi
 fi
 
