@@ -106,7 +106,7 @@ if want flash; then
       regs = $0; sub(/.*Used /, "", regs); sub(/ registers.*/, "", regs)
       smem = "0"; if (match($0, /[0-9]+ bytes smem/)) { smem = substr($0, RSTART, RLENGTH); sub(/ bytes smem/, "", smem) }
       printf "%4s regs %6s B smem %3s B stack %3s/%-3s B spill st/ld  %s\n", regs, smem, stack, spillStores, spillLoads, name
-    }' | c++filt | sed -E 's/stepscope::kernels::flash::\(anonymous namespace\)::|stepscope::kernels:://g' \
+    }' | { command -v c++filt > /dev/null && c++filt || cat; } | sed -E 's/stepscope::kernels::flash::\(anonymous namespace\)::|stepscope::kernels:://g' \
     | tee -a "$out/summary.md"
 
   if [ -x build/gpu/tests/tst_flash_attention ]; then
@@ -139,6 +139,10 @@ if want flash; then
   "$cli" attention --device cuda --backends sdpa-flash,sdpa-cudnn,cuda-flash,tiled --d 64 \
     --seq 16384 --batch 1 --heads 16 --precision bf16 --causal --warmup 3 --repeats 10 \
     --out "$logs/flash-leaderboard" 2> "$logs/flash-leaderboard.log" | tee -a "$out/summary.md"
+  log "flash attention: the end-to-end train step of small and medium, ctx 512 and 1024, bf16"
+  "$cli" sweep --model small,medium --ctx 512,1024 --mode train-step --precision bf16 \
+    --attention naive,sdpa,cuda-flash --device cuda --warmup 2 --steps 10 \
+    --out "$logs/flash-sweep" 2> "$logs/flash-sweep.log" | tee -a "$out/summary.md"
   if command -v ncu > /dev/null; then
     log "ncu: what limits the forward and the backward kernel at that shape"
     ncu --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
