@@ -139,6 +139,12 @@ if want flash; then
   "$cli" attention --device cuda --backends sdpa-flash,sdpa-cudnn,cuda-flash,tiled --d 64 \
     --seq 16384 --batch 1 --heads 16 --precision bf16 --causal --warmup 3 --repeats 10 \
     --out "$logs/flash-leaderboard" 2> "$logs/flash-leaderboard.log" | tee -a "$out/summary.md"
+  for dq in atomics pass; do
+    log "flash attention: leaderboard shape, cuda-flash with dQ by $dq (STEPSCOPE_FLASH_DQ=$dq)"
+    STEPSCOPE_FLASH_DQ=$dq "$cli" attention --device cuda --backends cuda-flash --d 64 \
+      --seq 16384 --batch 1 --heads 16 --precision bf16 --causal --warmup 3 --repeats 10 \
+      2>> "$logs/flash-leaderboard.log" | tee -a "$out/summary.md"
+  done
   log "flash attention: the end-to-end train step of small and medium, ctx 512 and 1024, bf16"
   "$cli" sweep --model small,medium --ctx 512,1024 --mode train-step --precision bf16 \
     --attention naive,sdpa,cuda-flash --device cuda --warmup 2 --steps 10 \

@@ -3,6 +3,7 @@
 #include <ATen/ops/empty.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 
 #ifdef STEPSCOPE_CUDA_FLASH
@@ -79,6 +80,17 @@ kn::FlashShape shapeOf(const at::Tensor& q, const at::Tensor& k, bool causal) {
     shape.causal = causal;
     shape.dtype = *dtypeOf(q.scalar_type());
     return shape;
+}
+
+// STEPSCOPE_FLASH_DQ=atomics|pass picks how the bf16/fp16 backward computes
+// dQ, so that both can be timed through `attention` in one build (issue 11:
+// measure both, keep the faster); unset or anything else: the kernels' default.
+kn::DqStrategy dqStrategyFromEnvironment() {
+    const char* value = std::getenv("STEPSCOPE_FLASH_DQ");
+    const std::string choice = value ? value : "";
+    return choice == "atomics" ? kn::DqStrategy::Atomics
+           : choice == "pass"  ? kn::DqStrategy::SeparatePass
+                               : kn::DqStrategy::Default;
 }
 
 CUstream_st* currentStream(const at::Tensor& t) {
@@ -224,6 +236,7 @@ variable_list CudaFlashAttentionFunction::backward(AutogradContext* ctx,
         at::empty({static_cast<int64_t>(kn::flashAttentionBackwardWorkspaceBytes(p.shape))},
                   q.options().dtype(at::kByte));
     p.workspace = workspace.data_ptr();
+    p.dqStrategy = dqStrategyFromEnvironment();
     p.stream = currentStream(q);
     if (const kn::FlashResult r = kn::flashAttentionBackward(p); !r.ok()) {
         throw std::runtime_error("attention: cuda-flash backward: " + r.message);
