@@ -1188,6 +1188,65 @@ private Q_SLOTS:
         QVERIFY(panel.lossChunkBox()->isEnabled());
     }
 
+    void configPanelCarriesTheOptimizer() {
+        ConfigPanel panel(false);
+        QStringList items;
+        for (int i = 0; i < panel.optimizerBox()->count(); ++i) {
+            items << panel.optimizerBox()->itemText(i);
+        }
+        QCOMPARE(items, QStringList({"adamw", "adamw-foreach", "adamw-fused"}));
+        QCOMPARE(panel.optimizerBox()->currentText(), QString("adamw"));
+        RunConfig config = quickConfig(0, 1);
+        config.optimizer = OptimizerKind::AdamWForeach;
+        panel.setConfig(config);
+        QCOMPARE(panel.optimizerBox()->currentText(), QString("adamw-foreach"));
+        QCOMPARE(runConfigToJson(panel.config()), runConfigToJson(config));
+        panel.optimizerBox()->setCurrentText("adamw-fused");
+        QVERIFY(panel.config().optimizer == OptimizerKind::AdamWFused);
+
+        // The worker steps AdamW's loop: the field is off and so is the
+        // config, which validates; back on LibTorch the choice returns.
+        panel.engineBox()->setCurrentText("pytorch");
+        QVERIFY(!isEnabledIn(panel.optimizerBox(), &panel));
+        QVERIFY(panel.optimizerBox()->toolTip().contains("libtorch"));
+        QVERIFY(panel.config().optimizer == OptimizerKind::AdamW);
+        QCOMPARE(describe(validate(panel.config(), validationContext())), std::string());
+        panel.engineBox()->setCurrentText("libtorch");
+        QVERIFY(isEnabledIn(panel.optimizerBox(), &panel));
+        QVERIFY(panel.config().optimizer == OptimizerKind::AdamWFused);
+        // The engine's message for the field shows beside it.
+        RunConfig worker = config;
+        worker.engine = Engine::PyTorch;
+        QVERIFY(panel.showErrors(validate(worker, validationContext())));
+        QVERIFY2(panel.errorText("optimizer").contains("allowed only with --engine libtorch"),
+                 qPrintable(panel.errorText("optimizer")));
+
+        // A run shown read-only shows the optimizer it ran with.
+        panel.showRunConfig(config, "#4");
+        QCOMPARE(panel.optimizerBox()->currentText(), QString("adamw-foreach"));
+        QCOMPARE(runConfigToJson(panel.config()), runConfigToJson(config));
+
+        // The label names it where runs differ in it, and always where it is not the loop.
+        const RunConfig loop = quickConfig(0, 1);
+        QCOMPARE(differingFields({loop, config}),
+                 QStringList({"optimizer adamw", "optimizer adamw-foreach"}));
+        QVERIFY(!listLabels({loop})[0].contains("optimizer"));
+        QVERIFY(listLabels({config})[0].contains("optimizer adamw-foreach"));
+
+        // A run made from the form steps with it.
+        MainWindow window;
+        window.show();
+        config.optimizer = OptimizerKind::AdamWFused;
+        config.mode = RunMode::TrainStep;
+        window.configPanel()->setConfig(config);
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(120000));
+        const auto result = finished.at(0).at(0).value<RunResult>();
+        QVERIFY2(toString(result.status) == "ok", result.message.c_str());
+        QVERIFY(result.config.optimizer == OptimizerKind::AdamWFused);
+    }
+
     void memoryLeversAreCheckedAndRunFromTheApp() {
         MainWindow window;
         window.show();

@@ -149,6 +149,15 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     lossChunk_ = spinBox(0, 1 << 24, 1024);
     lossChunk_->setSuffix(tr(" tokens"));
     lossChunk_->setToolTip(tr("Tokens per chunk of the chunked loss"));
+    optimizer_ = comboBox(optimizerNames());
+    const QString optimizerTips[] = {
+        tr("LibTorch's AdamW: a loop over the parameters, a few kernels each"),
+        tr("The multi-tensor (foreach) ops, as PyTorch's default AdamW: few launches, and "
+           "sqrt(v) of every parameter at once (one fp32 copy of the parameters)"),
+        tr("ATen's fused AdamW kernel (at::_fused_adamw_); unavailable where ATen has none")};
+    for (int i = 0; i < optimizer_->count(); ++i) {
+        optimizer_->setItemData(i, optimizerTips[i], Qt::ToolTipRole);
+    }
 
     engine_ = comboBox(engineNames());
     const QString engineTips[] = {
@@ -231,6 +240,7 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
              "activation-checkpoint");
     // The chunk size's messages show under the loss row it belongs to.
     errorLabels_["loss-chunk"] = addField(form, tr("Loss"), pair(loss_, lossChunk_), "loss");
+    addField(form, tr("Optimizer"), optimizer_, "optimizer");
     addField(form, tr("Warm-up steps"), warmup_, "warmup");
     addField(form, tr("Measured steps"), steps_, "steps");
     addField(form, tr("Device"), device_, "device");
@@ -304,7 +314,7 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
         engineChanged();
         Q_EMIT changed();
     });
-    for (auto* box : {mode_, precision_, attention_, device_, compileMode_}) {
+    for (auto* box : {mode_, precision_, attention_, device_, compileMode_, optimizer_}) {
         connect(box, &QComboBox::currentIndexChanged, this, &ConfigPanel::changed);
     }
     for (auto* box : {checkpoint_, loss_}) {
@@ -407,6 +417,12 @@ void ConfigPanel::engineChanged() {
         box->setEnabled(!worker);
         box->setToolTip(leversTip);
     }
+    // The worker steps torch.optim.AdamW's per-parameter loop.
+    optimizer_->setEnabled(!worker);
+    optimizer_->setToolTip(worker ? tr("The Python worker steps AdamW's per-parameter loop; use "
+                                       "the libtorch engine for foreach or fused")
+                                  : tr("The train step's AdamW: the same update, stepped as "
+                                       "a loop, with multi-tensor ops or by a fused kernel"));
     leversChanged();
     for (QWidget* field : {static_cast<QWidget*>(pyModel_), static_cast<QWidget*>(pyBrowse_),
                            static_cast<QWidget*>(pyPath_)}) {
@@ -488,6 +504,7 @@ RunConfig ConfigPanel::config() const {
             config.activationCheckpoint.groupSize = checkpointGroup_->value();
         }
         config.loss = *parseLossKind(loss_->currentText().toStdString());
+        config.optimizer = *parseOptimizerKind(optimizer_->currentText().toStdString());
     }
     config.lossChunkTokens = lossChunk_->value();
     if (const auto preset = findPreset(preset_->currentText().toStdString())) {
@@ -556,6 +573,7 @@ void ConfigPanel::setConfig(const RunConfig& config) {
         }
         loss_->setCurrentText(text(toString(config.loss)));
         lossChunk_->setValue(int(config.lossChunkTokens));
+        optimizer_->setCurrentText(text(toString(config.optimizer)));
         engine_->setCurrentText(text(toString(config.engine)));
         compileMode_->setCurrentText(text(config.compileMode));
         pyModel_->setText(text(config.pyModel));

@@ -67,6 +67,7 @@ public:
     QSpinBox* checkpointGroupBox() const { return checkpointGroup_; }
     QComboBox* lossBox() const { return loss_; }
     QSpinBox* lossChunkBox() const { return lossChunk_; }
+    QComboBox* optimizerBox() const { return optimizer_; }
     QLineEdit* pyModelEdit() const { return pyModel_; }
     QLineEdit* pyPathEdit() const { return pyPath_; }
     QToolButton* pyModelBrowseButton() const { return pyBrowse_; }
@@ -105,6 +106,7 @@ private:
     // nested) and the loss (full or chunked, tokens per chunk).
     QComboBox *checkpoint_, *loss_;
     QSpinBox *checkpointGroup_, *lossChunk_;
+    QComboBox* optimizer_;  // the train step's AdamW: loop, foreach or fused
     QLineEdit *pyModel_, *pyPath_;
     QToolButton* pyBrowse_;
     // What the form has no field for, kept from setConfig so that a run shown

@@ -67,6 +67,8 @@ QList<Field> fieldsOf(const RunConfig& c) {
         {"loss",
          c.loss == LossKind::Full ? QString("full") : QString("chunked %1").arg(c.lossChunkTokens),
          c.loss != LossKind::Full},
+        // Which AdamW, where it is not LibTorch's loop.
+        {"optimizer", text(toString(c.optimizer)), c.optimizer != OptimizerKind::AdamW},
         {"", text(toString(c.device)), true},
         {"tf32", c.tf32 ? "on" : "off"},
         {"warm-up", QString::number(c.warmupSteps)},

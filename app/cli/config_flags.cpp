@@ -82,6 +82,12 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
             ->capture_default_str();
         multi(command.add_option("--loss-chunk", lossChunks, "chunked loss: tokens per chunk"))
             ->capture_default_str();
+        multi(command.add_option("--optimizer", optimizers,
+                                 "train-step's AdamW: adamw (LibTorch's per-parameter loop), "
+                                 "adamw-foreach (multi-tensor ops, PyTorch's default) or "
+                                 "adamw-fused (ATen's fused kernel); the same update"))
+            ->check(CLI::IsMember(optimizerNames()))
+            ->capture_default_str();
     }
     if (groups & kStepFlags) {
         multi(command.add_option("--warmup", warmups, "warm-up steps (recorded, not summarised)"))
@@ -262,6 +268,7 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     field("activation-checkpoint", activationCheckpoints);
     field("loss", losses);
     field("loss-chunk", texts(lossChunks));
+    field("optimizer", optimizers);
     field("tf32", tf32Values);
     field("warmup", texts(warmups));
     field("steps", texts(steps));

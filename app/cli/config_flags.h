@@ -14,7 +14,7 @@ namespace stepscope::cli {
 enum FlagGroups : unsigned {
     kModelFlags = 1u << 0,  // --model, --d-model, --d-ff, --layers, --heads, --vocab
     // --max-ctx, --ctx, --batch, --mode, --precision, --tf32, --attention,
-    // --activation-checkpoint, --loss, --loss-chunk
+    // --activation-checkpoint, --loss, --loss-chunk, --optimizer
     kWorkloadFlags = 1u << 1,
     kStepFlags = 1u << 2,    // --warmup, --steps, --device, --seed, --threads, --force
     kTraceFlags = 1u << 3,   // --ops, --kernels, --memory, --cuda-snapshot
@@ -44,6 +44,7 @@ struct ConfigFlags {
     std::vector<std::string> activationCheckpoints{"off"};
     std::vector<std::string> losses{"full"};
     std::vector<int64_t> lossChunks{1024};
+    std::vector<std::string> optimizers{"adamw"};
     std::vector<int> warmups{2};
     std::vector<int> steps{5};
     std::vector<std::string> devices{"cpu"};

@@ -138,6 +138,11 @@ const std::vector<Field>& fields() {
              c.lossChunkTokens = integerFrom<int64_t>("loss-chunk", text);
          },
          [](const RunConfig& c) { return std::to_string(c.lossChunkTokens); }},
+        {"optimizer",
+         [](RunConfig& c, const std::string& text) {
+             c.optimizer = choiceFrom("optimizer", text, parseOptimizerKind, optimizerNames());
+         },
+         [](const RunConfig& c) { return toString(c.optimizer); }},
     };
     return table;
 }

@@ -13,7 +13,8 @@ namespace stepscope {
 // Fields: model (a preset name; the vocabulary and maximum context stay),
 // ctx, batch, mode, precision, tf32 (on, off), attention, warmup, steps,
 // device, seed, threads, engine, compile-mode, activation-checkpoint (off,
-// K, nested), loss (full, chunked), loss-chunk.
+// K, nested), loss (full, chunked), loss-chunk, optimizer (adamw,
+// adamw-foreach, adamw-fused).
 const std::vector<std::string>& configFieldNames();
 
 // Sets `field` of `config` from `text` as the CLI spells it ("8", "sdpa",

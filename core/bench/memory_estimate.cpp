@@ -138,8 +138,24 @@ MemoryPrediction predictMemory(const RunConfig& config) {
     // embedding's, which its backward makes after it.
     const int64_t recomputePeak =
         checkpointing ? blocksSaved + recomputedBlocks + gradients - s.V * s.d * 4 : 0;
+    // What the optimizer makes for a moment: LibTorch's loop sqrt(v) and the
+    // denominator of one parameter at a time; the foreach form sqrt(v) of
+    // every parameter at once (one fp32 copy of them all); the fused kernel
+    // nothing.
     const int64_t largestParameter = std::max({s.V * s.d, s.d * s.F, s.d * s.d}) * 4;
-    const int64_t optimizerTemp = hasOptimizer(config.mode) ? 2 * largestParameter : 0;
+    int64_t optimizerTemp = 0;
+    if (hasOptimizer(config.mode)) {
+        switch (config.optimizer) {
+            case OptimizerKind::AdamW:
+                optimizerTemp = 2 * largestParameter;
+                break;
+            case OptimizerKind::AdamWForeach:
+                optimizerTemp = params;
+                break;
+            case OptimizerKind::AdamWFused:
+                break;
+        }
+    }
 
     const int64_t base = params + inputs + rope + (optimizerAlive ? optimizer : 0);
     const std::array<int64_t, 4> peakByPhase{
@@ -208,7 +224,10 @@ MemoryPrediction predictMemory(const RunConfig& config) {
                           lossBackward));
     }
     if (optimizerTemp > 0) {
-        x.push_back(words("AdamW's denominator for the largest parameter", optimizerTemp));
+        x.push_back(words(config.optimizer == OptimizerKind::AdamWForeach
+                              ? "foreach AdamW's sqrt(v) for every parameter at once"
+                              : "AdamW's denominator for the largest parameter",
+                          optimizerTemp));
     }
     x.push_back(words("token inputs and rotary tables", inputs + rope));
     x.push_back(words("peak in " + std::string(phaseName(p.peakPhase)), p.peakBytes));

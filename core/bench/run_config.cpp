@@ -28,6 +28,9 @@ constexpr EnumName<Engine> kEngines[] = {{Engine::LibTorch, "libtorch"},
                                          {Engine::PyTorch, "pytorch"},
                                          {Engine::PyTorchCompile, "pytorch-compile"}};
 constexpr EnumName<LossKind> kLosses[] = {{LossKind::Full, "full"}, {LossKind::Chunked, "chunked"}};
+constexpr EnumName<OptimizerKind> kOptimizers[] = {{OptimizerKind::AdamW, "adamw"},
+                                                   {OptimizerKind::AdamWForeach, "adamw-foreach"},
+                                                   {OptimizerKind::AdamWFused, "adamw-fused"}};
 
 template <typename Enum, size_t N>
 std::string nameOf(const EnumName<Enum> (&table)[N], Enum value) {
@@ -149,6 +152,16 @@ std::optional<LossKind> parseLossKind(const std::string& text) {
 }
 const std::vector<std::string>& lossNames() {
     static const auto names = namesOf(kLosses);
+    return names;
+}
+std::string toString(OptimizerKind optimizer) {
+    return nameOf(kOptimizers, optimizer);
+}
+std::optional<OptimizerKind> parseOptimizerKind(const std::string& text) {
+    return parseName(kOptimizers, text);
+}
+const std::vector<std::string>& optimizerNames() {
+    static const auto names = namesOf(kOptimizers);
     return names;
 }
 const std::vector<std::string>& engineNames() {
@@ -287,6 +300,12 @@ std::vector<ConfigError> validate(const RunConfig& config, const ValidationConte
         }
     }
     validateMemoryLevers(config, fail);
+    if (config.optimizer != OptimizerKind::AdamW && config.engine != Engine::LibTorch) {
+        // The worker steps torch.optim.AdamW's per-parameter loop (foreach=False).
+        fail("optimizer",
+             "the " + toString(config.engine) + " engine runs AdamW's per-parameter loop; '" +
+                 toString(config.optimizer) + "' is allowed only with --engine libtorch");
+    }
     if (!contains(compileModeNames(), config.compileMode)) {
         fail("compile-mode", "'" + config.compileMode +
                                  "' is not allowed; allowed: " + joinNames(compileModeNames()));

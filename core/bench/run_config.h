@@ -19,22 +19,29 @@ enum class Engine { LibTorch, PyTorch, PyTorchCompile };
 // How the loss meets the LM head: all logits at once, or chunk by chunk with
 // each chunk's logits recomputed in backward (model/chunked_loss.h).
 enum class LossKind { Full, Chunked };
+// Which AdamW steps the parameters (bench/optimizers.h): LibTorch's per-parameter
+// loop, PyTorch's multi-tensor (foreach) form, or ATen's fused kernel. The
+// same update and hyper-parameters in each.
+enum class OptimizerKind { AdamW, AdamWForeach, AdamWFused };
 
 std::string toString(RunMode mode);
 std::string toString(Precision precision);
 std::string toString(DeviceKind device);
 std::string toString(Engine engine);
 std::string toString(LossKind loss);
+std::string toString(OptimizerKind optimizer);
 std::optional<RunMode> parseRunMode(const std::string& text);
 std::optional<Precision> parsePrecision(const std::string& text);
 std::optional<DeviceKind> parseDeviceKind(const std::string& text);
 std::optional<Engine> parseEngine(const std::string& text);
 std::optional<LossKind> parseLossKind(const std::string& text);
+std::optional<OptimizerKind> parseOptimizerKind(const std::string& text);
 const std::vector<std::string>& runModeNames();
 const std::vector<std::string>& precisionNames();
 const std::vector<std::string>& deviceNames();
 const std::vector<std::string>& engineNames();
 const std::vector<std::string>& lossNames();
+const std::vector<std::string>& optimizerNames();
 const std::vector<std::string>& compileModeNames();  // torch.compile's modes
 // The attention backends the Python worker's model has.
 const std::vector<std::string>& workerAttentionBackends();
@@ -66,6 +73,8 @@ struct RunConfig {
     bool traceKernels = false;       // every CUDA kernel's device time (KernelTracer, CUDA only)
     bool traceMemory = false;        // record every allocation and free (MemoryTracker)
     std::string cudaSnapshotPath;    // CUDA: the caching allocator's own history, pickled here
+    // train-step: which AdamW steps the parameters (bench/optimizers.h).
+    OptimizerKind optimizer = OptimizerKind::AdamW;
     Engine engine = Engine::LibTorch;
     std::string compileMode = "default";  // pytorch-compile: torch.compile's mode
     std::string pyModel;      // pytorch engines: MODULE:CALLABLE building the user's model

@@ -8,7 +8,6 @@
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
-#include <torch/optim/adamw.h>
 
 #if __has_include(<torch/csrc/cuda/memory_snapshot.h>)
 #include <torch/csrc/cuda/memory_snapshot.h>
@@ -29,6 +28,7 @@
 #include "bench/evaluate.h"
 #include "bench/flop_groups.h"
 #include "bench/memory_estimate.h"
+#include "bench/optimizers.h"
 #include "bench/step_timer.h"
 #include "engines/python_worker.h"
 #include "model/checkpoint.h"
@@ -47,7 +47,7 @@ namespace {
 // Everything a run allocates, so that an OOM can drop it in one place.
 struct RunState {
     TransformerLM model{nullptr};
-    std::unique_ptr<torch::optim::AdamW> optimizer;
+    std::unique_ptr<StepOptimizer> optimizer;
     at::Tensor inputs;
     at::Tensor targets;
     MemoryTracker* memory = nullptr;  // with traceMemory: told what the tensors are
@@ -59,17 +59,6 @@ std::vector<at::Tensor> gradientsOf(const TransformerLM& model) {
         gradients.push_back(parameter.grad());
     }
     return gradients;
-}
-
-std::vector<at::Tensor> adamwStateOf(torch::optim::AdamW& optimizer) {
-    std::vector<at::Tensor> tensors;
-    for (const auto& [key, state] : optimizer.state()) {
-        const auto& adamw = static_cast<const torch::optim::AdamWParamState&>(*state);
-        tensors.push_back(adamw.exp_avg());
-        tensors.push_back(adamw.exp_avg_sq());
-        tensors.push_back(adamw.max_exp_avg_sq());
-    }
-    return tensors;
 }
 
 // The batch: the tokens file's, or random ids. (batch, ctx + 1): inputs and
@@ -156,7 +145,7 @@ StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& d
         state.optimizer->step();
         timer.mark();
         if (state.memory) {
-            state.memory->mark(adamwStateOf(*state.optimizer), MemoryCategory::OptimizerState);
+            state.memory->mark(state.optimizer->state(), MemoryCategory::OptimizerState);
         }
     }
     const std::vector<double> times = timer.finish();  // synchronises the device
@@ -313,6 +302,12 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         if (const auto reason = attention->unavailableReason(probe)) {
             return finish(RunStatus::Unavailable, "attention " + config.attention + ": " + *reason);
         }
+        if (hasOptimizer(config.mode)) {
+            if (const auto reason = optimizerUnavailableReason(config.optimizer, device)) {
+                return finish(RunStatus::Unavailable,
+                              "optimizer " + toString(config.optimizer) + ": " + *reason);
+            }
+        }
         if (!config.cudaSnapshotPath.empty() && device.is_cuda()) {
             history.emplace();
         }
@@ -326,8 +321,8 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
             memory->mark(state.model->parameters(), MemoryCategory::Parameters);
         }
         if (hasOptimizer(config.mode)) {
-            state.optimizer = std::make_unique<torch::optim::AdamW>(
-                state.model->parameters(), torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
+            // lr 1e-3, weight decay 0.01, LibTorch's betas and eps (AdamWHyperParameters).
+            state.optimizer = makeOptimizer(config.optimizer, state.model->parameters());
         }
         if (!config.weightsPath.empty()) {
             loadStateDict(*state.model, readStateDict(config.weightsPath));

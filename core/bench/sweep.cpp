@@ -37,10 +37,10 @@ bool isTypedAxis(const std::string& field) {
 }
 
 // How a point's value of an axis reads in its file name: "batch8", "sdpa",
-// "tf32-on"; names (backends, engines, devices) stand alone, numbers carry
+// "tf32-on"; names (backends, engines, devices, optimizers) stand alone, numbers carry
 // the field.
 std::string axisLabel(const std::string& field, const std::string& value) {
-    if (field == "attention" || field == "engine" || field == "device") {
+    if (field == "attention" || field == "engine" || field == "device" || field == "optimizer") {
         return value;
     }
     if (field == "tf32" || field == "compile-mode") {

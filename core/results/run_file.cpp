@@ -151,6 +151,7 @@ json configJson(const RunConfig& config) {
             {"activation_checkpoint", toString(config.activationCheckpoint)},
             {"loss", toString(config.loss)},
             {"loss_chunk", config.lossChunkTokens},
+            {"optimizer", toString(config.optimizer)},
             {"threads", config.threads},
             {"force", config.force},
             {"trace_ops", config.traceOps},
@@ -197,6 +198,11 @@ RunConfig configFromJson(const FieldReader& reader) {
     }
     if (reader.has("loss_chunk")) {
         config.lossChunkTokens = reader.integer("loss_chunk");
+    }
+    // Files from before the optimizer choice stepped LibTorch's per-parameter AdamW.
+    if (reader.has("optimizer")) {
+        config.optimizer = reader.choice<OptimizerKind>("optimizer", parseOptimizerKind,
+                                                        joinNames(optimizerNames()));
     }
     config.threads = static_cast<int>(reader.integer("threads"));
     config.force = reader.boolean("force");

@@ -19,6 +19,9 @@ DIM_FLAGS = (("--d-model", "d_model"), ("--d-ff", "d_ff"), ("--layers", "layers"
 # The memory levers run on the LibTorch engine only; a PyTorch engine's run
 # file says they were off.
 LEVERS_OFF = {"activation_checkpoint": "off", "loss": "full", "loss_chunk": 1024}
+# The worker steps torch.optim.AdamW's per-parameter loop (foreach=False): the
+# engine's "adamw".
+OPTIMIZER = "adamw"
 
 
 def build_parser():
@@ -139,7 +142,8 @@ def config_from_flags(args, parser):
         "model": model, "ctx": args.ctx, "batch": args.batch,
         "mode": args.mode, "precision": args.precision, "tf32": args.tf32,
         "warmup": args.warmup, "steps": args.steps, "device": args.device, "seed": args.seed,
-        "attention": args.attention, **LEVERS_OFF, "threads": args.threads,
+        "attention": args.attention, **LEVERS_OFF, "optimizer": OPTIMIZER,
+        "threads": args.threads,
         "force": args.force, "trace_ops": args.ops, "trace_kernels": args.kernels,
         "trace_memory": args.memory, "engine": args.engine, "compile_mode": args.compile_mode,
         "py_model": args.py_model, "py_path": args.py_path, "weights": weights,
