@@ -128,6 +128,19 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
                            "keyword arguments (vocab_size, context_length, d_model, num_layers, "
                            "num_heads, d_ff, rope_theta)");
         command.add_option("--py-path", pyPath, "pytorch engines: a directory to import from");
+        const std::string graphHelp =
+            "CUDA: capture the step once as a CUDA graph and replay it per measured step (not "
+            "built yet: refused)";
+        if (lists) {
+            command.add_option("--cuda-graph", cudaGraphValues, graphHelp + ": on, off or off,on")
+                ->expected(0, 2)
+                ->delimiter(',')
+                ->default_str("on")  // the value of the flag given alone
+                ->check(CLI::IsMember({"on", "off"}))
+                ->option_text("{off,on} ...  (alone: on; default: off)");
+        } else {
+            command.add_flag("--cuda-graph", cudaGraph, graphHelp);
+        }
         command.add_option("--python", python,
                            "pytorch engines: the Python with torch (default: $STEPSCOPE_PYTHON, "
                            "then the one StepScope was built against)");
@@ -219,6 +232,7 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
         base.model.maxContext = maxContext;
     }
     base.tf32 = tf32;
+    base.cudaGraph = cudaGraph;
     base.force = force;
     base.traceOps = traceOps;
     base.traceKernels = traceKernels;
@@ -269,6 +283,7 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     field("loss", losses);
     field("loss-chunk", texts(lossChunks));
     field("optimizer", optimizers);
+    field("cuda-graph", cudaGraphValues);
     field("tf32", tf32Values);
     field("warmup", texts(warmups));
     field("steps", texts(steps));

@@ -18,7 +18,7 @@ enum FlagGroups : unsigned {
     kWorkloadFlags = 1u << 1,
     kStepFlags = 1u << 2,    // --warmup, --steps, --device, --seed, --threads, --force
     kTraceFlags = 1u << 3,   // --ops, --kernels, --memory, --cuda-snapshot
-    kEngineFlags = 1u << 4,  // --engine, --compile-mode, --py-model, --py-path, --python
+    kEngineFlags = 1u << 4,  // --engine, --compile-mode, --py-*, --python, --cuda-graph
     kAllFlags = kModelFlags | kWorkloadFlags | kStepFlags | kTraceFlags | kEngineFlags,
     kDataFlags = 1u << 5,  // --weights, --tokens (run only: the tokens fix batch and ctx)
 };
@@ -57,6 +57,8 @@ struct ConfigFlags {
     std::string cudaSnapshot;
     std::vector<std::string> engines{"libtorch"};
     std::vector<std::string> compileModes{"default"};
+    bool cudaGraph = false;                    // run: the --cuda-graph flag
+    std::vector<std::string> cudaGraphValues;  // lists: --cuda-graph off,on (alone: on)
     std::string pyModel, pyPath, python;
     std::string weights, tokens;
 

@@ -143,6 +143,14 @@ const std::vector<Field>& fields() {
              c.optimizer = choiceFrom("optimizer", text, parseOptimizerKind, optimizerNames());
          },
          [](const RunConfig& c) { return toString(c.optimizer); }},
+        {"cuda-graph",
+         [](RunConfig& c, const std::string& text) {
+             if (text != "on" && text != "off") {
+                 reject("cuda-graph", "'" + text + "' is not allowed; allowed: on, off");
+             }
+             c.cudaGraph = text == "on";
+         },
+         [](const RunConfig& c) { return std::string(c.cudaGraph ? "on" : "off"); }},
     };
     return table;
 }

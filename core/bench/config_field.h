@@ -14,7 +14,7 @@ namespace stepscope {
 // ctx, batch, mode, precision, tf32 (on, off), attention, warmup, steps,
 // device, seed, threads, engine, compile-mode, activation-checkpoint (off,
 // K, nested), loss (full, chunked), loss-chunk, optimizer (adamw,
-// adamw-foreach, adamw-fused).
+// adamw-foreach, adamw-fused), cuda-graph (on, off).
 const std::vector<std::string>& configFieldNames();
 
 // Sets `field` of `config` from `text` as the CLI spells it ("8", "sdpa",

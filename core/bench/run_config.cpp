@@ -127,6 +127,41 @@ void validateMemoryLevers(const RunConfig& config, Fail& fail) {
     }
 }
 
+// --cuda-graph: what a captured step cannot be combined with, each named with
+// the flag that conflicts; and, until the capture exists, a refusal that says so.
+template <typename Fail>
+void validateCudaGraph(const RunConfig& config, Fail& fail) {
+    if (!config.cudaGraph) {
+        return;
+    }
+    if (config.device != DeviceKind::Cuda) {
+        fail("cuda-graph",
+             "--cuda-graph captures the step as a CUDA graph; allowed only with "
+             "--device cuda, not --device " +
+                 toString(config.device));
+    }
+    if (config.engine != Engine::LibTorch) {
+        fail("cuda-graph",
+             "--cuda-graph captures StepScope's own step; not allowed with --engine " +
+                 toString(config.engine) +
+                 " (torch.compile's --compile-mode reduce-overhead captures its own)");
+    }
+    if (config.traceOps) {
+        fail("cuda-graph",
+             "--cuda-graph with --ops: a replayed graph runs no operators on the host, so there "
+             "are none to trace; drop one of the two");
+    }
+    if (hasOptimizer(config.mode) && config.optimizer != OptimizerKind::AdamWFused) {
+        fail("cuda-graph", "--cuda-graph with --optimizer " + toString(config.optimizer) +
+                               ": its step count and bias corrections are host numbers, which a "
+                               "captured step would replay unchanged; allowed: --optimizer "
+                               "adamw-fused (step counters on the device)");
+    }
+    fail("cuda-graph",
+         "graph capture is not built yet in this StepScope, so --cuda-graph is refused on every "
+         "device; run without it");
+}
+
 }  // namespace
 
 std::string toString(RunMode mode) {
@@ -300,6 +335,7 @@ std::vector<ConfigError> validate(const RunConfig& config, const ValidationConte
         }
     }
     validateMemoryLevers(config, fail);
+    validateCudaGraph(config, fail);
     if (config.optimizer != OptimizerKind::AdamW && config.engine != Engine::LibTorch) {
         // The worker steps torch.optim.AdamW's per-parameter loop (foreach=False).
         fail("optimizer",

@@ -75,6 +75,9 @@ struct RunConfig {
     std::string cudaSnapshotPath;    // CUDA: the caching allocator's own history, pickled here
     // train-step: which AdamW steps the parameters (bench/optimizers.h).
     OptimizerKind optimizer = OptimizerKind::AdamW;
+    // CUDA: each measured step one replay of the step captured as a CUDA graph.
+    // Refused for now: the capture is not built yet (validate() says so).
+    bool cudaGraph = false;
     Engine engine = Engine::LibTorch;
     std::string compileMode = "default";  // pytorch-compile: torch.compile's mode
     std::string pyModel;      // pytorch engines: MODULE:CALLABLE building the user's model

@@ -43,8 +43,11 @@ std::string axisLabel(const std::string& field, const std::string& value) {
     if (field == "attention" || field == "engine" || field == "device" || field == "optimizer") {
         return value;
     }
-    if (field == "tf32" || field == "compile-mode") {
-        return (field == "tf32" ? "tf32-" : "compile-") + value;
+    if (field == "tf32" || field == "compile-mode" || field == "cuda-graph") {
+        return (field == "tf32"         ? "tf32-"
+                : field == "cuda-graph" ? "cuda-graph-"
+                                        : "compile-") +
+               value;
     }
     return field + value;
 }

@@ -152,6 +152,7 @@ json configJson(const RunConfig& config) {
             {"loss", toString(config.loss)},
             {"loss_chunk", config.lossChunkTokens},
             {"optimizer", toString(config.optimizer)},
+            {"cuda_graph", config.cudaGraph},
             {"threads", config.threads},
             {"force", config.force},
             {"trace_ops", config.traceOps},
@@ -204,6 +205,7 @@ RunConfig configFromJson(const FieldReader& reader) {
         config.optimizer = reader.choice<OptimizerKind>("optimizer", parseOptimizerKind,
                                                         joinNames(optimizerNames()));
     }
+    config.cudaGraph = reader.has("cuda_graph") ? reader.boolean("cuda_graph") : false;
     config.threads = static_cast<int>(reader.integer("threads"));
     config.force = reader.boolean("force");
     config.traceOps = reader.has("trace_ops") ? reader.boolean("trace_ops") : false;

@@ -142,7 +142,7 @@ def config_from_flags(args, parser):
         "model": model, "ctx": args.ctx, "batch": args.batch,
         "mode": args.mode, "precision": args.precision, "tf32": args.tf32,
         "warmup": args.warmup, "steps": args.steps, "device": args.device, "seed": args.seed,
-        "attention": args.attention, **LEVERS_OFF, "optimizer": OPTIMIZER,
+        "attention": args.attention, **LEVERS_OFF, "optimizer": OPTIMIZER, "cuda_graph": False,
         "threads": args.threads,
         "force": args.force, "trace_ops": args.ops, "trace_kernels": args.kernels,
         "trace_memory": args.memory, "engine": args.engine, "compile_mode": args.compile_mode,

@@ -33,7 +33,7 @@ TOP_KEYS = {"format", "version", "status", "message", "config", "model", "enviro
             "compile_ms", "operators", "kernels", "flop_groups", "timeline", "memory", "summary"}
 CONFIG_KEYS = {"model", "ctx", "batch", "mode", "precision", "tf32", "warmup", "steps", "device",
                "seed", "attention", "activation_checkpoint", "loss", "loss_chunk", "optimizer",
-               "threads", "force", "trace_ops", "trace_kernels", "trace_memory", "engine",
+               "cuda_graph", "threads", "force", "trace_ops", "trace_kernels", "trace_memory", "engine",
                "compile_mode", "py_model", "py_path", "weights", "tokens"}
 MODEL_KEYS = {"name", "d_model", "d_ff", "layers", "heads", "vocab", "max_context", "rope_theta"}
 ENVIRONMENT_KEYS = {"stepscope_version", "libtorch_version", "cuda_version", "device_name",
