@@ -97,6 +97,25 @@ CUstream_st* currentStream(const at::Tensor& t) {
     return c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
 }
 
+// What the forward's and the backward's launch parameters share: the
+// shape, Q, K, V, the output and its logsumexp, and the stream.
+template <typename Params>
+void setForwardTensors(Params& p, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                       const at::Tensor& out, const at::Tensor& lse, bool causal) {
+    p.shape = shapeOf(q, k, causal);
+    p.q = q.data_ptr();
+    p.qStrides = stridesOf(q);
+    p.k = k.data_ptr();
+    p.kStrides = stridesOf(k);
+    p.v = v.data_ptr();
+    p.vStrides = stridesOf(v);
+    p.o = out.data_ptr();
+    p.oStrides = stridesOf(out);
+    p.logsumexp = lse.data_ptr<float>();
+    p.lseStrides = lseStridesOf(lse);
+    p.stream = currentStream(q);
+}
+
 }  // namespace
 
 std::optional<std::string> CudaFlashAttention::unsupportedReason(const at::Tensor& q,
@@ -176,18 +195,7 @@ at::Tensor CudaFlashAttentionFunction::forward(AutogradContext* ctx, const at::T
     at::Tensor out = at::empty(q.sizes(), q.options());
     at::Tensor lse = at::empty({batch, heads, sq}, q.options().dtype(at::kFloat));
     kn::FlashForwardParams p;
-    p.shape = shapeOf(q, k, causal);
-    p.q = q.data_ptr();
-    p.qStrides = stridesOf(q);
-    p.k = k.data_ptr();
-    p.kStrides = stridesOf(k);
-    p.v = v.data_ptr();
-    p.vStrides = stridesOf(v);
-    p.o = out.data_ptr();
-    p.oStrides = stridesOf(out);
-    p.logsumexp = lse.data_ptr<float>();
-    p.lseStrides = lseStridesOf(lse);
-    p.stream = currentStream(q);
+    setForwardTensors(p, q, k, v, out, lse, causal);
     if (const kn::FlashResult r = kn::flashAttentionForward(p); !r.ok()) {
         throw std::runtime_error("attention: cuda-flash forward: " + r.message);
     }
@@ -213,17 +221,7 @@ variable_list CudaFlashAttentionFunction::backward(AutogradContext* ctx,
     at::Tensor dk = at::empty(k.sizes(), k.options());
     at::Tensor dv = at::empty(v.sizes(), v.options());
     kn::FlashBackwardParams p;
-    p.shape = shapeOf(q, k, causal);
-    p.q = q.data_ptr();
-    p.qStrides = stridesOf(q);
-    p.k = k.data_ptr();
-    p.kStrides = stridesOf(k);
-    p.v = v.data_ptr();
-    p.vStrides = stridesOf(v);
-    p.o = out.data_ptr();
-    p.oStrides = stridesOf(out);
-    p.logsumexp = lse.data_ptr<float>();
-    p.lseStrides = lseStridesOf(lse);
+    setForwardTensors(p, q, k, v, out, lse, causal);
     p.dO = dOut.data_ptr();
     p.dOStrides = stridesOf(dOut);
     p.dQ = dq.data_ptr();
@@ -237,7 +235,6 @@ variable_list CudaFlashAttentionFunction::backward(AutogradContext* ctx,
                   q.options().dtype(at::kByte));
     p.workspace = workspace.data_ptr();
     p.dqStrategy = dqStrategyFromEnvironment();
-    p.stream = currentStream(q);
     if (const kn::FlashResult r = kn::flashAttentionBackward(p); !r.ok()) {
         throw std::runtime_error("attention: cuda-flash backward: " + r.message);
     }

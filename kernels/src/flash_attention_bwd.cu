@@ -764,18 +764,8 @@ FlashResult launchForHeadDim(const FlashBackwardParams& p) {
 }  // namespace
 
 FlashResult launchBackward(const FlashBackwardParams& p) {
-    switch (p.shape.headDim) {
-        case 16:
-            return launchForHeadDim<16>(p);
-        case 32:
-            return launchForHeadDim<32>(p);
-        case 64:
-            return launchForHeadDim<64>(p);
-        case 128:
-            return launchForHeadDim<128>(p);
-        default:
-            return {FlashStatus::UnsupportedHeadDim, "flash backward: unsupported head dim"};
-    }
+    return dispatchHeadDim(p.shape.headDim, "flash backward",
+                           [&](auto d) { return launchForHeadDim<decltype(d)::value>(p); });
 }
 
 }  // namespace stepscope::kernels::flash

@@ -18,6 +18,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
 #include "flash_attention_config.h"
 #include "stepscope/kernels/flash_attention.h"
@@ -25,6 +27,25 @@
 namespace stepscope::kernels::flash {
 
 constexpr float kLog2e = 1.4426950408889634f;
+
+// Calls launch(std::integral_constant<int, D>{}) for the head dims the
+// kernels are built for (the one list of them); any other is refused.
+template <typename Launch>
+FlashResult dispatchHeadDim(int64_t headDim, const char* pass, Launch&& launch) {
+    switch (headDim) {
+        case 16:
+            return launch(std::integral_constant<int, 16>{});
+        case 32:
+            return launch(std::integral_constant<int, 32>{});
+        case 64:
+            return launch(std::integral_constant<int, 64>{});
+        case 128:
+            return launch(std::integral_constant<int, 128>{});
+        default:
+            return {FlashStatus::UnsupportedHeadDim, std::string(pass) + ": unsupported head dim"};
+    }
+}
+
 constexpr float kLn2 = 0.6931471805599453f;
 
 template <typename T>
