@@ -1153,6 +1153,7 @@ private Q_SLOTS:
         panel.setConfig(config);
         QCOMPARE(runConfigToJson(panel.config()), runConfigToJson(config));
         QCOMPARE(panel.checkpointGroupBox()->value(), 2);
+        QCOMPARE(panel.checkpointGroupBox()->text(), QString("2 blocks"));
         QVERIFY(isEnabledIn(panel.checkpointGroupBox(), &panel));
         QVERIFY(isEnabledIn(panel.lossChunkBox(), &panel));
 

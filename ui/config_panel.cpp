@@ -138,7 +138,7 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
         checkpoint_->setItemData(i, checkpointTips[i], Qt::ToolTipRole);
     }
     checkpointGroup_ = spinBox(0, 4096, 1);
-    checkpointGroup_->setSuffix(tr(" blocks"));
+    checkpointGroup_->setSuffix(tr(" block"));
     checkpointGroup_->setToolTip(tr("Blocks per checkpointed group (K)"));
     loss_ = comboBox(lossNames());
     loss_->setItemData(0, tr("The LM head's logits for every token at once"), Qt::ToolTipRole);
@@ -326,6 +326,9 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     for (auto* box : {checkpointGroup_, lossChunk_}) {
         connect(box, &QSpinBox::valueChanged, this, &ConfigPanel::changed);
     }
+    connect(checkpointGroup_, &QSpinBox::valueChanged, this, [this](int blocks) {
+        checkpointGroup_->setSuffix(blocks == 1 ? tr(" block") : tr(" blocks"));
+    });
     for (auto* edit : {pyModel_, pyPath_}) {
         connect(edit, &QLineEdit::textChanged, this, &ConfigPanel::changed);
     }
