@@ -67,44 +67,10 @@ if [ "$(cat "$state/torch-only.stamp" 2>/dev/null)" != "$stamp" ]; then
   say "linking torch $torch_version and its requirements from $python"
   rm -rf "$state/torch-only" "$state/cache/venv"
   # Root: hard links (same file system); a user: symbolic ones to what it can read.
-  how=symlink
-  [ "$(id -u)" != 0 ] || how=hardlink
-  "$python" - "$state/torch-only" "$how" <<'EOF' || skip "torch cannot be linked for the user (another file system?)"
-import os, shutil, sys
-from importlib.metadata import distribution, PackageNotFoundError
-from pip._vendor.packaging.requirements import Requirement
-
-target, hard = sys.argv[1], sys.argv[2] == "hardlink"
-os.makedirs(target)
-linked, todo, seen = set(), [("torch", ""), ("numpy", ""), ("pytest", "")], set()
-while todo:
-    name, extra = todo.pop()
-    key = (name.lower().replace("_", "-"), extra)
-    if key in seen:
-        continue
-    seen.add(key)
-    try:
-        dist = distribution(name)
-    except PackageNotFoundError:
-        continue  # an optional or platform-specific requirement not installed
-    for text in dist.requires or []:
-        requirement = Requirement(text)
-        if requirement.marker is None or requirement.marker.evaluate({"extra": extra}):
-            todo += [(requirement.name, e) for e in ["", *requirement.extras]]
-    site = dist.locate_file("")
-    for path in dist.files or []:
-        top = path.parts[0]
-        if top == ".." or top in linked or top == "__pycache__":
-            continue
-        linked.add(top)
-        source, destination = os.path.join(site, top), os.path.join(target, top)
-        if not hard:
-            os.symlink(source, destination)
-        elif os.path.isdir(source):
-            shutil.copytree(source, destination, symlinks=True, copy_function=os.link)
-        elif os.path.exists(source):
-            os.link(source, destination)
-EOF
+  how=""
+  [ "$(id -u)" != 0 ] || how=--hardlink
+  "$python" "$root/scripts/link-torch.py" "$state/torch-only" $how --also numpy pytest ||
+    skip "torch cannot be linked for the user (another file system?)"
   echo "$stamp" >"$state/torch-only.stamp"
 fi
 

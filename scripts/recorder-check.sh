@@ -33,36 +33,7 @@ say() { echo "recorder-check: [${SECONDS}s] $*" >&2; }
 
 # Links to torch and the distributions it requires, found in PYTHON's venv.
 say "a fresh venv whose only package is torch ($("$python" -c 'from importlib.metadata import version; print(version("torch"))'))"
-"$python" - "$work/torch-only" <<'EOF'
-import os, sys
-from importlib.metadata import distribution, PackageNotFoundError
-from pip._vendor.packaging.requirements import Requirement
-
-target = sys.argv[1]
-os.makedirs(target)
-linked, todo, seen = set(), [("torch", "")], set()
-while todo:
-    name, extra = todo.pop()  # each extra asked for is a node of its own
-    key = (name.lower().replace("_", "-"), extra)
-    if key in seen:
-        continue
-    seen.add(key)
-    try:
-        dist = distribution(name)
-    except PackageNotFoundError:
-        continue  # an optional or platform-specific requirement not installed
-    for text in dist.requires or []:
-        requirement = Requirement(text)
-        if requirement.marker is None or requirement.marker.evaluate({"extra": extra}):
-            todo += [(requirement.name, e) for e in ["", *requirement.extras]]
-    site = dist.locate_file("")
-    for path in dist.files or []:
-        top = path.parts[0]
-        if top == ".." or top in linked:
-            continue  # scripts in bin/, or a folder shared with another distribution
-        linked.add(top)
-        os.symlink(os.path.join(site, top), os.path.join(target, top))
-EOF
+"$python" "$root/scripts/link-torch.py" "$work/torch-only"
 "$python" -m venv "$work/venv"
 site="$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 echo "$work/torch-only" > "$site/torch-only.pth"
