@@ -11,6 +11,26 @@
 
 namespace stepscope::cli {
 
+namespace {
+
+// An on/off field: in `run` a flag; where fields take lists, a list of on
+// and off (the flag alone, as in `run`, means on).
+void addOnOff(CLI::App& command, bool lists, const std::string& name, const std::string& help,
+              bool& flag, std::vector<std::string>& values) {
+    if (!lists) {
+        command.add_flag(name, flag, help);
+        return;
+    }
+    command.add_option(name, values, help + ": on, off or off,on")
+        ->expected(0, 2)
+        ->delimiter(',')
+        ->default_str("on")  // the value of the flag given alone
+        ->check(CLI::IsMember({"on", "off"}))
+        ->option_text("{off,on} ...  (alone: on; default: off)");
+}
+
+}  // namespace
+
 void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
                         const std::vector<std::string>& listFlags) {
     // One value in a single run; a comma list in a sweep, or where a study
@@ -51,19 +71,8 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
         multi(command.add_option("--precision", precisions,
                                  "precision: " + joinNames(precisionNames()) + " (autocast)"))
             ->capture_default_str();
-        if (lists) {
-            // A list of on/off; the flag alone, as in `run`, means on.
-            command
-                .add_option("--tf32", tf32Values,
-                            "TF32 tensor cores for fp32 matmuls (CUDA): on, off or off,on")
-                ->expected(0, 2)
-                ->delimiter(',')
-                ->default_str("on")  // the value of the flag given alone
-                ->check(CLI::IsMember({"on", "off"}))
-                ->option_text("{off,on} ...  (alone: on; default: off)");
-        } else {
-            command.add_flag("--tf32", tf32, "allow TF32 tensor cores for fp32 matmuls (CUDA)");
-        }
+        addOnOff(command, lists, "--tf32", "TF32 tensor cores for fp32 matmuls (CUDA)", tf32,
+                 tf32Values);
         // The registry's names (what validationContext() allows), in the help
         // and checked at parsing with a message that lists them.
         multi(command.add_option("--attention", attentions, "attention backend"))
@@ -131,16 +140,7 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
         const std::string graphHelp =
             "CUDA: capture the step once as a CUDA graph and replay it per measured step (not "
             "built yet: refused)";
-        if (lists) {
-            command.add_option("--cuda-graph", cudaGraphValues, graphHelp + ": on, off or off,on")
-                ->expected(0, 2)
-                ->delimiter(',')
-                ->default_str("on")  // the value of the flag given alone
-                ->check(CLI::IsMember({"on", "off"}))
-                ->option_text("{off,on} ...  (alone: on; default: off)");
-        } else {
-            command.add_flag("--cuda-graph", cudaGraph, graphHelp);
-        }
+        addOnOff(command, lists, "--cuda-graph", graphHelp, cudaGraph, cudaGraphValues);
         command.add_option("--python", python,
                            "pytorch engines: the Python with torch (default: $STEPSCOPE_PYTHON, "
                            "then the one StepScope was built against)");
