@@ -5,9 +5,12 @@ C++ code: the tests check StepScope's model against it (checkpoints, logits,
 loss), and the PyTorch worker (stepscope.worker) runs it for the pytorch and
 pytorch-compile engines (benchmarks/compare_engines.py times them).
 
-Attention is "naive" (softmax(QK^T/sqrt(d) + causal mask) V, written out) or
-"sdpa" (torch.nn.functional.scaled_dot_product_attention, causal): the same
-function, so the same weights give the same logits.
+Attention is "naive" (softmax(QK^T/sqrt(d) + causal mask) V, written out),
+"sdpa" (torch.nn.functional.scaled_dot_product_attention, causal),
+"flash-pytorch" or "flash-triton" (our FlashAttention-2, stepscope.attention),
+or any function (q, k, v) -> o on (batch, heads, seq, d) tensors (the
+worker's adapter of the user's py_attention): the same function, so the
+same weights give the same logits.
 """
 import math
 
@@ -29,7 +32,7 @@ PRESETS = {
 PRESET_LIMITS = {"leaderboard": (151936, 32768)}
 DEFAULT_VOCAB, DEFAULT_MAX_CONTEXT = 10000, 2048
 
-ATTENTIONS = ("naive", "sdpa")
+ATTENTIONS = ("naive", "sdpa", "flash-pytorch", "flash-triton")
 
 
 def trunc_normal_linear(weight):
@@ -102,12 +105,25 @@ def sdpa_attention(q, k, v):
     return nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
+def flash_attention(name):
+    """Ours, imported when asked for: flash-triton's kernels are decorated at
+    import, after the worker has chosen Triton's compiler or interpreter."""
+    from .attention import backends
+
+    return backends.ours(name).model_attention()
+
+
 def attention_function(name):
-    """The attention function called `name` (one of ATTENTIONS)."""
+    """The causal attention function (q, k, v) -> o called `name` (one of
+    ATTENTIONS), or `name` itself where it is such a function."""
+    if callable(name):
+        return name
     functions = {"naive": naive_attention, "sdpa": sdpa_attention}
-    if name not in functions:
-        raise ValueError(f"attention '{name}' is not one of {', '.join(ATTENTIONS)}")
-    return functions[name]
+    if name in functions:
+        return functions[name]
+    if name in ATTENTIONS:
+        return flash_attention(name)
+    raise ValueError(f"attention '{name}' is not one of {', '.join(ATTENTIONS)}")
 
 
 class Attention(nn.Module):
