@@ -4,14 +4,13 @@ The callable takes the course's keyword arguments and returns an nn.Module
 that maps (batch, seq) int64 token ids to (batch, seq, vocab) logits. Every
 way this can go wrong is a failed run whose first line says which.
 """
-import importlib
 import inspect
-import sys
 
 import torch
 from torch import nn
 
 from .outcome import failed
+from .python_target import find_object
 
 
 def course_kwargs(dims):
@@ -29,21 +28,7 @@ def course_kwargs(dims):
 
 def find_callable(py_model, py_path=""):
     """The object MODULE:CALLABLE names, importing MODULE with py_path first on sys.path."""
-    module_name, sep, attribute = py_model.partition(":")
-    if not sep or not module_name or not attribute:
-        raise failed(f"py_model: '{py_model}' is not MODULE:CALLABLE")
-    if py_path and py_path not in sys.path:
-        sys.path.insert(0, py_path)
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as error:  # an import error, or anything the module raises at import
-        raise failed(f"py_model: cannot import module '{module_name}': "
-                     f"{type(error).__name__}: {error}", error) from error
-    target = module
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise failed(f"py_model: module '{module_name}' has no attribute '{attribute}'")
-        target = getattr(target, part)
+    target = find_object(py_model, py_path, "py_model", "CALLABLE")
     if not callable(target):
         raise failed(f"py_model: '{py_model}' is a {type(target).__name__}, not callable")
     return target
