@@ -9,7 +9,10 @@ import sys
 
 import torch
 
+from .attention import triton_mode
+from .attention.user_attention import load_user_attention
 from .model import ATTENTIONS, DEFAULT_MAX_CONTEXT, DEFAULT_VOCAB, PRESET_LIMITS, PRESETS
+from .outcome import Finish
 from .run_config import COMPILE_MODES, DEVICES, ENGINES, MODES, PRECISIONS
 from .weights_shape import ShapeError, custom_name, weights_shape
 
@@ -69,8 +72,12 @@ def build_parser():
     engine.add_argument("--compile-mode", choices=COMPILE_MODES, default="default")
     engine.add_argument("--py-model", default="", metavar="MODULE:CALLABLE",
                         help="your model, built from the course's keyword arguments")
+    engine.add_argument("--py-attention", default="", metavar="MODULE:NAME",
+                        help="your attention, called in every block of the reference model: a "
+                        "torch.autograd.Function (NAME.apply(q, k, v, is_causal)) or a function "
+                        "(q, k, v, is_causal) -> o")
     engine.add_argument("--py-path", default="", metavar="DIR", help="a directory to import "
-                        "--py-model from")
+                        "--py-model or --py-attention from")
     data = parser.add_argument_group("data")
     data.add_argument("--weights", default="", metavar="FILE", help="torch.save'd state dict "
                       "loaded into the model, or the course's from_pretrained folder "
@@ -149,6 +156,8 @@ def config_from_flags(args, parser):
         "py_model": args.py_model, "py_path": args.py_path, "weights": weights,
         "tokens": args.tokens,
     }
+    if args.py_attention:  # the key is written only when set, until the C++ writer has it
+        config["py_attention"] = args.py_attention
     if args.tokens:
         config["batch"], config["ctx"] = token_batch_shape(args.tokens, parser)
     return config
@@ -214,7 +223,28 @@ def problems(config):
         found.append(("--py-model", f"'{config['py_model']}' is not MODULE:CALLABLE with Python "
                                     "names (for example my_model:build; a file my-model.py "
                                     "cannot be imported)"))
+    found += py_attention_problems(config)
     return found
+
+
+def py_attention_problems(config):
+    """--py-attention must name something the worker can load: checked here,
+    before anything runs, so that a typo is a bad flag (exit 2), not a run."""
+    target = config.get("py_attention", "")
+    if not target:
+        return []
+    if not PYTHON_TARGET.match(target):
+        return [("--py-attention", f"'{target}' is not MODULE:NAME with Python names (for "
+                                   "example my_flash:FlashAttention)")]
+    if config["py_model"]:
+        return [("--py-attention", "calls your attention in the reference model; --py-model "
+                                   "brings its own attention (give one of the two)")]
+    triton_mode.prepare_for(config["device"])  # before the user's Triton kernels are decorated
+    try:
+        load_user_attention(target, config["py_path"])
+    except Finish as error:
+        return [("--py-attention", error.message.splitlines()[0].removeprefix("py_attention: "))]
+    return []
 
 
 CONFIG_FLAGS = {"--config", "--out", "--json"}

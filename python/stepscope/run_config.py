@@ -52,6 +52,7 @@ class RunSpec:
     compile_mode: str
     py_model: str
     py_path: str
+    py_attention: str
     weights: str
     tokens: str
 
@@ -79,6 +80,11 @@ class RunSpec:
     @property
     def compiled(self):
         return self.engine == "pytorch-compile"
+
+    @property
+    def runs_triton(self):
+        """Whether the blocks may call Triton kernels (ours, or the user's)."""
+        return bool(self.py_attention) or self.attention == "flash-triton"
 
     @property
     def traced(self):
@@ -111,6 +117,10 @@ def parse_run_config(config):
 
 def checked_spec(config):
     py_model = config.get("py_model", "") or ""
+    py_attention = config.get("py_attention", "") or ""
+    if py_model and py_attention:
+        raise unavailable("py_attention", "the reference model calls it; a py_model brings its "
+                          "own attention (give one of the two)")
     spec = RunSpec(
         dims=dims_from(config["model"]),
         ctx=int(config["ctx"]),
@@ -122,8 +132,9 @@ def checked_spec(config):
         steps=int(config.get("steps", 1)),
         device=choice(config, "device", DEVICES, "cpu"),
         seed=int(config.get("seed", 0)),
-        # The user's model brings its own attention; ours takes naive or sdpa.
-        attention=config.get("attention", "naive") if py_model else
+        # The user's model brings its own attention, and py_attention replaces
+        # ours; otherwise the reference model takes one of ATTENTIONS.
+        attention=config.get("attention", "naive") if py_model or py_attention else
         choice(config, "attention", ATTENTIONS, "naive"),
         threads=int(config.get("threads", 0)),
         trace_ops=bool(config.get("trace_ops", False)),
@@ -133,6 +144,7 @@ def checked_spec(config):
         compile_mode=choice(config, "compile_mode", COMPILE_MODES, "default"),
         py_model=py_model,
         py_path=config.get("py_path", "") or "",
+        py_attention=py_attention,
         weights=config.get("weights", "") or "",
         tokens=config.get("tokens", "") or "",
     )

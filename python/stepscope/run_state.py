@@ -6,6 +6,8 @@ from typing import Optional
 import torch
 from torch import nn
 
+from .attention import backends, triton_mode
+from .attention.user_attention import load_user_attention
 from .compiling import compile_function
 from .model import TransformerLM
 from .outcome import failed, first_line
@@ -34,6 +36,16 @@ def traceback_of_interest(error):
     return None if isinstance(error, OSError) else error
 
 
+def reference_attention(spec):
+    """What the reference model's blocks call: the user's py_attention, or ours."""
+    if spec.runs_triton:
+        triton_mode.prepare_for(spec.device)  # before any Triton kernel is decorated
+    if not spec.py_attention:
+        return spec.attention
+    user = load_user_attention(spec.py_attention, spec.py_path)
+    return backends.users(user).model_attention()
+
+
 def build_module(spec):
     """Our reference model with the config's dims, or the user's py_model."""
     dims = spec.dims
@@ -42,7 +54,8 @@ def build_module(spec):
             module = build_user_model(spec.py_model, spec.py_path, dims)
         else:
             module = TransformerLM(dims.vocab, dims.d_model, dims.d_ff, dims.layers, dims.heads,
-                                   dims.max_context, dims.rope_theta, attention=spec.attention)
+                                   dims.max_context, dims.rope_theta,
+                                   attention=reference_attention(spec))
     return module.to(spec.device)
 
 

@@ -6,7 +6,9 @@ stdout, the last of them always one `finished`. Commands:
 - `run`: steps a model with PyTorch eager (engine `pytorch`) or
   torch.compile (`pytorch-compile`) as the C++ engine steps its own, and
   traces operators, kernels and memory when asked.
-- `attention`: times attention points (torch.compile of naive attention).
+- `attention`: times attention points: naive, sdpa, torch.compile of naive,
+  and the Python backends (flash-pytorch, flash-triton, the user's
+  py_attention), each checked by the correctness gate before it is timed.
 
 SIGTERM asks the worker to stop after the step (or point) under way; it
 then reports `cancelled`. The exit status is 0 whenever `finished` was sent:
