@@ -1,0 +1,631 @@
+#include "interop/trace_analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace stepscope {
+
+std::string_view toString(KernelType type) {
+    switch (type) {
+        case KernelType::Computation:
+            return "COMPUTATION";
+        case KernelType::Communication:
+            return "COMMUNICATION";
+        case KernelType::Memory:
+            return "MEMORY";
+        case KernelType::Other:
+            return "OTHER";
+    }
+    return "OTHER";
+}
+
+namespace {
+
+// Python's re.match with ".*": the match stays on the first line.
+std::string_view firstLine(std::string_view name) {
+    return name.substr(0, name.find('\n'));
+}
+bool startsWith(std::string_view text, std::string_view prefix) {
+    return text.substr(0, prefix.size()) == prefix;
+}
+bool contains(std::string_view text, std::string_view part) {
+    return text.find(part) != std::string_view::npos;
+}
+
+}  // namespace
+
+// HTA: COMMUNICATION ^nccl.*Kernel, MEMORY ^Memcpy|^Memset|^dma, and
+// COMPUTATION for what does not match (^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync).
+KernelType kernelTypeOf(std::string_view name) {
+    const std::string_view line = firstLine(name);
+    const bool communication = startsWith(line, "nccl") && line.find("Kernel", 4) != line.npos;
+    if (communication) {
+        return KernelType::Communication;
+    }
+    if (startsWith(name, "Memcpy") || startsWith(name, "Memset") || startsWith(name, "dma")) {
+        return KernelType::Memory;
+    }
+    if (contains(line, "Memcpy") || startsWith(name, "Memset") || contains(line, "Sync")) {
+        return KernelType::Other;
+    }
+    return KernelType::Computation;
+}
+
+namespace {
+
+struct Interval {
+    double start;
+    double end;
+};
+
+// Merges intervals as HTA's merge_kernel_intervals does (touching ones join).
+std::vector<Interval> merged(std::vector<Interval> intervals) {
+    std::sort(intervals.begin(), intervals.end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    std::vector<Interval> out;
+    for (const Interval& next : intervals) {
+        if (!out.empty() && next.start <= out.back().end) {
+            out.back().end = std::max(out.back().end, next.end);
+        } else {
+            out.push_back(next);
+        }
+    }
+    return out;
+}
+
+double lengthOf(const std::vector<Interval>& disjoint) {
+    double total = 0;
+    for (const Interval& interval : disjoint) {
+        total += interval.end - interval.start;
+    }
+    return total;
+}
+
+double endOf(const TraceEvent& event) {
+    return event.startUs + event.durationUs;
+}
+
+// The events HTA keeps (hta.common.trace.Trace): those with "dur" and "cat",
+// not of category "Trace"; with two or more ProfilerStep names, host events
+// starting before the last step (to its end with includeLastStep) and the
+// device events whose correlation one of those host events holds.
+std::vector<char> analysedEvents(const KinetoTrace& trace, const TraceAnalysisOptions& options) {
+    const size_t n = trace.events.size();
+    std::vector<char> keep(n, 0);
+    int32_t traceCategory = -1;
+    int32_t eventSync = -1;
+    int32_t contextSync = -1;
+    std::vector<char> isStepName(trace.strings.size(), 0);
+    for (size_t id = 0; id < trace.strings.size(); ++id) {
+        const std::string& text = trace.strings[id];
+        if (text == "Trace") {
+            traceCategory = int32_t(id);
+        } else if (text == "Event Sync") {
+            eventSync = int32_t(id);
+        } else if (text == "Context Sync") {
+            contextSync = int32_t(id);
+        }
+        isStepName[id] = contains(text, "ProfilerStep");
+    }
+    auto onDevice = [&](const TraceEvent& e) {  // HTA's GPUKernelFilter
+        return (e.stream >= 0 && e.correlation >= 0) || e.name == eventSync ||
+               e.name == contextSync;
+    };
+    std::unordered_set<int32_t> stepNames;
+    for (size_t i = 0; i < n; ++i) {
+        const TraceEvent& e = trace.events[i];
+        keep[i] = e.hasDuration && e.hasCategory && e.categoryName != traceCategory;
+        if (keep[i] && isStepName[size_t(e.name)]) {
+            stepNames.insert(e.name);
+        }
+    }
+    if (stepNames.size() < 2) {
+        return keep;
+    }
+    double lastStart = -std::numeric_limits<double>::infinity();
+    double lastEnd = lastStart;
+    for (size_t i = 0; i < n; ++i) {
+        const TraceEvent& e = trace.events[i];
+        if (keep[i] && !onDevice(e) && isStepName[size_t(e.name)]) {
+            lastStart = std::max(lastStart, e.startUs);
+            lastEnd = std::max(lastEnd, endOf(e));
+        }
+    }
+    std::unordered_set<int64_t> hostCorrelations;
+    for (size_t i = 0; i < n; ++i) {
+        const TraceEvent& e = trace.events[i];
+        if (keep[i] && !onDevice(e)) {
+            keep[i] = options.includeLastStep ? e.startUs <= lastEnd : e.startUs < lastStart;
+            if (keep[i]) {
+                hostCorrelations.insert(e.correlation);
+            }
+        }
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const TraceEvent& e = trace.events[i];
+        if (keep[i] && onDevice(e)) {
+            keep[i] = hostCorrelations.count(e.correlation) > 0;
+        }
+    }
+    return keep;
+}
+
+struct Accumulator {
+    int64_t calls = 0;
+    double total = 0;
+    double min = std::numeric_limits<double>::infinity();
+    double max = 0;
+    double mean = 0;
+    double m2 = 0;  // Welford: sum of squared deviations
+    void add(double x) {
+        ++calls;
+        total += x;
+        min = std::min(min, x);
+        max = std::max(max, x);
+        const double delta = x - mean;
+        mean += delta / double(calls);
+        m2 += delta * (x - mean);
+    }
+};
+
+KernelStats statsOf(const std::string& name, KernelType type, int64_t stream, const Accumulator& a,
+                    double deviceTotal) {
+    KernelStats row;
+    row.name = name;
+    row.type = type;
+    row.stream = stream;
+    row.calls = a.calls;
+    row.totalUs = a.total;
+    row.meanUs = a.total / double(a.calls);
+    row.minUs = a.min;
+    row.maxUs = a.max;
+    row.stdUs = a.calls > 1 ? std::sqrt(std::max(0.0, a.m2 / double(a.calls - 1))) : 0;
+    row.share = deviceTotal > 0 ? a.total / deviceTotal : 0;
+    return row;
+}
+
+// HTA's _get_gpu_kernel_type_time with MEMORY included: the merged intervals
+// of each type swept together; each stretch goes to the set of types running.
+std::vector<KernelTypeTime> kernelTypeTimes(const std::vector<std::vector<Interval>>& byType) {
+    struct Edge {
+        double time;
+        int bit;  // +bit at a start, -bit at an end
+    };
+    std::vector<Edge> edges;
+    for (size_t type = 0; type < byType.size(); ++type) {
+        for (const Interval& interval : byType[type]) {
+            edges.push_back({interval.start, 1 << type});
+            edges.push_back({interval.end, -(1 << type)});
+        }
+    }
+    std::sort(edges.begin(), edges.end(),
+              [](const Edge& a, const Edge& b) { return a.time < b.time; });
+    std::vector<double> byMask(size_t(1) << byType.size(), 0.0);
+    int running = 0;
+    for (size_t i = 0; i < edges.size(); ++i) {
+        running += edges[i].bit;
+        if (i + 1 < edges.size() && running > 0) {
+            byMask[size_t(running)] += edges[i + 1].time - edges[i].time;
+        }
+    }
+    std::vector<KernelTypeTime> out;
+    for (size_t mask = 1; mask < byMask.size(); ++mask) {
+        if (byMask[mask] <= 0) {
+            continue;
+        }
+        std::string name;
+        for (size_t type = 0; type < byType.size(); ++type) {
+            if (mask & (size_t(1) << type)) {
+                name +=
+                    (name.empty() ? "" : " overlapping ") + std::string(toString(KernelType(type)));
+            }
+        }
+        out.push_back({name, byMask[mask]});
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const KernelTypeTime& a, const KernelTypeTime& b) { return a.us > b.us; });
+    return out;
+}
+
+bool isLaunchName(const std::string& name) {
+    return name == "cudaLaunchKernel" || name == "cudaLaunchKernelExC" ||
+           name == "cudaMemcpyAsync" || name == "cudaMemsetAsync" ||
+           name == "runFunction - job_prep_and_submit_for_execution";  // MTIA's
+}
+
+// HTA's cuda_kernel_launch_stats: host events (stream -1) and device events
+// sharing the correlation of a launch. HTA joins them all with all; here
+// each device event takes the last such host event, which is the same on
+// Kineto's traces (one launch per correlation) and bounded on any file.
+LaunchStatistics launchStatistics(const KinetoTrace& trace, const std::vector<char>& keep,
+                                  const TraceAnalysisOptions& options) {
+    LaunchStatistics stats;
+    stats.runtimeCutoffUs = options.runtimeCutoffUs;
+    stats.launchDelayCutoffUs = options.launchDelayCutoffUs;
+    std::vector<char> launchName(trace.strings.size(), 0);
+    for (size_t id = 0; id < trace.strings.size(); ++id) {
+        launchName[id] = isLaunchName(trace.strings[id]);
+    }
+    std::unordered_set<int64_t> launchCorrelations;
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+        const TraceEvent& e = trace.events[i];
+        if (keep[i] && launchName[size_t(e.name)] && e.correlation >= 0) {
+            launchCorrelations.insert(e.correlation);
+        }
+    }
+    std::unordered_map<int64_t, int32_t> hostByCorrelation;
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+        const TraceEvent& e = trace.events[i];
+        if (keep[i] && e.stream == -1 && launchCorrelations.count(e.correlation)) {
+            hostByCorrelation[e.correlation] = int32_t(i);
+        }
+    }
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+        const TraceEvent& kernel = trace.events[i];
+        if (!keep[i] || kernel.stream == -1) {
+            continue;
+        }
+        const auto host = hostByCorrelation.find(kernel.correlation);
+        if (host == hostByCorrelation.end()) {
+            continue;
+        }
+        const TraceEvent& launch = trace.events[size_t(host->second)];
+        KernelLaunch row;
+        row.launchEvent = host->second;
+        row.kernelEvent = int32_t(i);
+        row.cpuUs = launch.durationUs;
+        row.gpuUs = kernel.durationUs;
+        row.delayUs = std::max(0.0, kernel.startUs - endOf(launch));
+        stats.cpuTotalUs += row.cpuUs;
+        stats.cpuMaxUs = std::max(stats.cpuMaxUs, row.cpuUs);
+        stats.gpuTotalUs += row.gpuUs;
+        stats.gpuMaxUs = std::max(stats.gpuMaxUs, row.gpuUs);
+        stats.delayTotalUs += row.delayUs;
+        stats.delayMaxUs = std::max(stats.delayMaxUs, row.delayUs);
+        stats.shortKernels += row.cpuUs <= options.runtimeCutoffUs && row.gpuUs < row.cpuUs;
+        stats.runtimeOutliers += row.cpuUs > options.runtimeCutoffUs;
+        stats.delayOutliers += row.delayUs > options.launchDelayCutoffUs;
+        stats.launches.push_back(row);
+    }
+    return stats;
+}
+
+// Self time: each host event's duration less its direct children on the same
+// track (a stack over start-sorted events; no recursion).
+std::vector<OperatorStats> operatorStats(const KinetoTrace& trace, const std::vector<char>& keep) {
+    std::vector<int32_t> order;
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+        const TraceEvent& e = trace.events[i];
+        const bool nests =
+            e.category == TraceCategory::CpuOp || e.category == TraceCategory::UserAnnotation ||
+            e.category == TraceCategory::CudaRuntime || e.category == TraceCategory::CudaDriver;
+        if (keep[i] && nests && e.stream == -1) {
+            order.push_back(int32_t(i));
+        }
+    }
+    const auto& events = trace.events;
+    std::sort(order.begin(), order.end(), [&events](int32_t a, int32_t b) {
+        const TraceEvent& x = events[size_t(a)];
+        const TraceEvent& y = events[size_t(b)];
+        if (x.track != y.track) {
+            return x.track < y.track;
+        }
+        if (x.startUs != y.startUs) {
+            return x.startUs < y.startUs;
+        }
+        return x.durationUs > y.durationUs;  // the parent first
+    });
+    // Kineto writes times to the nanosecond; a child may end a rounding past its parent.
+    constexpr double kSlackUs = 0.0015;
+    std::vector<double> self(trace.events.size(), 0.0);
+    std::vector<int32_t> stack;
+    int32_t track = -1;
+    for (const int32_t index : order) {
+        const TraceEvent& e = events[size_t(index)];
+        if (e.track != track) {
+            stack.clear();
+            track = e.track;
+        }
+        // The parent is the innermost open event that holds this one whole.
+        while (!stack.empty() && endOf(e) > endOf(events[size_t(stack.back())]) + kSlackUs) {
+            stack.pop_back();
+        }
+        if (!stack.empty()) {
+            self[size_t(stack.back())] -= e.durationUs;
+        }
+        self[size_t(index)] += e.durationUs;
+        stack.push_back(index);
+    }
+    std::unordered_map<int32_t, size_t> rowOf;
+    std::vector<OperatorStats> rows;
+    for (const int32_t index : order) {
+        const TraceEvent& e = events[size_t(index)];
+        if (e.category != TraceCategory::CpuOp) {
+            continue;
+        }
+        auto [it, added] = rowOf.try_emplace(e.name, rows.size());
+        if (added) {
+            rows.push_back({trace.strings[size_t(e.name)], 0, 0, 0});
+        }
+        OperatorStats& row = rows[it->second];
+        ++row.calls;
+        row.totalUs += e.durationUs;
+        row.selfUs += std::max(0.0, self[size_t(index)]);
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const OperatorStats& a, const OperatorStats& b) {
+        return a.selfUs != b.selfUs ? a.selfUs > b.selfUs : a.name < b.name;
+    });
+    return rows;
+}
+
+// Each step's device events: those whose launching host event starts within
+// the step (HTA's add_iteration: a kernel takes its launch's iteration).
+std::vector<StepTime> stepTimes(const KinetoTrace& trace, const std::vector<char>& keep,
+                                const std::vector<char>& device) {
+    std::vector<StepTime> steps;
+    for (const ProfilerStepRange& range : trace.steps) {
+        StepTime step;
+        step.step = range.number;
+        step.startUs = range.startUs;
+        step.durationUs = range.durationUs;
+        step.analysed = keep[size_t(range.event)] != 0;
+        steps.push_back(step);
+    }
+    if (steps.empty()) {
+        return steps;
+    }
+    // A kernel's launch: the host event holding its correlation.
+    std::unordered_map<int64_t, double> launchStart;
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+        const TraceEvent& e = trace.events[i];
+        if (e.stream < 0 && e.correlation >= 0 && e.hasDuration) {
+            launchStart[e.correlation] = e.startUs;
+        }
+    }
+    // trace.steps is in start order; ranges do not overlap in Kineto's traces.
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+        if (!device[i]) {
+            continue;
+        }
+        const TraceEvent& kernel = trace.events[i];
+        const auto launch = launchStart.find(kernel.correlation);
+        if (launch == launchStart.end()) {
+            continue;
+        }
+        const double at = launch->second;
+        const auto after =
+            std::upper_bound(steps.begin(), steps.end(), at,
+                             [](double time, const StepTime& step) { return time < step.startUs; });
+        if (after != steps.begin()) {
+            StepTime& step = *(after - 1);
+            if (at < step.startUs + step.durationUs) {
+                ++step.kernels;
+                step.kernelUs += kernel.durationUs;
+            }
+        }
+    }
+    return steps;
+}
+
+}  // namespace
+
+RankAnalysis analyzeTrace(const KinetoTrace& trace, const TraceAnalysisOptions& options) {
+    RankAnalysis result;
+    result.rank = trace.defaultRank();
+    result.file = trace.path;
+    const std::vector<char> keep = analysedEvents(trace, options);
+    const size_t n = trace.events.size();
+
+    // Device events: what HTA's analyses take as kernels (stream != -1).
+    std::vector<char> device(n, 0);
+    std::vector<KernelType> typeOfName(trace.strings.size(), KernelType::Other);
+    std::vector<char> typed(trace.strings.size(), 0);
+    std::vector<Interval> all;
+    std::vector<std::vector<Interval>> byType(3);
+    std::unordered_map<int32_t, Accumulator> byName;
+    std::map<std::pair<int64_t, int32_t>, Accumulator> byStream;
+    double deviceTotal = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const TraceEvent& e = trace.events[i];
+        result.analysedEvents += keep[i];
+        if (!keep[i] || e.stream == -1) {
+            continue;
+        }
+        device[i] = 1;
+        if (!typed[size_t(e.name)]) {
+            typeOfName[size_t(e.name)] = kernelTypeOf(trace.strings[size_t(e.name)]);
+            typed[size_t(e.name)] = 1;
+        }
+        const KernelType type = typeOfName[size_t(e.name)];
+        const Interval interval{e.startUs, endOf(e)};
+        all.push_back(interval);
+        if (type != KernelType::Other) {
+            byType[size_t(type)].push_back(interval);
+        }
+        byName[e.name].add(e.durationUs);
+        byStream[{e.stream, e.name}].add(e.durationUs);
+        deviceTotal += e.durationUs;
+    }
+
+    if (!all.empty()) {
+        const std::vector<Interval> busy = merged(std::move(all));
+        TemporalBreakdown temporal;
+        temporal.spanUs = busy.back().end - busy.front().start;
+        temporal.idleUs = temporal.spanUs - lengthOf(busy);
+        for (auto& intervals : byType) {
+            intervals = merged(std::move(intervals));
+        }
+        temporal.computeUs = lengthOf(byType[size_t(KernelType::Computation)]);
+        temporal.nonComputeUs = temporal.spanUs - temporal.computeUs - temporal.idleUs;
+        result.temporal = temporal;
+        result.communicationUs = lengthOf(byType[size_t(KernelType::Communication)]);
+        result.kernelTypes = kernelTypeTimes(byType);
+    }
+
+    for (const auto& [name, accumulator] : byName) {
+        result.kernels.push_back(statsOf(trace.strings[size_t(name)], typeOfName[size_t(name)], -1,
+                                         accumulator, deviceTotal));
+    }
+    std::sort(result.kernels.begin(), result.kernels.end(),
+              [](const KernelStats& a, const KernelStats& b) {
+                  return a.totalUs != b.totalUs ? a.totalUs > b.totalUs : a.name < b.name;
+              });
+    for (const auto& [key, accumulator] : byStream) {
+        result.kernelsPerStream.push_back(statsOf(trace.strings[size_t(key.second)],
+                                                  typeOfName[size_t(key.second)], key.first,
+                                                  accumulator, deviceTotal));
+    }
+    std::stable_sort(result.kernelsPerStream.begin(), result.kernelsPerStream.end(),
+                     [](const KernelStats& a, const KernelStats& b) {
+                         if (a.stream != b.stream) {
+                             return a.stream < b.stream;
+                         }
+                         return a.totalUs != b.totalUs ? a.totalUs > b.totalUs : a.name < b.name;
+                     });
+
+    result.launch = launchStatistics(trace, keep, options);
+    result.operators = operatorStats(trace, keep);
+    result.steps = stepTimes(trace, keep, device);
+    int64_t analysedSteps = 0;
+    for (const StepTime& step : result.steps) {
+        if (step.analysed) {
+            result.meanStepUs += step.durationUs;
+            ++analysedSteps;
+        }
+    }
+    result.meanStepUs = analysedSteps ? result.meanStepUs / double(analysedSteps) : 0;
+    return result;
+}
+
+std::vector<RankAnalysis> analyzeRecording(std::vector<RankAnalysis> ranks) {
+    std::stable_sort(ranks.begin(), ranks.end(),
+                     [](const RankAnalysis& a, const RankAnalysis& b) { return a.rank < b.rank; });
+    for (size_t i = 1; i < ranks.size(); ++i) {
+        if (ranks[i].rank == ranks[i - 1].rank) {
+            throw KinetoTraceError(
+                KinetoTraceError::Kind::Invalid,
+                "'" + ranks[i - 1].file + "' and '" + ranks[i].file + "' both hold rank " +
+                    std::to_string(ranks[i].rank) +
+                    " (distributedInfo.rank): one recording has one trace a rank");
+        }
+    }
+    std::map<int64_t, StepTime*> slowest;
+    for (RankAnalysis& rank : ranks) {
+        for (StepTime& step : rank.steps) {
+            step.slowest = false;
+            StepTime*& best = slowest[step.step];
+            if (!best || step.durationUs > best->durationUs) {
+                best = &step;
+            }
+        }
+    }
+    for (auto& [number, step] : slowest) {
+        step->slowest = true;
+    }
+    return ranks;
+}
+
+std::vector<RankAnalysis> analyzeTracePath(const std::string& path,
+                                           const TraceAnalysisOptions& options) {
+    std::error_code error;
+    const std::vector<std::string> files = std::filesystem::is_directory(path, error)
+                                               ? kinetoTraceFiles(path)
+                                               : std::vector<std::string>{path};
+    std::vector<RankAnalysis> ranks;
+    for (const std::string& file : files) {
+        ranks.push_back(analyzeTrace(readKinetoTrace(file), options));
+    }
+    return analyzeRecording(std::move(ranks));
+}
+
+std::vector<std::pair<int32_t, int32_t>> launchLinks(const KinetoTrace& trace) {
+    std::unordered_map<int64_t, int32_t> launchByCorrelation;
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+        const TraceEvent& e = trace.events[i];
+        if (e.stream == -1 && e.correlation >= 0 &&
+            (e.category == TraceCategory::CudaRuntime || e.category == TraceCategory::CudaDriver)) {
+            launchByCorrelation[e.correlation] = int32_t(i);
+        }
+    }
+    std::vector<std::pair<int32_t, int32_t>> links;
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+        const TraceEvent& e = trace.events[i];
+        if (e.stream < 0 || e.correlation < 0) {
+            continue;
+        }
+        const auto launch = launchByCorrelation.find(e.correlation);
+        if (launch != launchByCorrelation.end()) {
+            links.emplace_back(launch->second, int32_t(i));
+        }
+    }
+    return links;
+}
+
+nlohmann::json traceBreakdownJson(const std::vector<RankAnalysis>& ranks) {
+    using nlohmann::json;
+    json list = json::array();
+    for (const RankAnalysis& rank : ranks) {
+        json temporal = nullptr;
+        if (rank.temporal) {
+            const TemporalBreakdown& t = *rank.temporal;
+            temporal = {{"idle_us", t.idleUs},
+                        {"compute_us", t.computeUs},
+                        {"non_compute_us", t.nonComputeUs},
+                        {"idle_pct", t.percentOf(t.idleUs)},
+                        {"compute_pct", t.percentOf(t.computeUs)},
+                        {"non_compute_pct", t.percentOf(t.nonComputeUs)}};
+        }
+        json types = json::object();
+        for (const KernelTypeTime& type : rank.kernelTypes) {
+            types[type.name] = type.us;
+        }
+        json kernels = json::array();
+        for (const KernelStats& k : rank.kernels) {
+            kernels.push_back({{"name", k.name},
+                               {"calls", k.calls},
+                               {"total_us", k.totalUs},
+                               {"mean_us", k.meanUs},
+                               {"min_us", k.minUs},
+                               {"max_us", k.maxUs}});
+        }
+        const LaunchStatistics& l = rank.launch;
+        const double count = double(std::max<size_t>(1, l.launches.size()));
+        auto summary = [count](double total, double max) {
+            return json{{"total", total}, {"mean", total / count}, {"max", max}};
+        };
+        const json launch = {{"launches", l.launches.size()},
+                             {"cpu_us", summary(l.cpuTotalUs, l.cpuMaxUs)},
+                             {"gpu_us", summary(l.gpuTotalUs, l.gpuMaxUs)},
+                             {"delay_us", summary(l.delayTotalUs, l.delayMaxUs)},
+                             {"short_kernels", l.shortKernels},
+                             {"runtime_outliers", l.runtimeOutliers},
+                             {"delay_outliers", l.delayOutliers},
+                             {"runtime_cutoff_us", l.runtimeCutoffUs},
+                             {"delay_cutoff_us", l.launchDelayCutoffUs}};
+        json steps = json::array();
+        for (const StepTime& s : rank.steps) {
+            steps.push_back({{"step", s.step},
+                             {"start_us", s.startUs},
+                             {"duration_us", s.durationUs},
+                             {"kernels", s.kernels},
+                             {"kernel_us", s.kernelUs},
+                             {"analysed", s.analysed},
+                             {"slowest", s.slowest}});
+        }
+        list.push_back({{"rank", rank.rank},
+                        {"span_us", rank.temporal ? rank.temporal->spanUs : 0.0},
+                        {"temporal", temporal},
+                        {"kernel_types", types},
+                        {"kernels", kernels},
+                        {"launch", launch},
+                        {"steps", steps}});
+    }
+    return {{"source", "kineto"}, {"ranks", list}};
+}
+
+}  // namespace stepscope
