@@ -5,6 +5,8 @@
                                         (no torch needed; the test computes them by hand)
   make_kineto_traces.py cpu OUT_DIR     torch.profiler on the CPU, two gloo ranks, with
                                         torch's own operator table beside each trace
+  make_kineto_traces.py export OUT_DIR  what `stepscope-cli export` must write of a traced
+                                        GPU run to speak Kineto (issue 30, item 7), by hand
   make_kineto_traces.py large OUT MB    a trace of about MB megabytes made by repeating
                                         the real-shaped rank-0 fixtures (for the open-time
                                         measurement in docs/perf)
@@ -132,8 +134,8 @@ def write(path, document):
     # Kineto writes "key": value with a space; HTA finds the rank with that spelling.
     text = json.dumps(document, indent=1)
     if path.endswith(".gz"):
-        with gzip.open(path, "wt", encoding="utf-8") as out:
-            out.write(text)
+        with gzip.GzipFile(path, "wb", mtime=0) as out:  # the same bytes every time
+            out.write(text.encode("utf-8"))
     else:
         with open(path, "w", encoding="utf-8") as out:
             out.write(text)
@@ -166,6 +168,11 @@ def make_cpu(out_dir):
     os.makedirs(folder, exist_ok=True)
     for name in os.listdir(folder):
         os.remove(os.path.join(folder, name))
+    # A free port, so two runs at once (parallel tests) do not meet.
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        os.environ["MASTER_PORT"] = str(probe.getsockname()[1])
     mp.spawn(_cpu_rank, args=(2, folder), nprocs=2)
 
 
@@ -174,7 +181,6 @@ def _cpu_rank(rank, world, folder):
     import torch.distributed as dist
     from torch.profiler import ProfilerActivity, profile, record_function, schedule
     os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ.setdefault("MASTER_PORT", "29533")
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -210,51 +216,109 @@ def _cpu_rank(rank, world, folder):
     dist.destroy_process_group()
 
 
-def make_large(out_path, megabytes):
+def make_export(out_dir):
+    """One traced step of a StepScope GPU run as the Chrome trace export must
+    spell it for HTA and this reader: ProfilerStep#N and the phases as
+    user_annotation, operators as cpu_op, each launch a cuda_runtime
+    cudaLaunchKernel (cudaMemcpyAsync) holding the kernel's correlation, ac2g
+    flows, kernels on pid 0 / tid = stream with args.stream and
+    args.correlation, deviceProperties, and distributedInfo written with
+    "rank": 0 (a space, which HTA's rank search needs)."""
+    host, thread = 1, 1
+    events = [
+        {"name": "process_name", "ph": "M", "pid": host, "tid": 0, "args": {"name": "host"}},
+        {"name": "thread_name", "ph": "M", "pid": host, "tid": thread, "args": {"name": "main"}},
+        {"name": "process_name", "ph": "M", "pid": 0, "tid": 0,
+         "args": {"name": "GPU 0 NVIDIA H100 80GB HBM3"}},
+        {"name": "thread_name", "ph": "M", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
+        x("user_annotation", "ProfilerStep#3", host, thread, 0.0, 1000.0, **{"External id": 1}),
+        x("user_annotation", "forward", host, thread, 0.5, 399.5, **{"External id": 2}),
+        x("user_annotation", "backward", host, thread, 400.0, 500.0, **{"External id": 3}),
+        x("user_annotation", "optimizer", host, thread, 900.0, 100.0, **{"External id": 4}),
+    ]
+    # (operator, op ts, op dur, kernel, stream, kernel ts, kernel dur); the
+    # launch sits 1 µs into its operator and lasts 4 µs.
+    work = [
+        ("aten::mm", 10.0, 20.0, GEMM, 7, 30.0, 150.25),
+        ("aten::add", 40.0, 10.0, ELEMENTWISE, 7, 181.0, 8.5),
+        ("aten::mm", 410.0, 20.0, GEMM, 7, 430.0, 300.0),
+        ("aten::copy_", 440.0, 10.0, MEMCPY_DTOH, 7, 731.0, 12.0),
+        ("aten::_foreach_add_", 910.0, 30.0, ELEMENTWISE, 7, 925.0, 40.0),
+    ]
+    for corr, (op, ots, odur, kernel, stream, kts, kdur) in enumerate(work, start=10):
+        events.append(x("cpu_op", op, host, thread, ots, odur, **{"External id": corr}))
+        launch = "cudaMemcpyAsync" if kernel.startswith("Memcpy") else "cudaLaunchKernel"
+        events.append(x("cuda_runtime", launch, host, thread, ots + 1.0, 4.0,
+                        **{"External id": corr, "correlation": corr}))
+        events.append({"ph": "s", "id": corr, "pid": host, "tid": thread, "ts": ots + 1.0,
+                       "cat": "ac2g", "name": "ac2g"})
+        cat = "gpu_memcpy" if kernel.startswith("Memcpy") else "kernel"
+        events.append(x(cat, kernel, 0, stream, kts, kdur,
+                        **{"External id": corr, "device": 0, "stream": stream,
+                           "correlation": corr}))
+        events.append({"ph": "f", "id": corr, "pid": 0, "tid": stream, "ts": kts,
+                       "cat": "ac2g", "name": "ac2g", "bp": "e"})
+    events.append({"ph": "C", "name": "active memory (MiB)", "pid": host, "ts": 100.0,
+                   "args": {"activations": 12.5}})
+    document = {"schemaVersion": 1, "deviceProperties": DEVICE_PROPERTIES,
+                "distributedInfo": {"backend": "none", "rank": 0, "world_size": 1},
+                "displayTimeUnit": "ms", "traceEvents": events,
+                "otherData": {"producer": "StepScope", "step": 3}}
+    folder = os.path.join(out_dir, "stepscope_export")
+    os.makedirs(folder, exist_ok=True)
+    write(os.path.join(folder, "run.pt.trace.json"), document)
+
+
+def make_large(out_path, megabytes, steps=10):
     """Repeats rank 0 of both fixtures (the GPU one's kernels, launches and
-    flows, the CPU one's operators) step after step until the file is MB large."""
+    flows, the CPU one's operators) until the file is MB large, under `steps`
+    ProfilerStep ranges, as a real recording has a few long steps."""
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "traces", "gpu_two_ranks", "rank0.json"), encoding="utf-8") as f:
         gpu = json.load(f)
     with gzip.open(os.path.join(here, "traces", "cpu_gloo", "rank0.pt.trace.json.gz")) as f:
         cpu = json.load(f)
-    template = [e for e in gpu["traceEvents"] if e.get("ph") != "M" and e.get("cat") != "Trace"]
-    cpu_ops = [e for e in cpu["traceEvents"] if e.get("cat") == "cpu_op"]
+    template = [e for e in gpu["traceEvents"]
+                if e.get("ph") != "M" and e.get("cat") != "Trace"
+                and not e.get("name", "").startswith("ProfilerStep#")]
+    cpu_ops = [e for e in cpu["traceEvents"] if e.get("cat") == "cpu_op"][:40]
     cpu_start = min(e["ts"] for e in cpu_ops)
     period = 300.0
-    target = int(megabytes * 1_000_000)
-    written = 0
+
+    def batch(repeat):
+        shift = repeat * period
+        events = []
+        for event in template:
+            e = copy.copy(event)
+            e["ts"] = round(event["ts"] + shift, 3)
+            if "id" in e:
+                e["id"] = event["id"] + repeat * 1000
+            if "args" in e:
+                e["args"] = dict(event["args"])
+                if "correlation" in e["args"]:
+                    e["args"]["correlation"] += repeat * 1000
+            events.append(e)
+        for event in cpu_ops:  # real operators, squeezed into the period
+            e = dict(event)
+            e["ts"] = round(shift + 250 + (event["ts"] - cpu_start) / 1000.0, 3)
+            e["dur"] = round(event["dur"] / 1000.0, 3)
+            e["tid"] = 102
+            events.append(e)
+        return ",\n".join(json.dumps(e) for e in events)
+
+    repeats = max(steps, int(megabytes * 1_000_000 / (len(batch(0)) + 2)) + 1)
+    per_step = -(-repeats // steps)
     with open(out_path, "w", encoding="utf-8") as out:
         head = {k: v for k, v in gpu.items() if k != "traceEvents"}
         out.write(json.dumps(head)[:-1] + ', "traceEvents": [\n')
-        first = True
-        repeat = 0
-        while written < target:
-            shift = repeat * period
-            batch = []
-            for event in template:
-                e = copy.copy(event)
-                e["ts"] = round(event["ts"] + shift, 3)
-                if "id" in e:
-                    e["id"] = event["id"] + repeat * 1000
-                if "args" in e:
-                    e["args"] = dict(event["args"])
-                    if "correlation" in e["args"]:
-                        e["args"]["correlation"] += repeat * 1000
-                if e["name"].startswith("ProfilerStep#"):
-                    e["name"] = f"ProfilerStep#{repeat * 3 + int(e['name'][13:])}"
-                batch.append(e)
-            for event in cpu_ops[:40]:  # real operators, squeezed into the step
-                e = dict(event)
-                e["ts"] = round(shift + 250 + (event["ts"] - cpu_start) / 1000.0, 3)
-                e["dur"] = round(event["dur"] / 1000.0, 3)
-                e["tid"] = 102
-                batch.append(e)
-            text = ",\n".join(json.dumps(e) for e in batch)
-            out.write(("" if first else ",\n") + text)
-            written += len(text) + 2
-            first = False
-            repeat += 1
+        for step in range(steps):
+            start, stop = step * per_step, min(repeats, (step + 1) * per_step)
+            marker = {"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step + 1}",
+                      "pid": HOST_PID, "tid": 100, "ts": start * period,
+                      "dur": (stop - start) * period, "args": {"External id": 1_000_000 + step}}
+            out.write(("" if step == 0 else ",\n") + json.dumps(marker))
+            for repeat in range(start, stop):
+                out.write(",\n" + batch(repeat))
         out.write("\n]}\n")
 
 
@@ -263,6 +327,8 @@ if __name__ == "__main__":
         make_gpu(sys.argv[2])
     elif len(sys.argv) >= 3 and sys.argv[1] == "cpu":
         make_cpu(sys.argv[2])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "export":
+        make_export(sys.argv[2])
     elif len(sys.argv) >= 4 and sys.argv[1] == "large":
         make_large(sys.argv[2], float(sys.argv[3]))
     else:
