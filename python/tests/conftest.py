@@ -7,11 +7,18 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(__file__).resolve().parent / "data"
 if str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))  # the tests import stepscope.model too
+
+# Triton's kernels run in its interpreter where there is no GPU; Triton reads
+# TRITON_INTERPRET when its language module is imported, and test modules
+# import it at collection (torch.utils.flop_counter does), so it is set here.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 # Tiny and quick on two shared cores: one intra-op thread, a small vocab.
 NANO = {"name": "nano", "d_model": 64, "d_ff": 256, "layers": 2, "heads": 4, "vocab": 1000,

@@ -138,13 +138,14 @@ def test_flash_triton_refuses_head_dims_beyond_its_tiles(flash_triton):
 
 def test_the_reference_model_gives_the_same_loss_and_gradients_with_our_flash(flash_triton):
     torch.manual_seed(0)
-    tokens = torch.randint(0, NANO["vocab"], (2, 17))
+    tokens = torch.randint(0, NANO["vocab"], (2, 17), device=DEVICE)
     results = {}
     for attention in ("naive", "flash-pytorch", "flash-triton"):
         torch.manual_seed(5)
         model = reference_model.TransformerLM(NANO["vocab"], NANO["d_model"], NANO["d_ff"],
                                               NANO["layers"], NANO["heads"],
-                                              NANO["max_context"], attention=attention)
+                                              NANO["max_context"],
+                                              attention=attention).to(DEVICE)
         loss = reference_model.next_token_loss(model, tokens)
         loss.backward()
         results[attention] = (loss.item(), model.layers[0].attn.q_proj.weight.grad)

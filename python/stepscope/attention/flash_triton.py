@@ -20,6 +20,7 @@ from .layout import as_four_dims, check_inputs
 if not triton_mode.interpreting() and not torch.cuda.is_available():
     triton_mode.use_interpreter()  # nothing but the interpreter can run the kernels here
 triton_mode.fix_interpreter()
+triton_mode.check_interpreter_ready()
 
 from . import triton_kernels  # noqa: E402  (decorated now: compiled or interpreted)
 

@@ -49,6 +49,24 @@ def prepare_for(device):
         use_interpreter()
 
 
+def check_interpreter_ready():
+    """Raises RuntimeError where the interpreter is asked for too late: Triton's
+    own helpers (tl.max's combine function, ...) are decorated when
+    triton.language is imported, and the interpreter cannot call them compiled.
+    torch.utils.flop_counter and torch.compile import Triton, for example."""
+    if not interpreting() or "triton.language" not in sys.modules:
+        return
+    from triton.language import standard
+    from triton.runtime.interpreter import InterpretedFunction
+
+    if not isinstance(standard.cdiv, InterpretedFunction):
+        raise RuntimeError(
+            f"Triton was imported before {INTERPRET_VARIABLE}=1 was set, so its own helpers "
+            "are compiled and its interpreter cannot run kernels on the CPU; set "
+            f"{INTERPRET_VARIABLE}=1 before anything imports Triton (torch.utils.flop_counter "
+            "and torch.compile do)")
+
+
 class LaunchCount:
     def __init__(self):
         self.launches = 0
