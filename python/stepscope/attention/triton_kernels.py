@@ -26,7 +26,7 @@ def flash_forward_kernel(
         IS_CAUSAL: tl.constexpr, DOT_PRECISION: tl.constexpr,
         BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_D: tl.constexpr):
     q_tile = tl.program_id(0)
-    batch_head = tl.program_id(1)
+    batch_head = tl.program_id(1).to(tl.int64)  # offsets past 2**31 elements stay exact
     batch, head = batch_head // heads, batch_head % heads
     rows = q_tile * BLOCK_Q + tl.arange(0, BLOCK_Q)
     columns = tl.arange(0, BLOCK_K)
@@ -87,7 +87,7 @@ def flash_backward_dkdv_kernel(
     """dK and dV of one key tile: the loop runs over query tiles, so the tile's
     sums stay in registers and no two programs write one row (no atomics)."""
     k_tile = tl.program_id(0)
-    batch_head = tl.program_id(1)
+    batch_head = tl.program_id(1).to(tl.int64)  # offsets past 2**31 elements stay exact
     batch, head = batch_head // heads, batch_head % heads
     keys = k_tile * BLOCK_K + tl.arange(0, BLOCK_K)
     dims = tl.arange(0, BLOCK_D)
@@ -147,7 +147,7 @@ def flash_backward_dq_kernel(
     """dQ of one query tile, the scores recomputed a second time: a separate
     pass instead of atomic adds from the dK/dV programs."""
     q_tile = tl.program_id(0)
-    batch_head = tl.program_id(1)
+    batch_head = tl.program_id(1).to(tl.int64)  # offsets past 2**31 elements stay exact
     batch, head = batch_head // heads, batch_head % heads
     rows = q_tile * BLOCK_Q + tl.arange(0, BLOCK_Q)
     columns = tl.arange(0, BLOCK_K)
