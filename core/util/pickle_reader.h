@@ -1,0 +1,163 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stepscope {
+
+// A reader of Python pickles (protocols 2 to 5, and the protocol 0/1 opcodes
+// they may still hold) that runs nothing. Python's pickle.load imports and
+// calls whatever a file names; this reader refuses every opcode that would
+// (GLOBAL, STACK_GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ, NEWOBJ_EX, PERSID,
+// BINPERSID, EXT1/2/4) with a message naming what the file asked for, unless
+// the caller's PicklePolicy allows that global. Even then nothing is called:
+// the call becomes an inert record (PickleKind::Call) that the caller
+// interprets, as torch.save's reader does with _rebuild_tensor_v2.
+//
+// Values live in one arena and refer to each other by index (PickleRef), so
+// a value nested 200,000 deep, or one that holds itself through the memo,
+// is freed in one go and read without recursion. A caller that walks values
+// should do so by schema (a known depth) or with its own stack: values form
+// a graph, and a cycle is legal pickle.
+using PickleRef = uint32_t;
+inline constexpr PickleRef kNoPickleRef = UINT32_MAX;
+
+enum class PickleKind : uint8_t {
+    None,
+    Bool,
+    Int,     // fits int64
+    BigInt,  // wider: text() is its little-endian two's complement bytes
+    Float,
+    String,  // str (UTF-8 as in the file, not checked) and protocol 2's BINSTRING
+    Bytes,
+    ByteArray,
+    Tuple,
+    List,
+    Dict,  // items(): key, value, key, value, ... in insertion order
+    Set,
+    FrozenSet,
+    Global,        // a (module, name) the policy allowed; never imported
+    Call,          // an allowed global applied to arguments; never called
+    PersistentId,  // BINPERSID / PERSID that the policy's hook accepted
+};
+
+class PickleDocument;
+
+// What a pickle may name. Without a policy every global and persistent id
+// is refused.
+struct PicklePolicy {
+    // True for a (module, name) the caller will interpret itself.
+    std::function<bool(std::string_view module, std::string_view name)> allowGlobal;
+    // Called once parsing is done with each persistent id (the value
+    // BINPERSID popped, or PERSID's text as a String); it throws to refuse
+    // one. Without it, PERSID and BINPERSID are refused.
+    std::function<void(const PickleDocument&, PickleRef id)> checkPersistentId;
+
+    // A policy that allows exactly these (module, name) pairs.
+    static PicklePolicy allowing(std::vector<std::pair<std::string, std::string>> globals);
+};
+
+// Bounds on what one pickle may make, so a small hostile file cannot ask
+// for gigabytes. Each has its own message.
+struct PickleLimits {
+    size_t maxStackDepth = size_t{1} << 20;       // values and marks on the stack at once
+    size_t maxValues = size_t{128} << 20;         // values in the arena (16 bytes each)
+    size_t maxItems = size_t{512} << 20;          // entries of all containers together
+    uint64_t maxStringBytes = uint64_t{1} << 30;  // one str, bytes or int
+};
+
+class PickleError : public std::runtime_error {
+public:
+    enum class Reason : uint8_t {
+        Malformed,  // not a pickle this reader can follow (underflow, no MARK, ...)
+        Truncated,  // ends before an opcode's bytes, a frame or STOP
+        Refused,    // asks for code to run, or for something outside the data
+        TooLarge,   // beyond a PickleLimits bound
+    };
+    PickleError(Reason reason, uint64_t offset, std::string opcode, std::string detail,
+                std::string asked = {});
+
+    Reason reason;
+    uint64_t offset;     // of the opcode's first byte
+    std::string opcode;  // "GLOBAL", "BINUNICODE", or "0x.." for an unknown byte
+    std::string detail;  // what is wrong, without the offset
+    std::string asked;   // Refused: what the file asked for ("os.system"), else empty
+};
+
+struct PickleCall {
+    enum class How : uint8_t { Reduce, NewObj, NewObjEx, Inst };
+    How how = How::Reduce;
+    PickleRef callable = kNoPickleRef;   // a Global
+    PickleRef args = kNoPickleRef;       // a Tuple
+    PickleRef kwargs = kNoPickleRef;     // NEWOBJ_EX's Dict
+    PickleRef state = kNoPickleRef;      // BUILD's argument (the last one)
+    PickleRef listItems = kNoPickleRef;  // a List of what APPEND(S) added
+    PickleRef dictItems = kNoPickleRef;  // a Dict of what SETITEM(S) added
+};
+
+class PickleDocument {
+public:
+    PickleRef root() const { return root_; }
+    int protocol() const { return protocol_; }           // 0 when the pickle has no PROTO
+    uint64_t stopOffset() const { return stopOffset_; }  // bytes after it are ignored
+    size_t valueCount() const { return nodes_.size(); }
+
+    PickleKind kind(PickleRef ref) const { return node(ref).kind; }
+    // The accessors below throw std::invalid_argument for a value of another kind.
+    bool boolean(PickleRef ref) const;
+    int64_t integer(PickleRef ref) const;
+    double real(PickleRef ref) const;
+    std::string_view text(PickleRef ref) const;             // String, Bytes, ByteArray, BigInt
+    std::span<const PickleRef> items(PickleRef ref) const;  // containers
+    std::string_view globalModule(PickleRef ref) const;
+    std::string_view globalName(PickleRef ref) const;
+    const PickleCall& call(PickleRef ref) const;
+    PickleRef persistentId(PickleRef ref) const;
+
+    // An Int, or a BigInt whose value fits; nullopt otherwise (any kind).
+    std::optional<int64_t> toInt64(PickleRef ref) const;
+    std::optional<uint64_t> toUInt64(PickleRef ref) const;
+    // The value of the last String key equal to `key` in a Dict, else kNoPickleRef.
+    PickleRef find(PickleRef dict, std::string_view key) const;
+    // "int", "str", "list", "global os.system", "collections.OrderedDict(...)".
+    std::string typeName(PickleRef ref) const;
+
+private:
+    friend class PickleMachine;
+    friend PickleDocument readPickle(std::string, const PicklePolicy&, const PickleLimits&);
+    struct Node {
+        uint64_t value = 0;  // int bits, double bits, byte offset, or a side-table index
+        uint32_t count = 0;  // length of a string, entries of a container
+        PickleKind kind = PickleKind::None;
+    };
+    struct GlobalName {
+        uint64_t moduleOffset;
+        uint32_t moduleLength;
+        uint64_t nameOffset;
+        uint32_t nameLength;
+    };
+    const Node& node(PickleRef ref) const;
+    const Node& expect(PickleRef ref, PickleKind kind, const char* what) const;
+
+    std::string bytes_;  // the pickle itself; strings are views into it
+    std::vector<Node> nodes_;
+    std::vector<PickleRef> items_;
+    std::vector<GlobalName> globals_;
+    std::vector<PickleCall> calls_;
+    PickleRef root_ = kNoPickleRef;
+    int protocol_ = 0;
+    uint64_t stopOffset_ = 0;
+};
+
+// Reads one pickle from `bytes` (which the document keeps). Throws
+// PickleError naming the byte offset and opcode of what went wrong.
+PickleDocument readPickle(std::string bytes, const PicklePolicy& policy = {},
+                          const PickleLimits& limits = {});
+
+}  // namespace stepscope
