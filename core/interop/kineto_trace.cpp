@@ -781,7 +781,12 @@ KinetoTrace Reader::read(const PaddedBytes& bytes) {
             od::field field = get(std::move(fieldResult), top);
             const std::string_view key = get(field.unescaped_key(), top);
             if (keys.size() < 6) {
-                keys.emplace_back(key.substr(0, 40));
+                // At most 40 bytes of each, cut between UTF-8 characters.
+                size_t cut = std::min<size_t>(key.size(), 40);
+                while (cut < key.size() && cut > 0 && (uint8_t(key[cut]) & 0xC0) == 0x80) {
+                    --cut;
+                }
+                keys.emplace_back(key.substr(0, cut));
             }
             FieldPath path{"", -1, ""};
             if (key == "traceEvents") {
