@@ -89,6 +89,18 @@ USER_SOURCE = textwrap.dedent('''
     ''')
 
 
+TRITON_MODULE = "stepscope_test_user_triton"
+TRITON_SOURCE = textwrap.dedent('''
+    """A student's FlashAttention in Triton (here: StepScope's own kernels)."""
+    from stepscope.attention.flash_triton import FlashAttentionTriton
+    from stepscope.attention.triton_kernels import flash_forward_kernel  # noqa: F401
+
+
+    class StudentTriton(FlashAttentionTriton):
+        pass
+    ''')
+
+
 @pytest.fixture(autouse=True)
 def interpreter_choice_stays_in_the_test(monkeypatch):
     """A grid on the CPU sets TRITON_INTERPRET in this process: undone after each test."""
@@ -99,6 +111,7 @@ def interpreter_choice_stays_in_the_test(monkeypatch):
 def user_dir(tmp_path_factory):
     directory = tmp_path_factory.mktemp("user_attention")
     (directory / f"{USER_MODULE}.py").write_text(USER_SOURCE)
+    (directory / f"{TRITON_MODULE}.py").write_text(TRITON_SOURCE)
     return str(directory)
 
 
@@ -201,23 +214,32 @@ def test_the_gate_checks_the_saved_logsumexp(user_dir):
 
 # --- the grid through the worker, as the C++ client sees it -------------------------
 
-def test_the_grid_holds_the_users_backend_beside_ours(user_dir):
-    result = run_worker({"command": "attention", "py_attention": f"{USER_MODULE}:CourseFlash",
+def test_the_grid_holds_a_users_triton_backend_beside_ours(user_dir):
+    """On the CPU, Triton kernels (the user's and ours) are checked in Triton's
+    interpreter and not timed; the others are timed."""
+    result = run_worker({"command": "attention", "py_attention": f"{TRITON_MODULE}:StudentTriton",
                          "py_path": user_dir, "points": [
-                             point("CourseFlash"), point("flash-pytorch"),
+                             point("StudentTriton"), point("flash-pytorch"),
                              point("flash-triton"), point("sdpa")]})
     assert result.returncode == 0
     user, flash_pytorch, flash_triton, sdpa = result.of("point")
-    for event in (user, flash_pytorch, sdpa):
+    for event in (flash_pytorch, sdpa):
         assert event["status"] == "ok" and event["forward_ms"] > 0, event
-    assert user["gate"]["ok"] and flash_pytorch["gate"]["ok"] and sdpa["gate"] is None
-    if not torch.cuda.is_available():
-        assert flash_triton["status"] == "unavailable"
-        assert flash_triton["message"] == ("Triton on CPU runs in its interpreter: correctness "
-                                           "checked (gate ok), not timed")
-        assert flash_triton["kernel"] == "triton-interpreter"
-        assert flash_triton["gate"]["ok"] and flash_triton["forward_ms"] is None
+    assert flash_pytorch["gate"]["ok"] and sdpa["gate"] is None
+    for event in (user, flash_triton):
+        assert event["status"] == "unavailable", event
+        assert event["message"] == ("Triton on CPU runs in its interpreter: correctness "
+                                    "checked (gate ok), not timed")
+        assert event["gate"]["ok"] and event["forward_ms"] is None
+    assert flash_triton["kernel"] == "triton-interpreter"
     assert result.finished["status"] == "ok"
+
+
+def test_a_users_triton_kernels_are_found_in_their_module(user_dir):
+    from stepscope.attention.user_attention import load_user_attention
+
+    assert load_user_attention(f"{TRITON_MODULE}:StudentTriton", user_dir).triton_kernels
+    assert not load_user_attention(f"{USER_MODULE}:CourseFlash", user_dir).triton_kernels
 
 
 # --- the model ---------------------------------------------------------------------

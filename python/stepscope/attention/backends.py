@@ -4,6 +4,8 @@ grid times and the reference model calls in every block."""
 from dataclasses import dataclass
 from typing import Callable
 
+import torch
+
 from . import triton_mode
 
 FLASH_PYTORCH, FLASH_TRITON = "flash-pytorch", "flash-triton"
@@ -16,15 +18,21 @@ class PythonBackend:
     call: Callable  # (q, k, v, is_causal) -> o
     kernel: str  # the point event's `kernel`
     heads_dim: bool  # called with (batch, heads, seq, d); else (batch·heads, seq, d)
-    triton: bool  # known to run Triton kernels (a user's is found out by its gate)
+    triton: bool  # runs Triton kernels: ours, or a user's whose modules define some
+    #               (and the gate counts the kernels any backend launches in the interpreter)
 
     def shape(self, batch, heads, seq, d):
         """The q, k and v shape this backend is called with."""
         return (batch, heads, seq, d) if self.heads_dim else (batch * heads, seq, d)
 
     def model_attention(self):
-        """Causal attention on the model's (batch, heads, seq, d) q, k and v."""
+        """Causal attention on the model's (batch, heads, seq, d) q, k and v.
+
+        Triton kernels in the interpreter are NumPy code that torch.compile
+        cannot trace: there the call stays eager inside a compiled model."""
         call, heads_dim = self.call, self.heads_dim
+        if self.triton and triton_mode.interpreting():
+            call = torch.compiler.disable(call, recursive=True)
 
         def attend(q, k, v):
             if heads_dim:
@@ -62,4 +70,4 @@ def ours(name):
 def users(user_attention):
     """The backend of a UserAttention (user_attention.load_user_attention)."""
     return PythonBackend(user_attention.name, user_attention.call, user_attention.target,
-                         heads_dim=False, triton=False)
+                         heads_dim=False, triton=user_attention.triton_kernels)

@@ -8,7 +8,10 @@ cannot be imported or named fails with a message whose first line starts
 with `py_attention:` (the C++ client turns it into an error naming
 --py-attention).
 """
+import inspect
+import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -28,6 +31,7 @@ class UserAttention:
     target: str  # MODULE:NAME
     call: Callable  # (q, k, v, is_causal) -> o
     kind: str  # "autograd Function" or "callable"
+    triton_kernels: bool = False  # its module (or py_path's) holds Triton kernels
 
 
 def callable_of(found, target):
@@ -56,8 +60,42 @@ def backend_name(target, name):
     return chosen
 
 
+def user_modules(module_name, py_path):
+    """The named module and the user's modules it names (imports, or the modules
+    of what it imported from them), one level deep: where its kernels may lie.
+    The user's modules are those under py_path (or the named module's folder)."""
+    module = sys.modules.get(module_name)
+    if module is None:
+        return []
+    root = py_path or os.path.dirname(getattr(module, "__file__", None) or "")
+    root = os.path.join(os.path.abspath(root), "") if root else ""
+    found = [module]
+    for value in list(vars(module).values()):
+        other = value if inspect.ismodule(value) else \
+            sys.modules.get(getattr(value, "__module__", None) or "")
+        path = getattr(other, "__file__", None)
+        if other is not None and other not in found and root and path and \
+                os.path.abspath(path).startswith(root):
+            found.append(other)
+    return found
+
+
+def holds_triton_kernels(module_name, py_path):
+    """Whether the user's modules define Triton kernels (@triton.jit at import):
+    they run in Triton's interpreter on the CPU, where torch.compile must not
+    trace into them and the grid does not time them."""
+    jit = sys.modules.get("triton.runtime.jit")
+    kernel_type = getattr(jit, "KernelInterface", None)
+    if kernel_type is None:
+        return False
+    return any(isinstance(value, kernel_type)
+               for module in user_modules(module_name, py_path)
+               for value in list(vars(module).values()))
+
+
 def load_user_attention(target, py_path="", name=""):
     """The UserAttention `target` names; raises Finish (failed, `py_attention: ...`)."""
     found = find_object(target, py_path, "py_attention", "NAME")
     call, kind = callable_of(found, target)
-    return UserAttention(name=backend_name(target, name), target=target, call=call, kind=kind)
+    return UserAttention(name=backend_name(target, name), target=target, call=call, kind=kind,
+                         triton_kernels=holds_triton_kernels(target.partition(":")[0], py_path))
