@@ -147,6 +147,10 @@ public:
         limits_.maxStringBytes = std::min<uint64_t>(limits_.maxStringBytes, UINT32_MAX);
         limits_.maxItems = std::min<size_t>(limits_.maxItems, UINT32_MAX - 1);
         limits_.maxValues = std::min<size_t>(limits_.maxValues, UINT32_MAX - 1);
+        // Room for a typical pickle's values up front (one per 8 bytes or so):
+        // growing by doubling costs copies and page faults on a large file.
+        doc_.nodes_.reserve(std::min<uint64_t>(limits_.maxValues, size_ / 8 + 16));
+        staging_.reserve(std::min<uint64_t>(limits_.maxItems, size_ / 4 + 16));
         doc_.nodes_.push_back({0, 0, PickleKind::None});
         doc_.nodes_.push_back({0, 0, PickleKind::Bool});
         doc_.nodes_.push_back({1, 0, PickleKind::Bool});
@@ -830,27 +834,44 @@ private:
         return newInt(value);
     }
 
-    // Every container's entries side by side, in the order the values were made.
+    // Every container's entries side by side: one that got them in one run
+    // (most do) keeps them where they are; the others are gathered at the end.
     void finalize() {
-        std::vector<PickleRef>& items = doc_.items_;
-        items.reserve(staging_.size());
+        std::vector<PickleRef>& items = staging_;
+        size_t gathered = 0;
+        for (const PickleDocument::Node& node : doc_.nodes_) {
+            if (isContainer(node.kind) && node.value != kNoBuilder &&
+                builders_[node.value].first != builders_[node.value].last) {
+                gathered += node.count;
+            }
+        }
+        if (gathered > limits_.maxItems - items.size()) {
+            fail(Reason::TooLarge, "containers hold more than " + std::to_string(limits_.maxItems) +
+                                       " entries together (the reader's limit)");
+        }
+        items.reserve(items.size() + gathered);
         for (PickleDocument::Node& node : doc_.nodes_) {
             if (!isContainer(node.kind)) {
                 continue;
             }
-            const uint64_t builder = node.value;
-            node.value = items.size();
-            if (builder == kNoBuilder) {
+            if (node.value == kNoBuilder) {
+                node.value = 0;
                 continue;
             }
-            for (uint32_t chunk = builders_[builder].first; chunk != kNoChunk;
-                 chunk = chunks_[chunk].next) {
-                const Chunk& c = chunks_[chunk];
-                items.insert(items.end(), staging_.begin() + c.begin,
-                             staging_.begin() + c.begin + c.size);
+            const Builder& builder = builders_[node.value];
+            if (builder.first == builder.last) {
+                node.value = chunks_[builder.first].begin;
+                continue;
+            }
+            node.value = items.size();
+            for (uint32_t chunk = builder.first; chunk != kNoChunk; chunk = chunks_[chunk].next) {
+                const Chunk c = chunks_[chunk];
+                for (uint32_t i = c.begin; i < c.begin + c.size; ++i) {
+                    items.push_back(items[i]);  // no reallocation: reserved above
+                }
             }
         }
-        std::vector<PickleRef>().swap(staging_);
+        doc_.items_ = std::move(items);
         std::vector<Chunk>().swap(chunks_);
         std::vector<Builder>().swap(builders_);
     }
