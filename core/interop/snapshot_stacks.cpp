@@ -1,0 +1,302 @@
+#include "interop/snapshot_stacks.h"
+
+// GCC 12 warns inside libstdc++'s std::regex (std::function members "may be
+// used uninitialized") when it optimizes under AddressSanitizer (-O1 and
+// up): a false positive in the library's headers, silenced in this file only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <algorithm>
+#include <array>
+#include <regex>
+#include <stdexcept>
+
+namespace stepscope {
+
+namespace {
+
+bool contains(std::string_view text, std::string_view part) {
+    return text.find(part) != std::string_view::npos;
+}
+
+bool startsWith(std::string_view text, std::string_view prefix) {
+    return text.substr(0, prefix.size()) == prefix;
+}
+
+bool endsWith(std::string_view text, std::string_view suffix) {
+    return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+template <size_t N>
+bool containsAny(std::string_view text, const std::array<std::string_view, N>& parts) {
+    return std::any_of(parts.begin(), parts.end(),
+                       [&](std::string_view part) { return contains(text, part); });
+}
+
+// memory_viz (torch/utils/viz/MemoryViz.js, frameFilter).
+constexpr std::array<std::string_view, 8> kMemvizHiddenNames = {
+    "unwind::unwind",    "CapturedTraceback::gather",
+    "gather_with_cpp",   "_start",
+    "__libc_start_main", "PyEval_",
+    "PyObject_",         "PyFunction_"};
+constexpr std::array<std::string_view, 10> kMemvizHiddenFiles = {"core/boxing",
+                                                                 "/Register",
+                                                                 "/Redispatch",
+                                                                 "pythonrun.c",
+                                                                 "Modules/main.c",
+                                                                 "Objects/call.c",
+                                                                 "Objects/methodobject.c",
+                                                                 "pycore_ceval.h",
+                                                                 "ceval.c",
+                                                                 "cpython/abstract.h"};
+
+// Where PyTorch's own Python files live.
+constexpr std::array<std::string_view, 3> kTorchPackage = {
+    "site-packages/torch/", "dist-packages/torch/", "/pytorch/torch/"};
+constexpr std::array<std::string_view, 9> kNativeSuffixes = {".c",   ".cc", ".cpp", ".cxx", ".h",
+                                                             ".hpp", ".cu", ".cuh", ".inl"};
+
+// Mosaic's rules (facebookresearch/mosaic, libmosaic/utils/data_utils.py),
+// those for the five categories StepScope shows.
+constexpr std::array<std::string_view, 9> kAutogradPrefixes = {
+    "torch::autograd::Engine::",
+    "torch::autograd::python::PythonEngine::",
+    "torch::autograd::Node::operator()",
+    "torch::autograd::PyNode::",
+    "torch::autograd::CppNode<",
+    "torch::autograd::GraphTask::",
+    "torch::autograd::AccumulateGrad::",
+    "torch::autograd::deleteNode",
+    "torch::autograd::utils::LambdaPostHook"};
+constexpr std::array<std::string_view, 7> kReducerPrefixes = {
+    "c10d::Reducer::mark_variable_ready",
+    "c10d::Reducer::mark_bucket_ready",
+    "c10d::Reducer::autograd_hook",
+    "c10d::Reducer::initialize_buckets",
+    "c10d::Reducer::initialize_local_used_map",
+    "c10d::Reducer::rebuild_buckets",
+    "c10d::Reducer::set_static_graph"};
+constexpr std::array<std::string_view, 3> kBackwardHelpers = {"_instantiate_filtered_grads",
+                                                              "clip_grad_norm_", "calc_grad_norm"};
+constexpr std::array<std::string_view, 6> kOptimizerNames = {
+    "custom_adamw",         "_init_group",      "step",
+    "_per_group_step_impl", "create_optimizer", "_create_optimizer"};
+constexpr std::array<std::string_view, 2> kOptimizerFiles = {"torch/optim/optimizer.py",
+                                                             "torchrec/optim/keyed.py"};
+
+struct FrameText {
+    std::string_view name;
+    std::string_view filename;
+};
+
+template <typename Predicate>
+bool anyFrame(const std::vector<FrameText>& frames, Predicate predicate) {
+    return std::any_of(frames.begin(), frames.end(), predicate);
+}
+
+bool isIn(std::string_view name, std::span<const std::string_view> names) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+bool startsWithAny(std::string_view name, std::span<const std::string_view> prefixes) {
+    return std::any_of(prefixes.begin(), prefixes.end(),
+                       [&](std::string_view prefix) { return startsWith(name, prefix); });
+}
+
+uint16_t mosaicCategory(const std::vector<FrameText>& frames) {
+    if (anyFrame(frames, [](const FrameText& f) { return contains(f.name, "forward"); })) {
+        return StackCategorizer::kActivation;
+    }
+    if (anyFrame(frames, [](const FrameText& f) {
+            return contains(f.name, "param") || contains(f.filename, "flatten_params_wrapper") ||
+                   contains(f.name, "build_norm_fn") ||
+                   (contains(f.name, "__init__") && contains(f.filename, "parallel/layers.py"));
+        })) {
+        return StackCategorizer::kParameter;
+    }
+    if (anyFrame(frames, [](const FrameText& f) {
+            return startsWithAny(f.name, kAutogradPrefixes) ||
+                   startsWithAny(f.name, kReducerPrefixes) || contains(f.name, "backward") ||
+                   isIn(f.name, kBackwardHelpers);
+        })) {
+        return StackCategorizer::kBackward;
+    }
+    if (anyFrame(frames, [](const FrameText& f) {
+            return isIn(f.name, kOptimizerNames) || containsAny(f.filename, kOptimizerFiles);
+        })) {
+        return StackCategorizer::kOptimizer;
+    }
+    return StackCategorizer::kUnknown;
+}
+
+// libstdc++'s regex search recurses over its input; a rule sees at most this
+// much of a name or filename, so a hostile file's long name cannot overflow it.
+constexpr size_t kRuleTextLimit = 1024;
+
+}  // namespace
+
+bool memvizShowsFrame(std::string_view name, std::string_view filename) {
+    return !containsAny(name, kMemvizHiddenNames) && !containsAny(filename, kMemvizHiddenFiles);
+}
+
+bool isLibraryFrame(std::string_view name, std::string_view filename) {
+    if (!memvizShowsFrame(name, filename)) {
+        return true;
+    }
+    if (filename == "??" || startsWith(filename, "torch/") ||
+        containsAny(filename, kTorchPackage)) {
+        return true;
+    }
+    if (std::any_of(kNativeSuffixes.begin(), kNativeSuffixes.end(),
+                    [&](std::string_view suffix) { return endsWith(filename, suffix); })) {
+        return true;
+    }
+    // Python's standard library: /usr/lib/python3.11/contextlib.py, not its site-packages.
+    return contains(filename, "/lib/python3") && !contains(filename, "-packages/");
+}
+
+std::string siteOf(const MemorySnapshot& snapshot, uint32_t stack) {
+    const std::span<const uint32_t> frames = snapshot.stack(stack);
+    auto label = [&](uint32_t id) {
+        const SnapshotFrame& frame = snapshot.frames[id];
+        const std::string_view file = snapshot.string(frame.filename);
+        const std::string_view name = snapshot.string(frame.name);
+        if (file.empty()) {
+            return std::string(name);
+        }
+        return std::string(file) + ":" + std::to_string(frame.line) + " " + std::string(name);
+    };
+    for (const uint32_t id : frames) {
+        const SnapshotFrame& frame = snapshot.frames[id];
+        if (!isLibraryFrame(snapshot.string(frame.name), snapshot.string(frame.filename))) {
+            return label(id);
+        }
+    }
+    for (const uint32_t id : frames) {
+        const SnapshotFrame& frame = snapshot.frames[id];
+        if (memvizShowsFrame(snapshot.string(frame.name), snapshot.string(frame.filename))) {
+            return label(id);
+        }
+    }
+    return frames.empty() ? "(no stack recorded)" : label(frames.front());
+}
+
+std::string formatStack(const MemorySnapshot& snapshot, uint32_t stack, bool allFrames) {
+    const std::span<const uint32_t> frames = snapshot.stack(stack);
+    if (frames.empty()) {
+        return "<block was allocated before _record_history was enabled>";
+    }
+    std::vector<std::string> lines;
+    for (const uint32_t id : frames) {
+        const SnapshotFrame& frame = snapshot.frames[id];
+        const std::string_view name = snapshot.string(frame.name);
+        const std::string_view file = snapshot.string(frame.filename);
+        if (allFrames || memvizShowsFrame(name, file)) {
+            lines.push_back(std::string(file) + ":" + std::to_string(frame.line) + ":" +
+                            std::string(name));
+        }
+    }
+    std::string out;
+    for (size_t i = 0; i < lines.size();) {
+        size_t j = i + 1;
+        while (j < lines.size() && lines[j] == lines[i]) {
+            ++j;
+        }
+        out += (out.empty() ? "" : "\n") + lines[i];
+        if (j - i == 2) {
+            out += "\n" + lines[i];
+        } else if (j - i > 2) {
+            out += "\n<repeats " + std::to_string(j - i - 1) + " times>";
+        }
+        i = j;
+    }
+    return out;
+}
+
+struct StackCategorizer::CompiledRules {
+    struct Rule {
+        uint16_t category;
+        std::regex pattern;
+    };
+    std::vector<Rule> rules;
+};
+
+StackCategorizer::StackCategorizer(const std::vector<CategoryRule>& rules)
+    : names_{"unknown", "parameter", "activation", "backward", "optimizer"} {
+    auto compiled = std::make_shared<CompiledRules>();
+    for (size_t i = 0; i < rules.size(); ++i) {
+        const CategoryRule& rule = rules[i];
+        if (rule.category.empty()) {
+            throw std::invalid_argument("category rule " + std::to_string(i + 1) +
+                                        " names no category");
+        }
+        try {
+            compiled->rules.push_back({idOf(rule.category), std::regex(rule.pattern)});
+        } catch (const std::regex_error& error) {
+            throw std::invalid_argument("category rule " + std::to_string(i + 1) + " (\"" +
+                                        rule.category + "\"): \"" + rule.pattern +
+                                        "\" is not a regular expression: " + error.what());
+        }
+    }
+    rules_ = std::move(compiled);
+}
+
+uint16_t StackCategorizer::idOf(const std::string& name) {
+    const auto found = std::find(names_.begin(), names_.end(), name);
+    if (found != names_.end()) {
+        return static_cast<uint16_t>(found - names_.begin());
+    }
+    if (names_.size() >= UINT16_MAX) {
+        throw std::invalid_argument("more than 65535 categories");
+    }
+    names_.push_back(name);
+    return static_cast<uint16_t>(names_.size() - 1);
+}
+
+namespace {
+
+std::vector<FrameText> frameTexts(const MemorySnapshot& snapshot, uint32_t stack) {
+    std::vector<FrameText> frames;
+    for (const uint32_t id : snapshot.stack(stack)) {
+        const SnapshotFrame& frame = snapshot.frames[id];
+        frames.push_back({snapshot.string(frame.name), snapshot.string(frame.filename)});
+    }
+    return frames;
+}
+
+}  // namespace
+
+std::optional<uint16_t> StackCategorizer::userCategoryOf(const MemorySnapshot& snapshot,
+                                                         uint32_t stack) const {
+    if (rules_->rules.empty()) {
+        return std::nullopt;
+    }
+    const std::vector<FrameText> frames = frameTexts(snapshot, stack);
+    for (const CompiledRules::Rule& rule : rules_->rules) {
+        const bool matches = anyFrame(frames, [&](const FrameText& f) {
+            const std::string_view name = f.name.substr(0, kRuleTextLimit);
+            const std::string_view file = f.filename.substr(0, kRuleTextLimit);
+            return std::regex_search(name.begin(), name.end(), rule.pattern) ||
+                   std::regex_search(file.begin(), file.end(), rule.pattern);
+        });
+        if (matches) {
+            return rule.category;
+        }
+    }
+    return std::nullopt;
+}
+
+uint16_t StackCategorizer::inferredCategoryOf(const MemorySnapshot& snapshot,
+                                              uint32_t stack) const {
+    return mosaicCategory(frameTexts(snapshot, stack));
+}
+
+uint16_t StackCategorizer::categoryOf(const MemorySnapshot& snapshot, uint32_t stack) const {
+    if (const auto user = userCategoryOf(snapshot, stack)) {
+        return *user;
+    }
+    return inferredCategoryOf(snapshot, stack);
+}
+
+}  // namespace stepscope

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "interop/memory_snapshot.h"
+
+namespace stepscope {
+
+// What a snapshot's stacks say about an allocation: the frames worth showing,
+// its site (where in the user's code it was made) and its category. The
+// rules are written out in docs/memory-snapshots.md.
+
+// memory_viz's frameFilter: the unwinder's and the interpreter's own frames
+// (CapturedTraceback::gather, PyEval_*, ceval.c, ...), which its stacks leave out.
+bool memvizShowsFrame(std::string_view name, std::string_view filename);
+
+// Frames that are not the user's code: those memory_viz leaves out, PyTorch's
+// own Python files (".../site-packages/torch/..."), Python's standard library
+// and native frames (C and C++ sources, "??").
+bool isLibraryFrame(std::string_view name, std::string_view filename);
+
+// "train.py:42 forward": the innermost frame that is the user's code; else
+// the innermost one memory_viz shows; "(no stack recorded)" without frames.
+// A frame without a filename (StepScope's runs) is its name alone.
+std::string siteOf(const MemorySnapshot& snapshot, uint32_t stack);
+
+// The stack as memory_viz prints it: "file:line:name", innermost first, a
+// run of equal lines as one and "<repeats N times>"; the frames
+// memvizShowsFrame rejects are left out unless `allFrames`.
+std::string formatStack(const MemorySnapshot& snapshot, uint32_t stack, bool allFrames = false);
+
+// A user's rule: frames whose name or filename matches `pattern` (an
+// ECMAScript regex, searched) put the allocation in `category`.
+struct CategoryRule {
+    std::string category;
+    std::string pattern;
+};
+
+// Categories from stacks, as Mosaic infers them: the user's rules first, in
+// order, then Mosaic's rules for activation ("forward" in a frame's name),
+// parameter, backward and optimizer; "unknown" when none matches.
+class StackCategorizer {
+public:
+    // Throws std::invalid_argument naming a rule whose pattern is not a regex.
+    explicit StackCategorizer(const std::vector<CategoryRule>& rules = {});
+
+    // "unknown", "parameter", "activation", "backward", "optimizer", then
+    // the user's categories that are not among them.
+    const std::vector<std::string>& names() const { return names_; }
+    uint16_t categoryOf(const MemorySnapshot& snapshot, uint32_t stack) const;
+    // The two halves of categoryOf: the user's rules alone (nullopt when none
+    // matches), and Mosaic's.
+    std::optional<uint16_t> userCategoryOf(const MemorySnapshot& snapshot, uint32_t stack) const;
+    uint16_t inferredCategoryOf(const MemorySnapshot& snapshot, uint32_t stack) const;
+    // The index of `name` in names(), added if new.
+    uint16_t idOf(const std::string& name);
+
+    static constexpr uint16_t kUnknown = 0;
+    static constexpr uint16_t kParameter = 1;
+    static constexpr uint16_t kActivation = 2;
+    static constexpr uint16_t kBackward = 3;
+    static constexpr uint16_t kOptimizer = 4;
+
+private:
+    struct CompiledRules;  // std::regex, kept out of this header
+    std::vector<std::string> names_;
+    std::shared_ptr<const CompiledRules> rules_;
+};
+
+}  // namespace stepscope
