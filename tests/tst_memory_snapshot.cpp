@@ -23,6 +23,7 @@
 #include "interop/snapshot_stacks.h"
 #include "interop/snapshot_timeline.h"
 #include "results/memory_trace.h"
+#include "results/memviz_export.h"
 #include "test_support.h"
 #include "util/pickle_reader.h"
 #include "util/pickle_writer.h"
@@ -558,6 +559,36 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, buildTimeline(snapshot, 3));
     }
 
+    // A random snapshot full of the cases memory_viz has rules for, against
+    // a separate Python implementation of its process_alloc_data.
+    void figuresMatchMemoryVizOnRandomEvents() {
+        const nlohmann::json expected =
+            nlohmann::json::parse(readFile(fixture("random_expected.json")));
+        for (const char* file : {"random_p2.pickle", "random_p4.pickle", "random.json"}) {
+            const MemorySnapshot snapshot = readMemorySnapshot(fixture(file));
+            for (int device = 0; device < 2; ++device) {
+                const RecordingSummary summary = summarizeTimeline(buildTimeline(snapshot, device));
+                const nlohmann::json& want = expected[size_t(device)];
+                QCOMPARE(summary.events, want["events"].get<int64_t>());
+                QCOMPARE(summary.allocs, want["allocs"].get<int64_t>());
+                QCOMPARE(summary.frees, want["frees"].get<int64_t>());
+                QCOMPARE(summary.aliveBeforeBytes, want["alive_before_bytes"].get<int64_t>());
+                QCOMPARE(summary.peakBytes, want["peak_bytes"].get<int64_t>());
+                QCOMPARE(summary.endBytes, want["end_bytes"].get<int64_t>());
+                int64_t byCategory = 0;
+                for (const auto& [category, bytes] : summary.byCategoryAtPeak) {
+                    byCategory += bytes;
+                }
+                int64_t bySite = 0;
+                for (const SiteAtPeak& site : summary.sitesAtPeak) {
+                    bySite += site.bytes;
+                }
+                QCOMPARE(byCategory, summary.peakBytes);
+                QCOMPARE(bySite, summary.peakBytes);
+            }
+        }
+    }
+
     void snapshotKeepsItsOtherParts() {
         const MemorySnapshot snapshot = readMemorySnapshot(fixture("basic_p2.pickle"));
         QCOMPARE(snapshot.segments.size(), size_t(2));
@@ -761,6 +792,21 @@ private Q_SLOTS:
             diffRecordings(summarizeTimeline(buildTimeline(snapshot, 0)), sb);
         QCOMPARE(mixed.peakDeltaBytes, int64_t(6800 - 5'224'288));
         QCOMPARE(mixed.sites.front().site, std::string("model.py:20 forward"));
+    }
+
+    // StepScope's own memory_viz export reads back with the run's figures
+    // and categories (the export writes each event's category).
+    void ourMemvizExportReadsBack() {
+        const MemoryTrace run = handMadeRun({{"layers.0.attn", "aten::softmax", 4000},
+                                             {"layers.0.mlp", "aten::mm", 1000},
+                                             {"layers.0.mlp", "aten::mm", -1000}});
+        const MemorySnapshot snapshot = parseMemorySnapshot(memvizPickle(run), "run.pickle");
+        const RecordingSummary exported = summarizeTimeline(buildTimeline(snapshot, 0));
+        const RecordingSummary direct = summarizeRunMemory(run, "run.json");
+        QCOMPARE(exported.peakBytes, direct.peakBytes);
+        QCOMPARE(exported.endBytes, direct.endBytes);
+        QCOMPARE(exported.byCategoryAtPeak, direct.byCategoryAtPeak);
+        QCOMPARE(exported.byCategoryAtPeak.front().first, std::string("activations"));
     }
 
     // A snapshot of 200,000 events with stacks: read and summarized well

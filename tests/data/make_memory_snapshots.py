@@ -16,6 +16,11 @@ Writes into OUT_DIR:
       a cut snapshot, a list, a pickled tensor, a torch.save archive
   deep.pickle, deep_memo.pickle, deep.json
       a list nested 200,000 deep (on the stack; through the memo; JSON)
+  random_p2.pickle, random_p4.pickle, random.json, random_expected.json
+      a seeded random snapshot full of the cases memory_viz has rules for
+      (frees without an alloc, an alloc over an open address, requested
+      frees, active segment blocks), and the figures a separate Python
+      implementation of memory_viz's process_alloc_data gives for it
   values_pN.pickle, values_pN.txt (N = 2..5)
       random plain values, and the text form of each (one a line) that the
       test's own printer must give for them
@@ -282,6 +287,100 @@ def write_values(out):
                 f.write(text_form(value) + "\n")
 
 
+def random_snapshot(seed=5, events=3000):
+    rng = random.Random(seed)
+    stacks = [FORWARD, PARAMETER, OPTIMIZER, BACKWARD, []]
+    traces, segments = [], []
+    for device in range(2):
+        trace, live = [], []
+        addresses = [0x1000 * (device * 10000 + i) for i in range(1, 300)]
+        for t in range(events // (device + 1)):
+            roll = rng.random()
+            addr = rng.choice(addresses)
+            size = rng.randrange(1, 1 << 20)
+            stack = rng.choice(stacks)
+            if roll < 0.45:
+                trace.append(event("alloc", addr, size, t, stack))
+                live.append((addr, size))
+            elif roll < 0.8 and live:
+                addr, size = live.pop(rng.randrange(len(live)))
+                if rng.random() < 0.3:
+                    trace.append(event("free_requested", addr, size, t, stack))
+                trace.append(event(rng.choice(["free_completed", "free"]), addr, size, t, stack))
+            elif roll < 0.85:
+                trace.append(event("free_completed", addr, size, t, stack))  # maybe no alloc
+            elif roll < 0.9:
+                trace.append(event(rng.choice(["segment_alloc", "segment_free"]), addr,
+                                   size, t))
+            elif roll < 0.92:
+                trace.append({"action": "oom", "device_free": 5, "size": size, "stream": 0,
+                              "time_us": t, "frames": []})
+            else:
+                trace.append(event("free_requested", addr, size, t, stack))
+        traces.append(trace)
+        blocks = []
+        for i in range(40):
+            size = rng.randrange(1, 1 << 16) * 512
+            blocks.append({"size": size, "requested_size": size - rng.randrange(512),
+                           "state": rng.choice(["active_allocated", "inactive",
+                                                "active_pending_free"]),
+                           "frames": rng.choice(stacks)})
+        # Segments at addresses the trace uses, so some blocks are open there.
+        base = addresses[rng.randrange(len(addresses))]
+        address = base
+        for block in blocks:
+            block["address"] = address
+            address += block["size"]
+        segments.append({"device": device, "address": base, "stream": 0,
+                         "total_size": address - base, "segment_type": "large",
+                         "blocks": blocks})
+    return {"segments": segments, "device_traces": traces}
+
+
+def memviz_figures(snapshot, device):
+    """memory_viz's Active Memory Timeline (process_alloc_data), written
+    again in Python for the test to hold the C++ one against."""
+    elements, actions, initially, open_at = [], [], [], {}
+    allocs = frees = 0
+    for e in snapshot["device_traces"][device]:
+        if e["action"] == "alloc":
+            allocs += 1
+            elements.append(e["size"])
+            open_at[e["addr"]] = len(elements) - 1
+            actions.append(len(elements) - 1)
+        elif e["action"] in ("free", "free_completed"):
+            frees += 1
+            if e["addr"] in open_at:
+                actions.append(open_at.pop(e["addr"]))
+            else:
+                elements.append(e["size"])
+                initially.append(len(elements) - 1)
+                actions.append(len(elements) - 1)
+    for segment in snapshot["segments"]:
+        if segment["device"] != device:
+            continue
+        address = segment["address"]
+        for block in segment["blocks"]:
+            if block["state"] == "active_allocated" and address not in open_at:
+                elements.append(block["requested_size"])
+                initially.append(len(elements) - 1)
+            address += block["size"]
+    total = sum(elements[i] for i in initially)
+    alive_before = total
+    peak = total
+    current = set(initially)
+    for i in actions:
+        if i in current:
+            current.remove(i)
+            total -= elements[i]
+        else:
+            current.add(i)
+            total += elements[i]
+        peak = max(peak, total)
+    return {"events": len(snapshot["device_traces"][device]), "allocs": allocs, "frees": frees,
+            "alive_before_bytes": alive_before, "peak_bytes": peak, "end_bytes": total}
+
+
 def big_snapshot(events, seed=1):
     """`events` entries on device 0 like a training loop's: allocs and frees
     over a thousand stacks of twenty frames, segments now and then."""
@@ -360,6 +459,12 @@ def main():
     write("deep.pickle", deep_pickle(200_000))
     write("deep_memo.pickle", deep_memo_pickle(200_000))
     write("deep.json", b"[" * 200_000 + b"]" * 200_000)
+    shaken = random_snapshot()
+    write("random_p2.pickle", pickle.dumps(shaken, protocol=2))
+    write("random_p4.pickle", pickle.dumps(shaken, protocol=4))
+    write("random.json", json.dumps(shaken).encode())
+    expected = [memviz_figures(shaken, device) for device in range(2)]
+    write("random_expected.json", json.dumps(expected).encode())
     write_values(out)
     if big:
         with open(os.path.join(out, "big.pickle"), "wb") as f:
