@@ -730,6 +730,17 @@ private Q_SLOTS:
         QVERIFY2(QString(error.what()).contains(message), error.what());
     }
 
+    // Sizes near 2^63 from a hostile file: a message, never a wrapped sum.
+    void sizesThatOverflowAreRefused() {
+        const MemorySnapshot snapshot = parseMemorySnapshot(
+            R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": 9000000000000000000},
+                                   {"action": "alloc", "addr": 2, "size": 9000000000000000000}]]})",
+            "x.json");
+        const SnapshotError error = snapshotError([&] { buildTimeline(snapshot, 0); });
+        QCOMPARE(error.kind, SnapshotError::Kind::TooLarge);
+        QCOMPARE(QString(error.what()), QString("x.json: its sizes add up past 2^63 bytes"));
+    }
+
     void summaryJsonHasTheIssuesKeys() {
         const MemorySnapshot snapshot = readMemorySnapshot(fixture("basic_p2.pickle"));
         const nlohmann::json json = toJson(summarizeTimeline(buildTimeline(snapshot, 0)), 2);

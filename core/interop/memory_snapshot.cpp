@@ -342,6 +342,8 @@ public:
         : out_(out), stacks_(64, StackHash{this}, StackEq{this}) {
         out_.stackStart.push_back(0);
     }
+    Interner(const Interner&) = delete;  // its sets hold `this`
+    Interner& operator=(const Interner&) = delete;
 
     uint32_t string(std::string_view text) {
         if (const auto found = strings_.find(text); found != strings_.end()) {
@@ -369,6 +371,10 @@ public:
         candidate_ = &candidate;
         if (const auto found = stacks_.find(kCandidate); found != stacks_.end()) {
             return *found;
+        }
+        if (candidate.size() > UINT32_MAX - 1 - out_.stackFrames.size()) {
+            throw SnapshotError(SnapshotError::Kind::TooLarge,
+                                out_.source + ": more than 4 Gi frames in distinct stacks");
         }
         out_.stackFrames.insert(out_.stackFrames.end(), candidate.begin(), candidate.end());
         out_.stackStart.push_back(static_cast<uint32_t>(out_.stackFrames.size()));

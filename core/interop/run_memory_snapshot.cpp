@@ -76,7 +76,8 @@ MemorySnapshot memorySnapshotOfRun(const MemoryTrace& trace, const std::string& 
         const bool alloc = trace.bytes[i] > 0;
         events.action.push_back(alloc ? SnapshotAction::Alloc : SnapshotAction::FreeCompleted);
         events.address.push_back(trace.address[i]);
-        events.bytes.push_back(alloc ? trace.bytes[i] : -trace.bytes[i]);
+        const int64_t bytes = trace.bytes[i];
+        events.bytes.push_back(alloc ? bytes : (bytes == INT64_MIN ? INT64_MAX : -bytes));
         const int32_t op = i < trace.op.size() ? trace.op[i] : -1;
         events.stack.push_back(sites.stack(trace.path[i], op, trace));
         events.category.push_back(

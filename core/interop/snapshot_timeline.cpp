@@ -6,6 +6,28 @@
 
 namespace stepscope {
 
+namespace {
+
+// Sizes come from a file: their sums are checked, never wrapped.
+int64_t checkedSum(int64_t a, int64_t b, const std::string& source) {
+    int64_t sum = 0;
+    if (__builtin_add_overflow(a, b, &sum)) {
+        throw SnapshotError(SnapshotError::Kind::TooLarge,
+                            source + ": its sizes add up past 2^63 bytes");
+    }
+    return sum;
+}
+
+int64_t checkedNegation(int64_t value, const std::string& source) {
+    if (value == INT64_MIN) {
+        throw SnapshotError(SnapshotError::Kind::TooLarge,
+                            source + ": its sizes add up past 2^63 bytes");
+    }
+    return -value;
+}
+
+}  // namespace
+
 std::vector<int> snapshotDevices(const MemorySnapshot& snapshot) {
     std::vector<int> devices;
     for (size_t device = 0; device < snapshot.deviceTraces.size(); ++device) {
@@ -24,7 +46,8 @@ std::vector<int> snapshotDevices(const MemorySnapshot& snapshot) {
 int busiestDevice(const MemorySnapshot& snapshot) {
     std::unordered_map<int, int64_t> reserved;
     for (const SnapshotSegment& segment : snapshot.segments) {
-        reserved[segment.device] += segment.totalSize;
+        reserved[segment.device] =
+            checkedSum(reserved[segment.device], segment.totalSize, snapshot.source);
     }
     int best = 0;
     size_t bestEvents = 0;
@@ -124,7 +147,7 @@ void addReserved(const MemorySnapshot& snapshot, const SnapshotDeviceTrace& trac
     int64_t segmentsTotal = 0;
     for (const SnapshotSegment& segment : snapshot.segments) {
         if (segment.device == out.device) {
-            segmentsTotal += segment.totalSize;
+            segmentsTotal = checkedSum(segmentsTotal, segment.totalSize, snapshot.source);
         }
     }
     out.reservedBeforeBytes = segmentsTotal;
@@ -143,17 +166,19 @@ void addReserved(const MemorySnapshot& snapshot, const SnapshotDeviceTrace& trac
     int64_t lowest = 0;
     for (size_t i = 0; i < trace.size(); ++i) {
         if (isSegmentGrowth(trace.action[i])) {
-            net += trace.bytes[i];
+            net = checkedSum(net, trace.bytes[i], snapshot.source);
         } else if (isSegmentShrink(trace.action[i])) {
-            net -= trace.bytes[i];
+            net = checkedSum(net, -trace.bytes[i], snapshot.source);
         }
         out.reservedAfter[i] = net;
         lowest = std::min(lowest, net);
     }
-    out.reservedBeforeBytes = std::max(segmentsTotal - net, -lowest);
+    out.reservedBeforeBytes =
+        std::max(checkedSum(segmentsTotal, checkedNegation(net, snapshot.source), snapshot.source),
+                 checkedNegation(lowest, snapshot.source));
     int64_t peak = out.reservedBeforeBytes;
     for (int64_t& reserved : out.reservedAfter) {
-        reserved += out.reservedBeforeBytes;
+        reserved = checkedSum(reserved, out.reservedBeforeBytes, snapshot.source);
         peak = std::max(peak, reserved);
     }
     out.reservedPeakBytes = peak;
@@ -238,7 +263,7 @@ SnapshotTimeline buildTimeline(const MemorySnapshot& snapshot, int device,
                                       stack, labels.category(stack, eventCategory(i)),
                                       labels.site(stack)});
                 open[trace.address[i]] = static_cast<uint32_t>(out.blocks.size() - 1);
-                allocated += trace.bytes[i];
+                allocated = checkedSum(allocated, trace.bytes[i], snapshot.source);
                 ++out.allocs;
                 break;
             }
@@ -248,15 +273,16 @@ SnapshotTimeline buildTimeline(const MemorySnapshot& snapshot, int device,
                 if (const auto found = open.find(trace.address[i]); found != open.end()) {
                     TimelineBlock& block = out.blocks[found->second];
                     block.freeEvent = event;
-                    allocated -= block.bytes;
+                    allocated = checkedSum(allocated, -block.bytes, snapshot.source);
                     open.erase(found);
                 } else {
                     const uint32_t stack = trace.stack[i];
                     out.blocks.push_back({trace.address[i], trace.bytes[i], kBeforeTrace, event, -1,
                                           stack, labels.category(stack, eventCategory(i)),
                                           labels.site(stack)});
-                    out.aliveBeforeBytes += trace.bytes[i];
-                    allocated -= trace.bytes[i];
+                    out.aliveBeforeBytes =
+                        checkedSum(out.aliveBeforeBytes, trace.bytes[i], snapshot.source);
+                    allocated = checkedSum(allocated, -trace.bytes[i], snapshot.source);
                 }
                 break;
             }
@@ -286,14 +312,16 @@ SnapshotTimeline buildTimeline(const MemorySnapshot& snapshot, int device,
             out.blocks.push_back({block.address, block.requestedSize, kBeforeTrace, kAliveAtEnd, -1,
                                   block.stack, labels.category(block.stack, 0),
                                   labels.site(block.stack)});
-            out.aliveBeforeBytes += block.requestedSize;
+            out.aliveBeforeBytes =
+                checkedSum(out.aliveBeforeBytes, block.requestedSize, snapshot.source);
         }
     }
 
     out.peakBytes = out.aliveBeforeBytes;
     out.peakEvent = kBeforeTrace;
     for (size_t i = 0; i < trace.size(); ++i) {
-        out.allocatedAfter[i] += out.aliveBeforeBytes;
+        out.allocatedAfter[i] =
+            checkedSum(out.allocatedAfter[i], out.aliveBeforeBytes, snapshot.source);
         if (out.allocatedAfter[i] > out.peakBytes) {
             out.peakBytes = out.allocatedAfter[i];
             out.peakEvent = static_cast<int32_t>(i);

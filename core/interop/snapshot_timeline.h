@@ -90,7 +90,8 @@ std::vector<int> snapshotDevices(const MemorySnapshot& snapshot);
 int busiestDevice(const MemorySnapshot& snapshot);
 
 // Throws std::invalid_argument for a device the snapshot does not hold, or
-// a rule whose pattern is not a regex.
+// a rule whose pattern is not a regex; SnapshotError (TooLarge) when the
+// file's sizes add up past what 64 bits hold.
 SnapshotTimeline buildTimeline(const MemorySnapshot& snapshot, int device,
                                const std::vector<CategoryRule>& rules = {});
 
