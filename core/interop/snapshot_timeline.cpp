@@ -222,8 +222,9 @@ void addBands(const MemorySnapshot& snapshot, SnapshotTimeline& out) {
 
 }  // namespace
 
-SnapshotTimeline buildTimeline(const MemorySnapshot& snapshot, int device,
-                               const std::vector<CategoryRule>& rules) {
+namespace {
+
+const SnapshotDeviceTrace& traceOf(const MemorySnapshot& snapshot, int device) {
     const std::vector<int> devices = snapshotDevices(snapshot);
     if (!devices.empty() && std::find(devices.begin(), devices.end(), device) == devices.end()) {
         std::string held;
@@ -240,54 +241,55 @@ SnapshotTimeline buildTimeline(const MemorySnapshot& snapshot, int device,
     if (trace.size() >= size_t(kAliveAtEnd)) {
         throw std::invalid_argument(snapshot.source + ": too many events on one device");
     }
-    SnapshotTimeline out;
-    out.device = device;
-    out.events = trace.size();
-    out.timeUs = trace.timeUs;
-    out.firstTimeUs = trace.timeUs.empty() ? 0 : trace.timeUs.front();
-    out.allocatedAfter.resize(trace.size());
-    BlockLabels labels(snapshot, rules);
-    auto eventCategory = [&](size_t i) -> uint16_t {
-        return trace.category.empty() ? 0 : trace.category[i];
-    };
+    return trace;
+}
 
+// The trace's events in order: blocks opened, closed and marked, and what is
+// allocated after each event counting from zero (the blocks alive before
+// the trace are added once all are known). Returns the blocks left open.
+std::unordered_map<uint64_t, uint32_t> replayTrace(const MemorySnapshot& snapshot,
+                                                   const SnapshotDeviceTrace& trace,
+                                                   BlockLabels& labels, SnapshotTimeline& out) {
+    const std::string& source = snapshot.source;
     std::unordered_map<uint64_t, uint32_t> open;  // address → block
     open.reserve(1024);
-    int64_t allocated = 0;  // since the trace began; alive-before blocks added below
+    auto newBlock = [&](size_t i, int32_t allocEvent, int32_t freeEvent) {
+        const uint32_t stack = trace.stack[i];
+        const uint16_t own = trace.category.empty() ? 0 : trace.category[i];
+        out.blocks.push_back({trace.address[i], trace.bytes[i], allocEvent, freeEvent, -1, stack,
+                              labels.category(stack, own), labels.site(stack)});
+    };
+    int64_t allocated = 0;
     for (size_t i = 0; i < trace.size(); ++i) {
         const auto event = static_cast<int32_t>(i);
+        const auto found = open.find(trace.address[i]);
         switch (trace.action[i]) {
-            case SnapshotAction::Alloc: {
-                const uint32_t stack = trace.stack[i];
-                out.blocks.push_back({trace.address[i], trace.bytes[i], event, kAliveAtEnd, -1,
-                                      stack, labels.category(stack, eventCategory(i)),
-                                      labels.site(stack)});
-                open[trace.address[i]] = static_cast<uint32_t>(out.blocks.size() - 1);
-                allocated = checkedSum(allocated, trace.bytes[i], snapshot.source);
+            case SnapshotAction::Alloc:  // over an open block: that one stays open
+                newBlock(i, event, kAliveAtEnd);
+                if (found != open.end()) {
+                    found->second = static_cast<uint32_t>(out.blocks.size() - 1);
+                } else {
+                    open.emplace(trace.address[i], static_cast<uint32_t>(out.blocks.size() - 1));
+                }
+                allocated = checkedSum(allocated, trace.bytes[i], source);
                 ++out.allocs;
                 break;
-            }
             case SnapshotAction::FreeCompleted:
-            case SnapshotAction::Free: {
+            case SnapshotAction::Free:
                 ++out.frees;
-                if (const auto found = open.find(trace.address[i]); found != open.end()) {
+                if (found != open.end()) {
                     TimelineBlock& block = out.blocks[found->second];
                     block.freeEvent = event;
-                    allocated = checkedSum(allocated, -block.bytes, snapshot.source);
+                    allocated = checkedSum(allocated, -block.bytes, source);
                     open.erase(found);
-                } else {
-                    const uint32_t stack = trace.stack[i];
-                    out.blocks.push_back({trace.address[i], trace.bytes[i], kBeforeTrace, event, -1,
-                                          stack, labels.category(stack, eventCategory(i)),
-                                          labels.site(stack)});
-                    out.aliveBeforeBytes =
-                        checkedSum(out.aliveBeforeBytes, trace.bytes[i], snapshot.source);
-                    allocated = checkedSum(allocated, -trace.bytes[i], snapshot.source);
+                } else {  // alive before the trace, freed here
+                    newBlock(i, kBeforeTrace, event);
+                    out.aliveBeforeBytes = checkedSum(out.aliveBeforeBytes, trace.bytes[i], source);
+                    allocated = checkedSum(allocated, -trace.bytes[i], source);
                 }
                 break;
-            }
             case SnapshotAction::FreeRequested:
-                if (const auto found = open.find(trace.address[i]); found != open.end()) {
+                if (found != open.end()) {
                     out.blocks[found->second].freeRequestedEvent = event;
                 }
                 break;
@@ -299,9 +301,15 @@ SnapshotTimeline buildTimeline(const MemorySnapshot& snapshot, int device,
         }
         out.allocatedAfter[i] = allocated;
     }
-    // Blocks the segments hold at the end that no alloc in the trace opened.
+    return open;
+}
+
+// Blocks the segments hold at the end that no alloc in the trace left open.
+void addSegmentBlocks(const MemorySnapshot& snapshot,
+                      const std::unordered_map<uint64_t, uint32_t>& open, BlockLabels& labels,
+                      SnapshotTimeline& out) {
     for (const SnapshotSegment& segment : snapshot.segments) {
-        if (segment.device != device) {
+        if (segment.device != out.device) {
             continue;
         }
         for (uint32_t b = segment.firstBlock; b < segment.firstBlock + segment.blockCount; ++b) {
@@ -316,10 +324,12 @@ SnapshotTimeline buildTimeline(const MemorySnapshot& snapshot, int device,
                 checkedSum(out.aliveBeforeBytes, block.requestedSize, snapshot.source);
         }
     }
+}
 
+void findPeak(const MemorySnapshot& snapshot, SnapshotTimeline& out) {
     out.peakBytes = out.aliveBeforeBytes;
     out.peakEvent = kBeforeTrace;
-    for (size_t i = 0; i < trace.size(); ++i) {
+    for (size_t i = 0; i < out.allocatedAfter.size(); ++i) {
         out.allocatedAfter[i] =
             checkedSum(out.allocatedAfter[i], out.aliveBeforeBytes, snapshot.source);
         if (out.allocatedAfter[i] > out.peakBytes) {
@@ -327,17 +337,9 @@ SnapshotTimeline buildTimeline(const MemorySnapshot& snapshot, int device,
             out.peakEvent = static_cast<int32_t>(i);
         }
     }
-    out.endBytes = trace.size() > 0 ? out.allocatedAfter.back() : out.aliveBeforeBytes;
-    out.peakTimeUs = out.peakEvent == kBeforeTrace ? out.firstTimeUs : trace.timeUs[out.peakEvent];
-
-    addReserved(snapshot, trace, out);
-    if (out.reservedPeakBytes) {
-        out.reservedAtPeakBytes = out.peakEvent == kBeforeTrace
-                                      ? out.reservedBeforeBytes
-                                      : out.reservedAfter[size_t(out.peakEvent)];
-    }
-    addBands(snapshot, out);
-
+    out.endBytes = out.allocatedAfter.empty() ? out.aliveBeforeBytes : out.allocatedAfter.back();
+    out.peakTimeUs =
+        out.peakEvent == kBeforeTrace ? out.firstTimeUs : out.timeUs[size_t(out.peakEvent)];
     for (size_t b = 0; b < out.blocks.size(); ++b) {
         if (out.blocks[b].aliveAfter(out.peakEvent)) {
             out.aliveAtPeak.push_back(static_cast<uint32_t>(b));
@@ -346,6 +348,30 @@ SnapshotTimeline buildTimeline(const MemorySnapshot& snapshot, int device,
     std::stable_sort(out.aliveAtPeak.begin(), out.aliveAtPeak.end(), [&](uint32_t a, uint32_t b) {
         return out.blocks[a].bytes > out.blocks[b].bytes;
     });
+}
+
+}  // namespace
+
+SnapshotTimeline buildTimeline(const MemorySnapshot& snapshot, int device,
+                               const std::vector<CategoryRule>& rules) {
+    const SnapshotDeviceTrace& trace = traceOf(snapshot, device);
+    SnapshotTimeline out;
+    out.device = device;
+    out.events = trace.size();
+    out.timeUs = trace.timeUs;
+    out.firstTimeUs = trace.timeUs.empty() ? 0 : trace.timeUs.front();
+    out.allocatedAfter.resize(trace.size());
+    BlockLabels labels(snapshot, rules);
+    const auto open = replayTrace(snapshot, trace, labels, out);
+    addSegmentBlocks(snapshot, open, labels, out);
+    findPeak(snapshot, out);
+    addReserved(snapshot, trace, out);
+    if (out.reservedPeakBytes) {
+        out.reservedAtPeakBytes = out.peakEvent == kBeforeTrace
+                                      ? out.reservedBeforeBytes
+                                      : out.reservedAfter[size_t(out.peakEvent)];
+    }
+    addBands(snapshot, out);
     out.categories = labels.categories();
     out.sites = labels.takeSites();
     return out;

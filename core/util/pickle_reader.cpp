@@ -208,6 +208,7 @@ private:
         std::memcpy(&value, take(sizeof(T)), sizeof(T));
         return value;
     }
+
     // The text up to the next newline (protocol 0's arguments).
     std::string_view line() {
         const void* end = std::memchr(data_ + pos_, '\n', size_ - pos_);
@@ -334,6 +335,7 @@ private:
         stack_.resize(begin);
         marks_.pop_back();
     }
+
     // A container made of the values since the last MARK, pushed in their place.
     void collectToMark(PickleKind kind) {
         const size_t begin = markedBegin();
@@ -346,6 +348,7 @@ private:
         dropToMark(begin);
         push(container);
     }
+
     // The container an APPENDS / SETITEMS / ADDITEMS adds to: the value just
     // below the MARK, itself above the MARK before.
     PickleRef markTarget(size_t begin) const {
@@ -466,7 +469,8 @@ private:
         return newNode(PickleKind::PersistentId, id);
     }
 
-    void step() {
+    // The stack itself and the framing: PROTO, FRAME, MARK, POP, POP_MARK, DUP.
+    bool stepStack() {
         switch (op_) {
             case 0x80: {  // PROTO
                 const auto version = little<uint8_t>();
@@ -505,6 +509,15 @@ private:
             case '2':  // DUP
                 push(top());
                 break;
+            default:
+                return false;
+        }
+        return true;
+    }
+
+    // None, bools, integers and floats.
+    bool stepNumber() {
+        switch (op_) {
             case 'N':
                 push(kNone);
                 break;
@@ -558,6 +571,15 @@ private:
                 push(newNode(PickleKind::Float, bits));
                 break;
             }
+            default:
+                return false;
+        }
+        return true;
+    }
+
+    // Strings and bytes of every width, views into the file.
+    bool stepText() {
+        switch (op_) {
             case 'X':
                 push(newText(PickleKind::String, little<uint32_t>()));
                 break;
@@ -595,6 +617,15 @@ private:
                 fail(Reason::Malformed,
                      "protocol 0 text strings are not read; write the pickle with protocol 2 "
                      "or later");
+            default:
+                return false;
+        }
+        return true;
+    }
+
+    // Tuples, lists, dicts and sets, and what adds to them.
+    bool stepContainer() {
+        switch (op_) {
             case ')':
                 push(kEmptyTuple);
                 break;
@@ -672,6 +703,15 @@ private:
                 dropToMark(begin);
                 break;
             }
+            default:
+                return false;
+        }
+        return true;
+    }
+
+    // The memo: PUT and GET in their widths, MEMOIZE.
+    bool stepMemo() {
+        switch (op_) {
             case 'p':
                 memoPut(decimalLine("memo index"));
                 break;
@@ -693,6 +733,15 @@ private:
             case 'j':
                 memoGet(little<uint32_t>());
                 break;
+            default:
+                return false;
+        }
+        return true;
+    }
+
+    // Globals: refused unless the policy allows them, then inert markers.
+    bool stepGlobal() {
+        switch (op_) {
             case 'c': {  // GLOBAL "module\nname\n"
                 const std::string_view module = line();
                 const std::string_view name = line();
@@ -740,6 +789,15 @@ private:
                 push(call(PickleCall::How::Inst, callable, args));
                 break;
             }
+            default:
+                return false;
+        }
+        return true;
+    }
+
+    // Calls of an allowed global, kept as records; BUILD sets their state.
+    bool stepCall() {
+        switch (op_) {
             case 'R': {
                 needValues(2);
                 const PickleRef args = stack_[stack_.size() - 1];
@@ -780,6 +838,16 @@ private:
                 stack_.pop_back();
                 break;
             }
+            default:
+                return false;
+        }
+        return true;
+    }
+
+    // What only the writer's program could resolve: persistent ids,
+    // copyreg's extension codes, out-of-band buffers.
+    bool stepOutside() {
+        switch (op_) {
             case 'P': {
                 const std::string_view id = line();
                 const PickleRef text =
@@ -807,7 +875,14 @@ private:
                 top();
                 break;
             default:
-                fail(Reason::Malformed, "not a pickle opcode");
+                return false;
+        }
+        return true;
+    }
+    void step() {
+        if (!stepContainer() && !stepMemo() && !stepText() && !stepNumber() && !stepStack() &&
+            !stepGlobal() && !stepCall() && !stepOutside()) {
+            fail(Reason::Malformed, "not a pickle opcode");
         }
     }
 
@@ -1001,6 +1076,7 @@ std::optional<uint64_t> PickleDocument::toUInt64(PickleRef ref) const {
     if (n.kind != PickleKind::BigInt) {
         return std::nullopt;
     }
+
     // 2^63 .. 2^64-1 take nine bytes, the ninth zero (the sign).
     const auto* bytes = reinterpret_cast<const unsigned char*>(bytes_.data() + n.value);
     for (uint64_t i = 8; i < n.count; ++i) {
