@@ -7,7 +7,8 @@
 //       core/interop/memory_snapshot.cpp core/interop/snapshot_stacks.cpp \
 //       core/interop/snapshot_timeline.cpp core/interop/recording_summary.cpp \
 //       -o fuzz_memory_snapshot
-//   ./fuzz_memory_snapshot -max_total_time=60 CORPUS_DIR  (seeds: make_memory_snapshots.py's files)
+//   ./fuzz_memory_snapshot -max_total_time=60 -dict=tests/fuzz/fuzz_memory_snapshot.dict \
+//       CORPUS_DIR  (seeds: tests/data/make_memory_snapshots.py's files)
 #include <cstddef>
 #include <cstdint>
 #include <string>
