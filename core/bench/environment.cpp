@@ -53,6 +53,19 @@ std::string utcNow() {
 
 }  // namespace
 
+int64_t availableSystemMemory() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    int64_t kibibytes = 0;
+    std::string unit;
+    while (meminfo >> key >> kibibytes >> unit) {
+        if (key == "MemAvailable:") {
+            return kibibytes * 1024;
+        }
+    }
+    return 0;
+}
+
 DeviceInventory probeDevices() {
     DeviceInventory inventory;
     inventory.libtorchVersion = TORCH_VERSION;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ struct DeviceInventory {
 };
 
 DeviceInventory probeDevices();
+
+// MemAvailable from /proc/meminfo, in bytes (0 when unreadable): what the
+// CPU pre-flight compares a run's predicted peak with.
+int64_t availableSystemMemory();
 ValidationContext validationContext();
 EnvironmentInfo captureEnvironment(const RunConfig& config);
 

@@ -17,7 +17,6 @@
 #endif
 
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <optional>
 
@@ -205,36 +204,6 @@ void releaseMemory(RunState& state, const at::Device& device) {
 InvalidConfigError::InvalidConfigError(std::vector<ConfigError> errors)
     : std::invalid_argument(describe(errors)), errors_(std::move(errors)) {}
 
-int64_t availableSystemMemory() {
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    int64_t kibibytes = 0;
-    std::string unit;
-    while (meminfo >> key >> kibibytes >> unit) {
-        if (key == "MemAvailable:") {
-            return kibibytes * 1024;
-        }
-    }
-    return 0;
-}
-
-std::optional<std::string> preflightRefusal(const RunConfig& config, const RunControl& control) {
-    // Running out of memory on CPU kills the process: refuse up front. A
-    // user's Python model is not ours to predict.
-    if (config.device != DeviceKind::Cpu || config.force || !config.pyModel.empty()) {
-        return std::nullopt;
-    }
-    const int64_t needed = preflightBytes(config);
-    const int64_t available = control.availableMemoryBytes.value_or(availableSystemMemory());
-    if (available > 0 && needed > available) {
-        return "the run needs about " + formatBytes(static_cast<double>(needed)) +
-               " (the predicted peak and a 10% margin) but only " +
-               formatBytes(static_cast<double>(available)) +
-               " is available; shrink the batch, the context or the model";
-    }
-    return std::nullopt;
-}
-
 RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
     auto errors = validate(config, validationContext());
     if (!errors.empty()) {
@@ -261,7 +230,8 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         return result;
     };
 
-    if (auto refusal = preflightRefusal(config, control)) {
+    if (auto refusal = preflightRefusal(
+            config, control.availableMemoryBytes.value_or(availableSystemMemory()))) {
         return finish(RunStatus::Refused, std::move(*refusal));
     }
 

@@ -3,7 +3,8 @@
 #include <functional>
 #include <string>
 
-#include "bench/runner.h"
+#include "bench/run_config.h"
+#include "engines/run_control.h"
 
 namespace stepscope {
 

@@ -9,6 +9,7 @@
 
 #include "bench/cost_model.h"
 #include "bench/environment.h"
+#include "bench/memory_estimate.h"
 #include "model/model_dims.h"
 #include "profile/operator_tracer.h"
 #include "results/run_file.h"
@@ -390,7 +391,8 @@ std::string workerPackageDir() {
 }
 
 RunResult runInPythonWorker(const RunConfig& config, const RunControl& control) {
-    if (auto refusal = preflightRefusal(config, control)) {
+    if (auto refusal = preflightRefusal(
+            config, control.availableMemoryBytes.value_or(availableSystemMemory()))) {
         RunResult refused;
         refused.config = config;
         refused.environment = captureEnvironment(config);

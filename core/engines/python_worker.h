@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "attention/attention_benchmark.h"
-#include "bench/runner.h"
+#include "engines/run_control.h"
 
 namespace stepscope {
 
