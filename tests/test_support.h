@@ -4,7 +4,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "bench/run_config.h"
+#include "config/run_config.h"
 #include "results/run_result.h"
 
 namespace stepscope::test {

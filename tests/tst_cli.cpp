@@ -13,7 +13,7 @@
 
 #include "bench/environment.h"
 #include "bench/memory_estimate.h"
-#include "model/model_dims.h"
+#include "config/model_dims.h"
 #include "results/run_file.h"
 #include "test_support.h"
 

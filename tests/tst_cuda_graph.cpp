@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attention/attention_registry.h"
-#include "bench/config_field.h"
+#include "config/config_field.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
 #include "results/run_file.h"

@@ -13,7 +13,7 @@
 #include "bench/cost_model.h"
 #include "bench/memory_estimate.h"
 #include "bench/runner.h"
-#include "model/model_dims.h"
+#include "config/model_dims.h"
 #include "results/memory_trace.h"
 
 using namespace stepscope;

@@ -30,7 +30,7 @@
 #include "attention/attention_backend.h"
 #include "attention/cuda_flash_attention.h"
 #include "bench/runner.h"
-#include "model/model_dims.h"
+#include "config/model_dims.h"
 #include "test_support.h"
 
 #ifdef STEPSCOPE_HAVE_CUDA_KERNELS

@@ -8,7 +8,7 @@
 
 #include "bench/environment.h"
 #include "bench/runner.h"
-#include "model/model_dims.h"
+#include "config/model_dims.h"
 #include "profile/kernel_tracer.h"
 #include "test_support.h"
 

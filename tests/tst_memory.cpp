@@ -12,7 +12,7 @@
 #include <fstream>
 
 #include "bench/runner.h"
-#include "model/model_dims.h"
+#include "config/model_dims.h"
 #include "results/chrome_trace.h"
 #include "results/memory_report.h"
 #include "results/memviz_export.h"

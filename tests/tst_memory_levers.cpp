@@ -18,7 +18,7 @@
 #include <map>
 
 #include "attention/attention_registry.h"
-#include "bench/config_field.h"
+#include "config/config_field.h"
 #include "bench/cost_model.h"
 #include "bench/environment.h"
 #include "bench/runner.h"

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "model/model_dims.h"
+#include "config/model_dims.h"
 #include "model/transformer.h"
 
 using namespace stepscope;

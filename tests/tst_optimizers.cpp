@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "bench/config_field.h"
+#include "config/config_field.h"
 #include "bench/environment.h"
 #include "bench/memory_estimate.h"
 #include "bench/optimizers.h"

@@ -18,7 +18,7 @@
 #include <QTemporaryDir>
 
 #include "attention_page.h"
-#include "bench/config_field.h"
+#include "config/config_field.h"
 #include "bench/runner.h"
 #include "bench/statistics.h"
 #include "bench/study.h"

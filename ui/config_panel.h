@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/run_config.h"
+#include "config/run_config.h"
 
 class QCheckBox;
 class QComboBox;

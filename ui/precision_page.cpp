@@ -20,8 +20,8 @@
 #include <QVBoxLayout>
 #include <exception>
 
-#include "bench/run_config.h"
-#include "model/model_dims.h"
+#include "config/run_config.h"
+#include "config/model_dims.h"
 #include "precision/accumulation_lab.h"
 #include "read_only_table.h"
 

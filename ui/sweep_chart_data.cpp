@@ -5,7 +5,7 @@
 #include <optional>
 #include <set>
 
-#include "bench/config_field.h"
+#include "config/config_field.h"
 
 namespace stepscope::ui {
 

@@ -18,7 +18,7 @@
 #include <algorithm>
 #include <set>
 
-#include "bench/config_field.h"
+#include "config/config_field.h"
 #include "bench/cost_model.h"
 #include "bench/memory_estimate.h"
 #include "bench/runner.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "attention/attention_registry.h"
-#include "bench/config_field.h"
+#include "config/config_field.h"
 #include "bench/evaluate.h"
 #include "bench/runner.h"
 #include "model/pretrained_folder.h"

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "bench/run_config.h"
+#include "config/run_config.h"
 #include "cli/commands.h"
 #include "results/run_file.h"
 

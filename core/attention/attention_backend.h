@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "attention/attention_options.h"
+#include "config/attention_options.h"
 
 namespace stepscope {
 

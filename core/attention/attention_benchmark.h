@@ -7,32 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "attention/attention_options.h"
-#include "bench/run_config.h"
+#include "config/attention_grid.h"
 
 namespace stepscope {
-
-// The attention grid: backends × head dims × sequence lengths × precisions.
-struct AttentionBenchSpec {
-    std::vector<std::string> backends{"naive", "tiled", "sdpa"};
-    std::vector<int64_t> headDims{16, 32, 64, 128};
-    std::vector<int64_t> seqLens;  // empty: the device's default grid
-    std::vector<Precision> precisions{Precision::Fp32};
-    int64_t batch = 8;
-    int64_t heads = 1;
-    bool causal = true;
-    DeviceKind device = DeviceKind::Cpu;
-    int warmup = 1;
-    int repeats = 5;  // times are medians over these
-    uint64_t seed = 0;
-    AttentionOptions options;  // tile sizes for tiled
-    std::string python;        // "compiled" points: the worker's interpreter (empty: default)
-};
 
 // The backends the grid takes: the model's (attentionBackendNames()) and
 // "compiled", torch.compile of naive attention in the Python worker.
 std::vector<std::string> attentionGridBackendNames();
-constexpr const char* kCompiledAttention = "compiled";
 
 std::vector<int64_t> defaultSeqLens(DeviceKind device);
 

@@ -3,7 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <c10/core/Device.h>
 
-#include "bench/run_config.h"
+#include "config/run_config.h"
 
 namespace stepscope {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "bench/run_config.h"
+#include "config/run_config.h"
 
 namespace stepscope {
 

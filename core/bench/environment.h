@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/run_config.h"
+#include "config/run_config.h"
 #include "results/run_result.h"
 
 namespace stepscope {

@@ -5,7 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "bench/run_config.h"
+#include "config/run_config.h"
 
 namespace stepscope {
 

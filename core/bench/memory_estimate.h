@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/run_config.h"
+#include "config/run_config.h"
 #include "results/memory_trace.h"
 
 namespace stepscope {

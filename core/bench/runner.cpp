@@ -201,9 +201,6 @@ void releaseMemory(RunState& state, const at::Device& device) {
 
 }  // namespace
 
-InvalidConfigError::InvalidConfigError(std::vector<ConfigError> errors)
-    : std::invalid_argument(describe(errors)), errors_(std::move(errors)) {}
-
 RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
     auto errors = validate(config, validationContext());
     if (!errors.empty()) {

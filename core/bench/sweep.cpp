@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "bench/config_field.h"
+#include "config/config_field.h"
 #include "bench/environment.h"
 #include "results/report.h"
 #include "results/run_file.h"

@@ -3,7 +3,7 @@
 #include <functional>
 #include <string>
 
-#include "bench/run_config.h"
+#include "config/run_config.h"
 #include "engines/run_control.h"
 
 namespace stepscope {

@@ -10,7 +10,7 @@
 #include "bench/cost_model.h"
 #include "bench/environment.h"
 #include "bench/memory_estimate.h"
-#include "model/model_dims.h"
+#include "config/model_dims.h"
 #include "profile/operator_tracer.h"
 #include "results/run_file.h"
 #include "util/child_process.h"

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "model/checkpoint.h"
-#include "model/model_dims.h"
+#include "config/model_dims.h"
 
 namespace stepscope {
 

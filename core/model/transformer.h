@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "attention/attention_backend.h"
-#include "model/checkpoint_strategy.h"
-#include "model/model_dims.h"
+#include "config/checkpoint_strategy.h"
+#include "config/model_dims.h"
 
 namespace stepscope {
 

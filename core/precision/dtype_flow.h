@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/run_config.h"
+#include "config/run_config.h"
 
 namespace stepscope {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "bench/config_field.h"
+#include "config/config_field.h"
 #include "util/strings.h"
 
 namespace stepscope {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "bench/flop_groups.h"
-#include "bench/run_config.h"
+#include "config/run_config.h"
 #include "bench/statistics.h"
 #include "profile/time_row.h"
 #include "results/memory_trace.h"

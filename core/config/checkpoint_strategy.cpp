@@ -1,4 +1,4 @@
-#include "model/checkpoint_strategy.h"
+#include "config/checkpoint_strategy.h"
 
 #include <charconv>
 

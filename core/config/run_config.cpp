@@ -1,4 +1,4 @@
-#include "bench/run_config.h"
+#include "config/run_config.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,6 +8,9 @@
 #include "util/strings.h"
 
 namespace stepscope {
+
+InvalidConfigError::InvalidConfigError(std::vector<ConfigError> errors)
+    : std::invalid_argument(describe(errors)), errors_(std::move(errors)) {}
 
 namespace {
 

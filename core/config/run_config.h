@@ -1,12 +1,18 @@
 #pragma once
 
+// core/config: what a user asks for. The run's configuration and its
+// validation (here), its fields by name (config_field.h), model dims and
+// presets, the checkpoint strategy, the attention options and the attention
+// grid's spec. Plain data without LibTorch; includes only util/.
+
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "model/checkpoint_strategy.h"
-#include "model/model_dims.h"
+#include "config/checkpoint_strategy.h"
+#include "config/model_dims.h"
 
 namespace stepscope {
 
@@ -104,5 +110,15 @@ struct ValidationContext {
 
 std::vector<ConfigError> validate(const RunConfig& config, const ValidationContext& context);
 std::string describe(const std::vector<ConfigError>& errors);  // one line per error
+
+// A config that fails validation; errors() names each field.
+class InvalidConfigError : public std::invalid_argument {
+public:
+    explicit InvalidConfigError(std::vector<ConfigError> errors);
+    const std::vector<ConfigError>& errors() const { return errors_; }
+
+private:
+    std::vector<ConfigError> errors_;
+};
 
 }  // namespace stepscope

@@ -1,9 +1,8 @@
-#include "bench/config_field.h"
+#include "config/config_field.h"
 
 #include <charconv>
 #include <functional>
 
-#include "bench/runner.h"
 #include "util/strings.h"
 
 namespace stepscope {

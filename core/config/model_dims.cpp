@@ -1,4 +1,4 @@
-#include "model/model_dims.h"
+#include "config/model_dims.h"
 
 namespace stepscope {
 
