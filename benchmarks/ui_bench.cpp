@@ -26,7 +26,7 @@
 #include "main_window.h"
 #include "memory_index.h"
 #include "memory_view.h"
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 #include "results/run_file.h"
 #include "step_timing_view.h"
 

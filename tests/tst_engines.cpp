@@ -16,7 +16,7 @@
 
 #include "bench/evaluate.h"
 #include "bench/runner.h"
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 #include "results/run_file.h"
 #include "test_support.h"
 

@@ -14,7 +14,7 @@
 #include "bench/memory_estimate.h"
 #include "bench/runner.h"
 #include "config/model_dims.h"
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 
 using namespace stepscope;
 

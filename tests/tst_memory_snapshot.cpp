@@ -22,7 +22,7 @@
 #include "interop/run_memory_snapshot.h"
 #include "interop/snapshot_stacks.h"
 #include "interop/snapshot_timeline.h"
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 #include "results/memviz_export.h"
 #include "test_support.h"
 #include "util/pickle_reader.h"

@@ -21,7 +21,7 @@
 #include "bench/optimizers.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 #include "results/run_file.h"
 #include "test_support.h"
 

@@ -3,7 +3,7 @@
 #include <QStringList>
 #include <vector>
 
-#include "results/step_timeline.h"
+#include "profile/step_timeline.h"
 #include "run_view.h"
 
 class QCustomPlot;

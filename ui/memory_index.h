@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 
 namespace stepscope::ui {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "memory_index.h"
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 #include "run_view.h"
 
 class QCheckBox;

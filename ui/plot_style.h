@@ -3,7 +3,7 @@
 #include <QColor>
 #include <QString>
 
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 
 class QCPAxis;
 class QCustomPlot;

@@ -25,7 +25,7 @@
 #include "format.h"
 #include "list_input.h"
 #include "plot_style.h"
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 #include "sweep_chart_data.h"
 
 namespace stepscope::ui {

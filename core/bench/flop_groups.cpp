@@ -10,35 +10,7 @@ const char* kGroupOrder[] = {
     "attention projections", "attention q·kᵀ", "attention softmax", "attention ·v",
     "attention core",        "MLP matmuls",    "LM head",           "other"};
 
-bool endsWith(const std::string& text, const std::string& suffix) {
-    return text.size() >= suffix.size() &&
-           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
-
-std::string flopGroupOf(const std::string& category, const std::string& modulePath) {
-    for (const char* part : {"attention q·kᵀ", "attention softmax", "attention ·v"}) {
-        if (endsWith(modulePath, std::string("/") + part)) {
-            return part;
-        }
-    }
-    if (category == "attention core") {
-        return "attention core";
-    }
-    if (category == "matmul") {
-        if (endsWith(modulePath, ".attn")) {
-            return "attention projections";
-        }
-        if (endsWith(modulePath, ".ffn")) {
-            return "MLP matmuls";
-        }
-        if (modulePath == "lm_head") {
-            return "LM head";
-        }
-    }
-    return "other";
-}
 
 double forwardGroupFlops(const RunConfig& config, const std::string& group) {
     const ModelDims& m = config.model;

@@ -22,10 +22,6 @@ struct FlopGroupRow {
     double achievedFlopsPerSecond = 0;
 };
 
-// The group of a forward operator, from its category and the module path the
-// trace ranges gave it ("layers.3.attn", "layers.3.attn/attention softmax").
-std::string flopGroupOf(const std::string& category, const std::string& modulePath);
-
 double forwardGroupFlops(const RunConfig& config, const std::string& group);
 
 // Rows for every group that was measured, in a fixed reading order.

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "config/run_config.h"
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 
 namespace stepscope {
 

@@ -9,13 +9,6 @@
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 
-#if __has_include(<torch/csrc/cuda/memory_snapshot.h>)
-#include <torch/csrc/cuda/memory_snapshot.h>
-#define STEPSCOPE_HAS_CUDA_SNAPSHOT 1
-#else
-#define STEPSCOPE_HAS_CUDA_SNAPSHOT 0
-#endif
-
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -33,6 +26,7 @@
 #include "model/checkpoint.h"
 #include "model/chunked_loss.h"
 #include "model/transformer.h"
+#include "profile/cuda_history.h"
 #include "profile/kernel_tracer.h"
 #include "profile/memory_tracker.h"
 #include "profile/operator_tracer.h"
@@ -162,35 +156,6 @@ StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& d
     }
     return record;
 }
-
-// The caching allocator's native record (torch.cuda.memory._record_memory_history)
-// while alive; write() saves its snapshot, as torch.cuda.memory._dump_snapshot does.
-class CudaHistory {
-public:
-    CudaHistory() {
-#if STEPSCOPE_HAS_CUDA_SNAPSHOT
-        // std::optional<std::string>, not a string literal: a const char* picks the bool overload.
-        torch::cuda::_record_memory_history(std::optional<std::string>("all"),
-                                            std::optional<std::string>("all"), "python");
-#else
-        throw std::runtime_error("cuda-snapshot: this LibTorch has no CUDA memory history");
-#endif
-    }
-    ~CudaHistory() {
-#if STEPSCOPE_HAS_CUDA_SNAPSHOT
-        torch::cuda::_record_memory_history(std::optional<std::string>());
-#endif
-    }
-    CudaHistory(const CudaHistory&) = delete;
-    CudaHistory& operator=(const CudaHistory&) = delete;
-    void write(const std::string& path) const {
-#if STEPSCOPE_HAS_CUDA_SNAPSHOT
-        writeFileAtomically(path, torch::cuda::_memory_snapshot_pickled());
-#else
-        (void)path;
-#endif
-    }
-};
 
 void releaseMemory(RunState& state, const at::Device& device) {
     state = RunState{};

@@ -7,7 +7,7 @@
 
 #include "bench/cost_model.h"
 #include "engines/isolated_run.h"
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
 #include "util/strings.h"

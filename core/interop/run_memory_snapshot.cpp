@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 // The one place interop reads a run's trace (moving to "profile/memory_trace.h").
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 
 namespace stepscope {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "results/step_timeline.h"
+#include "profile/step_timeline.h"
 
 namespace stepscope {
 

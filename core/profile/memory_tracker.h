@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 
 namespace at {
 class Tensor;

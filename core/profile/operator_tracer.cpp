@@ -11,12 +11,12 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "bench/flop_groups.h"
 #include "profile/block_log.h"
 #include "profile/kernel_tracer.h"
 #include "profile/name_table.h"
 #include "profile/trace_clock.h"
 #include "profile/trace_range.h"
+#include "util/strings.h"
 
 namespace stepscope {
 
@@ -489,6 +489,29 @@ StepTimeline OperatorTracer::timeline(int step) const {
         timeline.spans.begin(), timeline.spans.end(),
         [](const TimelineSpan& a, const TimelineSpan& b) { return a.startUs < b.startUs; });
     return timeline;
+}
+
+std::string flopGroupOf(const std::string& category, const std::string& modulePath) {
+    for (const char* part : {"attention q·kᵀ", "attention softmax", "attention ·v"}) {
+        if (endsWith(modulePath, std::string("/") + part)) {
+            return part;
+        }
+    }
+    if (category == "attention core") {
+        return "attention core";
+    }
+    if (category == "matmul") {
+        if (endsWith(modulePath, ".attn")) {
+            return "attention projections";
+        }
+        if (endsWith(modulePath, ".ffn")) {
+            return "MLP matmuls";
+        }
+        if (modulePath == "lm_head") {
+            return "LM head";
+        }
+    }
+    return "other";
 }
 
 }  // namespace stepscope

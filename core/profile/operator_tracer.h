@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "profile/step_timeline.h"
 #include "profile/time_row.h"
-#include "results/step_timeline.h"
 
 namespace stepscope {
 
@@ -57,5 +57,9 @@ public:
 private:
     std::unique_ptr<State> state_;
 };
+
+// The group of a forward operator, from its category and the module path the
+// trace ranges gave it ("layers.3.attn", "layers.3.attn/attention softmax").
+std::string flopGroupOf(const std::string& category, const std::string& modulePath);
 
 }  // namespace stepscope

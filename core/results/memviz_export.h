@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 
 namespace stepscope {
 

@@ -9,8 +9,8 @@
 #include "config/run_config.h"
 #include "bench/statistics.h"
 #include "profile/time_row.h"
-#include "results/memory_trace.h"
-#include "results/step_timeline.h"
+#include "profile/memory_trace.h"
+#include "profile/step_timeline.h"
 
 namespace stepscope {
 

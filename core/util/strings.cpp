@@ -4,6 +4,11 @@
 
 namespace stepscope {
 
+bool endsWith(const std::string& text, const std::string& suffix) {
+    return text.size() >= suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 std::string joinNames(const std::vector<std::string>& names) {
     std::string out;
     for (const auto& name : names) {

@@ -8,6 +8,9 @@ namespace stepscope {
 // "a, b, c": how messages list the allowed values.
 std::string joinNames(const std::vector<std::string>& names);
 
+// Whether `text` ends with `suffix`.
+bool endsWith(const std::string& text, const std::string& suffix);
+
 // "3.14" for (3.14159, 2): a number with a fixed count of decimals, as tables print it.
 std::string fixedDecimals(double value, int decimals = 2);
 

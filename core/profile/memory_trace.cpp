@@ -1,4 +1,4 @@
-#include "results/memory_trace.h"
+#include "profile/memory_trace.h"
 
 #include <algorithm>
 #include <unordered_map>
