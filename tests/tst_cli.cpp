@@ -12,7 +12,7 @@
 #include <set>
 
 #include "bench/environment.h"
-#include "bench/memory_estimate.h"
+#include "estimate/memory_estimate.h"
 #include "config/model_dims.h"
 #include "results/run_file.h"
 #include "test_support.h"

@@ -23,15 +23,15 @@
 #include <QToolButton>
 
 #include "attention_page.h"
-#include "bench/cost_model.h"
 #include "bench/environment.h"
-#include "bench/memory_estimate.h"
 #include "bench/runner.h"
 #include "breakdown_view.h"
 #include "cli_run.h"
 #include "compare_view.h"
 #include "config_panel.h"
 #include "engines/python_worker.h"
+#include "estimate/cost_model.h"
+#include "estimate/memory_estimate.h"
 #include "exporter.h"
 #include "format.h"
 #include "kernel_timeline_view.h"
@@ -49,6 +49,7 @@
 #include "step_timing_view.h"
 #include "sweep_page.h"
 #include "util/atomic_file.h"
+#include "util/strings.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;

@@ -19,7 +19,7 @@
 
 #include "attention/attention_registry.h"
 #include "config/config_field.h"
-#include "bench/cost_model.h"
+#include "estimate/cost_model.h"
 #include "bench/environment.h"
 #include "bench/runner.h"
 #include "model/chunked_loss.h"

@@ -17,7 +17,7 @@
 
 #include "config/config_field.h"
 #include "bench/environment.h"
-#include "bench/memory_estimate.h"
+#include "estimate/memory_estimate.h"
 #include "bench/optimizers.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"

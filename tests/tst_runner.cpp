@@ -6,12 +6,13 @@
 #include <cmath>
 #include <numeric>
 
-#include "bench/cost_model.h"
 #include "bench/environment.h"
-#include "bench/memory_estimate.h"
 #include "bench/runner.h"
+#include "estimate/cost_model.h"
+#include "estimate/memory_estimate.h"
 #include "profile/trace_range.h"
 #include "test_support.h"
+#include "util/strings.h"
 
 using namespace stepscope;
 

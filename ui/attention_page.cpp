@@ -21,7 +21,7 @@
 #include <set>
 
 #include "attention/attention_benchmark.h"
-#include "bench/cost_model.h"
+#include "estimate/cost_model.h"
 #include "bench/runner.h"
 #include "format.h"
 #include "list_input.h"

@@ -1,6 +1,7 @@
 #include "format.h"
 
-#include "bench/cost_model.h"
+#include "estimate/cost_model.h"
+#include "util/strings.h"
 
 namespace stepscope::ui {
 

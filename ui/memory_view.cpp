@@ -23,8 +23,8 @@
 #include <map>
 
 #include "allocation_bands.h"
-#include "bench/cost_model.h"
-#include "bench/memory_estimate.h"
+#include "estimate/cost_model.h"
+#include "estimate/memory_estimate.h"
 #include "format.h"
 #include "plot_style.h"
 #include "read_only_table.h"

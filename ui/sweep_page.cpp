@@ -19,8 +19,8 @@
 #include <set>
 
 #include "config/config_field.h"
-#include "bench/cost_model.h"
-#include "bench/memory_estimate.h"
+#include "estimate/cost_model.h"
+#include "estimate/memory_estimate.h"
 #include "bench/runner.h"
 #include "format.h"
 #include "list_input.h"

@@ -6,15 +6,15 @@
 #include <iostream>
 
 #include "attention/attention_benchmark.h"
-#include "bench/cost_model.h"
 #include "bench/environment.h"
 #include "bench/evaluate.h"
-#include "bench/memory_estimate.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
 #include "cli/guarded.h"
 #include "cli/stderr_progress.h"
 #include "engines/isolated_run.h"
+#include "estimate/cost_model.h"
+#include "estimate/memory_estimate.h"
 #include "precision/accumulation_lab.h"
 #include "precision/dtype_flow.h"
 #include "results/attention_file.h"
@@ -25,6 +25,7 @@
 #include "results/report.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
+#include "util/strings.h"
 
 namespace stepscope::cli {
 

@@ -13,10 +13,10 @@
 #include "attention/attention_registry.h"
 #include "attention/sdpa_attention.h"
 #include "attention/tiled_attention.h"
-#include "bench/cost_model.h"
 #include "bench/environment.h"
 #include "bench/runner.h"
 #include "engines/python_worker.h"
+#include "estimate/cost_model.h"
 #include "profile/memory_watermark.h"
 #include "util/strings.h"
 
@@ -189,12 +189,6 @@ std::vector<int64_t> defaultSeqLens(DeviceKind device) {
         return {256, 1024, 4096, 8192, 16384};
     }
     return {256, 512, 1024, 2048};
-}
-
-double attentionForwardFlops(int64_t batch, int64_t heads, int64_t seq, int64_t d, bool causal) {
-    const double flops =
-        4.0 * double(batch) * double(heads) * double(seq) * double(seq) * double(d);
-    return causal ? flops / 2 : flops;
 }
 
 std::vector<AttentionPoint> attentionGridPoints(const AttentionBenchSpec& spec) {

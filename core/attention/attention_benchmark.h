@@ -42,9 +42,6 @@ struct AttentionPoint {
 // head dim, sequence length, then backend), not yet measured.
 std::vector<AttentionPoint> attentionGridPoints(const AttentionBenchSpec& spec);
 
-// FlashAttention's convention: forward 4·B·H·S²·d, halved when causal; backward 2.5× forward.
-double attentionForwardFlops(int64_t batch, int64_t heads, int64_t seq, int64_t d, bool causal);
-
 struct AttentionBenchControl {
     std::function<void(const AttentionPoint&, int index, int total)> onPoint;
     const std::atomic<bool>* cancel = nullptr;

@@ -14,12 +14,12 @@
 #include <optional>
 
 #include "bench/autocast_scope.h"
-#include "bench/cost_model.h"
+#include "estimate/cost_model.h"
 #include "bench/cpu_allocator.h"
 #include "bench/environment.h"
 #include "bench/evaluate.h"
-#include "bench/flop_groups.h"
-#include "bench/memory_estimate.h"
+#include "estimate/flop_groups.h"
+#include "estimate/memory_estimate.h"
 #include "bench/optimizers.h"
 #include "bench/step_timer.h"
 #include "engines/python_worker.h"

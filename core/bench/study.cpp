@@ -5,8 +5,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "bench/cost_model.h"
 #include "engines/isolated_run.h"
+#include "estimate/cost_model.h"
 #include "profile/memory_trace.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"

@@ -7,9 +7,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "bench/cost_model.h"
+#include "estimate/cost_model.h"
 #include "bench/environment.h"
-#include "bench/memory_estimate.h"
+#include "estimate/memory_estimate.h"
 #include "config/model_dims.h"
 #include "profile/operator_tracer.h"
 #include "results/run_file.h"

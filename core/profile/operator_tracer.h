@@ -1,5 +1,10 @@
 #pragma once
 
+// core/profile: instruments and the raw records they produce. The operator
+// tracer (here), the kernel and memory tracers, trace ranges, the memory
+// trace and the step timeline, the CUDA allocator's history. Includes only
+// util/ (and LibTorch).
+
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "bench/cost_model.h"
+#include "estimate/cost_model.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
 #include "util/strings.h"

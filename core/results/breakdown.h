@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/flop_groups.h"
+#include "estimate/flop_groups.h"
 #include "results/run_result.h"
 
 namespace stepscope {

@@ -7,8 +7,9 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "bench/cost_model.h"
-#include "bench/memory_estimate.h"
+#include "estimate/cost_model.h"
+#include "estimate/memory_estimate.h"
+#include "util/strings.h"
 
 namespace stepscope {
 

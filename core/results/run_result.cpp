@@ -1,6 +1,6 @@
 #include "results/run_result.h"
 
-#include "bench/cost_model.h"
+#include "estimate/cost_model.h"
 
 namespace stepscope {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/flop_groups.h"
+#include "estimate/flop_groups.h"
 #include "config/run_config.h"
 #include "bench/statistics.h"
 #include "profile/time_row.h"

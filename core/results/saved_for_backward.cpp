@@ -6,7 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "bench/cost_model.h"
+#include "estimate/cost_model.h"
+#include "util/strings.h"
 
 namespace stepscope {
 

@@ -47,4 +47,16 @@ std::string shellQuote(const std::string& text) {
     return quoted + "'";
 }
 
+std::string formatBytes(double bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int unit = 0;
+    while (bytes >= 1024.0 && unit < 4) {
+        bytes /= 1024.0;
+        ++unit;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", bytes, units[unit]);
+    return text;
+}
+
 }  // namespace stepscope

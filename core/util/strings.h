@@ -1,5 +1,9 @@
 #pragma once
 
+// core/util: what every layer uses. Strings (here), files written
+// atomically, child processes, temporary folders, pickle reading and
+// writing. Includes nothing else of StepScope.
+
 #include <string>
 #include <vector>
 
@@ -10,6 +14,9 @@ std::string joinNames(const std::vector<std::string>& names);
 
 // Whether `text` ends with `suffix`.
 bool endsWith(const std::string& text, const std::string& suffix);
+
+// "1.50 GiB": bytes in the largest binary unit that keeps the number at 1 or more.
+std::string formatBytes(double bytes);
 
 // "3.14" for (3.14159, 2): a number with a fixed count of decimals, as tables print it.
 std::string fixedDecimals(double value, int decimals = 2);

@@ -1,11 +1,11 @@
-#include "bench/memory_estimate.h"
+#include "estimate/memory_estimate.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
 
-#include "bench/cost_model.h"
+#include "util/strings.h"
 
 namespace stepscope {
 

@@ -1,10 +1,10 @@
-#include "bench/cost_model.h"
+#include "estimate/cost_model.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <functional>
 
-#include "bench/memory_estimate.h"
+#include "estimate/memory_estimate.h"
 
 namespace stepscope {
 
@@ -130,16 +130,10 @@ std::optional<double> devicePeakFlopsPerSecond(const std::string& deviceName, Pr
     return std::nullopt;
 }
 
-std::string formatBytes(double bytes) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int unit = 0;
-    while (bytes >= 1024.0 && unit < 4) {
-        bytes /= 1024.0;
-        ++unit;
-    }
-    char text[32];
-    std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", bytes, units[unit]);
-    return text;
+double attentionForwardFlops(int64_t batch, int64_t heads, int64_t seq, int64_t d, bool causal) {
+    const double flops =
+        4.0 * double(batch) * double(heads) * double(seq) * double(seq) * double(d);
+    return causal ? flops / 2 : flops;
 }
 
 }  // namespace stepscope

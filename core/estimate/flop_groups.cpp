@@ -1,4 +1,4 @@
-#include "bench/flop_groups.h"
+#include "estimate/flop_groups.h"
 
 #include <algorithm>
 

@@ -1,5 +1,10 @@
 #pragma once
 
+// core/estimate: what a config will cost before it runs. FLOPs and device
+// peaks (here), the memory estimate and the CPU pre-flight
+// (memory_estimate.h), the forward FLOP groups (flop_groups.h). Includes
+// config/, profile/ and util/; no LibTorch.
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,6 +19,9 @@ namespace stepscope {
 // forward; the optimizer's element-wise work is not counted.
 double forwardFlops(const RunConfig& config);
 double modelFlopsPerStep(const RunConfig& config);
+
+// FlashAttention's convention: forward 4·B·H·S²·d, halved when causal; backward 2.5× forward.
+double attentionForwardFlops(int64_t batch, int64_t heads, int64_t seq, int64_t d, bool causal);
 
 // The predicted memory of a run by category, from predictMemory
 // (bench/memory_estimate.h): each category's own maximum; total() sums them,
@@ -37,7 +45,5 @@ std::optional<RunConfig> shrinkToFit(const RunConfig& config, int64_t available)
 // device or precision is not in the table (CPUs among them).
 std::optional<double> devicePeakFlopsPerSecond(const std::string& deviceName, Precision precision,
                                                bool tf32);
-
-std::string formatBytes(double bytes);  // "1.50 GiB"
 
 }  // namespace stepscope
