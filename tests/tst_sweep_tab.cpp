@@ -20,7 +20,7 @@
 #include "attention_page.h"
 #include "config/config_field.h"
 #include "bench/runner.h"
-#include "bench/statistics.h"
+#include "results/statistics.h"
 #include "bench/study.h"
 #include "config_panel.h"
 #include "format.h"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/attention_grid.h"
+#include "results/attention_file.h"
 
 namespace stepscope {
 
@@ -16,27 +17,6 @@ namespace stepscope {
 std::vector<std::string> attentionGridBackendNames();
 
 std::vector<int64_t> defaultSeqLens(DeviceKind device);
-
-struct AttentionPoint {
-    std::string backend;
-    std::string kernel;  // what actually ran (sdpa's choice), else the backend
-    int64_t d = 0;
-    int64_t seq = 0;
-    int64_t batch = 0;
-    int64_t heads = 0;
-    Precision precision = Precision::Fp32;
-    bool causal = true;
-    std::string status;  // ok, oom, unavailable, failed
-    std::string message;
-    std::optional<double> forwardMs;
-    std::optional<double> backwardMs;
-    std::optional<int64_t>
-        memBeforeBackwardBytes;  // allocated after forward: inputs, saved, output
-    std::optional<int64_t> peakBytes;
-    std::optional<double> forwardTflops;
-    std::optional<double> backwardTflops;
-    int64_t scoreMatrixBytes = 0;  // one seq × seq score matrix of the batch (naive keeps ~3)
-};
 
 // The grid's points in the order they are measured and reported (precision,
 // head dim, sequence length, then backend), not yet measured.

@@ -3,8 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "attention/attention_benchmark.h"
+#include "config/attention_grid.h"
 #include "engines/run_control.h"
+#include "results/attention_file.h"
 
 namespace stepscope {
 

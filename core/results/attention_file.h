@@ -1,12 +1,37 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "attention/attention_benchmark.h"
+#include "config/run_config.h"
 #include "results/run_result.h"
 
 namespace stepscope {
+
+// One point of the attention grid as measured (experiments/attention_benchmark.h
+// measures them): a backend at one head dim, sequence length and precision.
+struct AttentionPoint {
+    std::string backend;
+    std::string kernel;  // what actually ran (sdpa's choice), else the backend
+    int64_t d = 0;
+    int64_t seq = 0;
+    int64_t batch = 0;
+    int64_t heads = 0;
+    Precision precision = Precision::Fp32;
+    bool causal = true;
+    std::string status;  // ok, oom, unavailable, failed
+    std::string message;
+    std::optional<double> forwardMs;
+    std::optional<double> backwardMs;
+    std::optional<int64_t>
+        memBeforeBackwardBytes;  // allocated after forward: inputs, saved, output
+    std::optional<int64_t> peakBytes;
+    std::optional<double> forwardTflops;
+    std::optional<double> backwardTflops;
+    int64_t scoreMatrixBytes = 0;  // one seq × seq score matrix of the batch (naive keeps ~3)
+};
 
 // The attention benchmark's file: versioned JSON ("stepscope-attention",
 // version 1) with the environment and every point; plus its tables.

@@ -1,16 +1,20 @@
 #pragma once
 
+// core/results: what came back. RunResult (here), the run file, reports,
+// breakdowns, statistics, the attention file. Includes estimate/, profile/,
+// config/ and util/; no LibTorch.
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "estimate/flop_groups.h"
 #include "config/run_config.h"
-#include "bench/statistics.h"
-#include "profile/time_row.h"
+#include "estimate/flop_groups.h"
 #include "profile/memory_trace.h"
 #include "profile/step_timeline.h"
+#include "profile/time_row.h"
+#include "results/statistics.h"
 
 namespace stepscope {
 

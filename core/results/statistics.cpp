@@ -1,4 +1,4 @@
-#include "bench/statistics.h"
+#include "results/statistics.h"
 
 #include <algorithm>
 #include <cmath>
