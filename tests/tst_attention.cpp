@@ -10,12 +10,12 @@
 
 #include <cmath>
 
-#include "attention/attention_benchmark.h"
 #include "attention/attention_registry.h"
 #include "attention/naive_attention.h"
 #include "attention/tiled_attention.h"
 #include "bench/environment.h"
 #include "bench/runner.h"
+#include "experiments/attention_benchmark.h"
 #include "model/transformer.h"
 #include "profile/memory_watermark.h"
 #include "test_support.h"

@@ -10,6 +10,7 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 
+#include "attention/attention_registry.h"
 #include "bench/evaluate.h"
 #include "model/checkpoint.h"
 #include "model/transformer.h"

@@ -12,8 +12,8 @@
 #include <set>
 
 #include "bench/environment.h"
-#include "estimate/memory_estimate.h"
 #include "config/model_dims.h"
+#include "estimate/memory_estimate.h"
 #include "results/run_file.h"
 #include "test_support.h"
 

@@ -10,10 +10,10 @@
 #include <cmath>
 #include <vector>
 
-#include "estimate/cost_model.h"
-#include "estimate/memory_estimate.h"
 #include "bench/runner.h"
 #include "config/model_dims.h"
+#include "estimate/cost_model.h"
+#include "estimate/memory_estimate.h"
 #include "profile/memory_trace.h"
 
 using namespace stepscope;

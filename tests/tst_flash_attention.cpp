@@ -34,6 +34,7 @@
 #include "test_support.h"
 
 #ifdef STEPSCOPE_HAVE_CUDA_KERNELS
+#include "attention/attention_registry.h"
 #include "stepscope/kernels/fill.h"
 #include "stepscope/kernels/flash_attention.h"
 #endif

@@ -18,10 +18,10 @@
 #include <map>
 
 #include "attention/attention_registry.h"
-#include "config/config_field.h"
-#include "estimate/cost_model.h"
 #include "bench/environment.h"
 #include "bench/runner.h"
+#include "config/config_field.h"
+#include "estimate/cost_model.h"
 #include "model/chunked_loss.h"
 #include "model/transformer.h"
 #include "results/saved_for_backward.h"

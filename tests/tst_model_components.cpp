@@ -14,6 +14,7 @@
 
 #include <cmath>
 
+#include "attention/attention_registry.h"
 #include "attention/naive_attention.h"
 #include "model/transformer.h"
 

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "attention/attention_registry.h"
 #include "config/model_dims.h"
 #include "model/transformer.h"
 

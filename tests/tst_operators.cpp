@@ -8,6 +8,7 @@
 #include <set>
 
 #include "attention/attention_backend.h"
+#include "attention/attention_registry.h"
 #include "bench/environment.h"
 #include "bench/runner.h"
 #include "model/transformer.h"

@@ -15,12 +15,12 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "config/config_field.h"
 #include "bench/environment.h"
-#include "estimate/memory_estimate.h"
 #include "bench/optimizers.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
+#include "config/config_field.h"
+#include "estimate/memory_estimate.h"
 #include "profile/memory_trace.h"
 #include "results/run_file.h"
 #include "test_support.h"

@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "attention/attention_registry.h"
 #include "bench/autocast_scope.h"
 #include "bench/runner.h"
 #include "model/transformer.h"

@@ -18,14 +18,14 @@
 #include <QTemporaryDir>
 
 #include "attention_page.h"
-#include "config/config_field.h"
 #include "bench/runner.h"
-#include "results/statistics.h"
 #include "bench/study.h"
+#include "config/config_field.h"
 #include "config_panel.h"
 #include "format.h"
 #include "main_window.h"
 #include "results/run_file.h"
+#include "results/statistics.h"
 #include "sweep_chart_data.h"
 #include "sweep_page.h"
 

@@ -20,7 +20,7 @@
 #include <map>
 #include <set>
 
-#include "attention/attention_benchmark.h"
+#include "experiments/attention_benchmark.h"
 #include "estimate/cost_model.h"
 #include "bench/runner.h"
 #include "format.h"

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "attention/attention_benchmark.h"
+#include "experiments/attention_benchmark.h"
 #include "run_view.h"
 
 class QCheckBox;

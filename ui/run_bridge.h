@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "attention/attention_benchmark.h"
+#include "experiments/attention_benchmark.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "attention/attention_benchmark.h"
+#include "experiments/attention_benchmark.h"
 #include "bench/environment.h"
 #include "bench/evaluate.h"
 #include "bench/runner.h"

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <string>
 
-#include "attention/attention_benchmark.h"
+#include "experiments/attention_benchmark.h"
 #include "bench/slurm_array.h"
 #include "cli/config_flags.h"
 

@@ -4,7 +4,7 @@
 
 #include <csignal>
 
-#include "attention/attention_benchmark.h"
+#include "experiments/attention_benchmark.h"
 #include "bench/build_info.h"
 #include "bench/study.h"
 #include "cli/commands.h"

@@ -1,5 +1,8 @@
 #pragma once
 
+// core/attention: the backends behind one interface (here), the factory in
+// attention_registry. Includes config/, profile/ and kernels/.
+
 #include <ATen/core/Tensor.h>
 
 #include <memory>
@@ -28,10 +31,5 @@ public:
     virtual at::Tensor forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                bool causal) = 0;
 };
-
-// Throws std::invalid_argument naming the allowed backends for an unknown
-// name, or the option that is out of range.
-std::unique_ptr<AttentionBackend> makeAttentionBackend(const std::string& name,
-                                                       const AttentionOptions& options = {});
 
 }  // namespace stepscope

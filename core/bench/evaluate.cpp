@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "attention/attention_registry.h"
 #include "model/checkpoint.h"
 #include "model/transformer.h"
 

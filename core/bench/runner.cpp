@@ -13,16 +13,17 @@
 #include <memory>
 #include <optional>
 
+#include "attention/attention_registry.h"
 #include "bench/autocast_scope.h"
-#include "estimate/cost_model.h"
 #include "bench/cpu_allocator.h"
 #include "bench/environment.h"
 #include "bench/evaluate.h"
-#include "estimate/flop_groups.h"
-#include "estimate/memory_estimate.h"
 #include "bench/optimizers.h"
 #include "bench/step_timer.h"
 #include "engines/python_worker.h"
+#include "estimate/cost_model.h"
+#include "estimate/flop_groups.h"
+#include "estimate/memory_estimate.h"
 #include "model/checkpoint.h"
 #include "model/chunked_loss.h"
 #include "model/transformer.h"

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/attention_benchmark.h"
+#include "experiments/attention_benchmark.h"
 #include "bench/slurm_array.h"
 #include "bench/slurm_progress.h"
 #include "results/run_result.h"

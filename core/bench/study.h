@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/attention_benchmark.h"
+#include "experiments/attention_benchmark.h"
 #include "bench/sweep.h"
 
 namespace stepscope {

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "attention/attention_registry.h"
 #include "bench/autocast_scope.h"
 #include "bench/environment.h"
 #include "bench/runner.h"

@@ -1,4 +1,4 @@
-#include "attention/attention_benchmark.h"
+#include "experiments/attention_benchmark.h"
 
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/ops/randn.h>

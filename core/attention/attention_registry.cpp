@@ -1,11 +1,10 @@
-#include "attention/attention_backend.h"
+#include "attention/attention_registry.h"
 
 #include <functional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
-#include "attention/attention_registry.h"
 #include "attention/cuda_flash_attention.h"
 #include "attention/naive_attention.h"
 #include "attention/sdpa_attention.h"
