@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "bench/environment.h"
-#include "bench/optimizers.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
 #include "config/config_field.h"
 #include "estimate/memory_estimate.h"
+#include "model/optimizers.h"
 #include "profile/memory_trace.h"
 #include "results/run_file.h"
 #include "test_support.h"

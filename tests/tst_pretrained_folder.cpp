@@ -9,6 +9,7 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 
+#include "model/checkpoint.h"
 #include "model/pretrained_folder.h"
 #include "test_support.h"
 

@@ -6,6 +6,7 @@
 #include "config/config_field.h"
 #include "bench/evaluate.h"
 #include "bench/runner.h"
+#include "model/checkpoint.h"
 #include "model/pretrained_folder.h"
 #include "util/strings.h"
 

@@ -18,7 +18,7 @@
 #include "bench/cpu_allocator.h"
 #include "bench/environment.h"
 #include "bench/evaluate.h"
-#include "bench/optimizers.h"
+#include "model/optimizers.h"
 #include "bench/step_timer.h"
 #include "engines/python_worker.h"
 #include "estimate/cost_model.h"

@@ -28,6 +28,17 @@ std::string shapeText(at::IntArrayRef sizes) {
     return out.str();
 }
 
+const at::Tensor& tensorNamed(const StateDict& state, const std::string& name,
+                              const std::string& path) {
+    const auto found = state.find(name);
+    if (found == state.end() || found->second.dim() < 1) {
+        throw std::runtime_error("'" + path + "' has no tensor '" + name +
+                                 "', so the model's shape cannot be read from it; give the shape "
+                                 "with --model or --d-model, --d-ff, --layers and --heads");
+    }
+    return found->second;
+}
+
 }  // namespace
 
 StateDict readStateDict(const std::string& path) {
@@ -119,6 +130,43 @@ at::Tensor readTensor(const std::string& path) {
         throw std::runtime_error("'" + path + "' holds a " + value.typeName() + ", not a tensor");
     }
     return *tensor;
+}
+
+ModelDims weightsShape(const std::string& path, int64_t heads) {
+    if (auto folder = readPretrainedFolder(path)) {
+        if (heads > 0) {
+            folder->dims.heads = heads;
+        }
+        return folder->dims;
+    }
+    const StateDict state = readStateDict(path);
+    ModelDims dims;
+    const at::Tensor& embedding = tensorNamed(state, "token_embeddings.weight", path);
+    dims.vocabSize = embedding.size(0);
+    dims.dModel = embedding.dim() > 1 ? embedding.size(1) : 0;
+    dims.dFf = tensorNamed(state, "layers.0.ffn.w1.weight", path).size(0);
+    while (state.count("layers." + std::to_string(dims.layers) + ".ln1.weight")) {
+        ++dims.layers;
+    }
+    dims.heads = heads;
+    for (const auto& preset : modelPresets()) {
+        if (preset.dModel == dims.dModel && preset.dFf == dims.dFf &&
+            preset.layers == dims.layers && (heads <= 0 || heads == preset.heads)) {
+            dims.heads = preset.heads;
+            dims.name = preset.name;
+        }
+    }
+    if (dims.heads <= 0) {
+        throw std::runtime_error(
+            "'" + path + "' gives d_model " + std::to_string(dims.dModel) + ", d_ff " +
+            std::to_string(dims.dFf) + ", " + std::to_string(dims.layers) + " layers and vocab " +
+            std::to_string(dims.vocabSize) +
+            ", but a state dict does not say the number of heads; give --heads");
+    }
+    if (dims.name == ModelDims{}.name) {
+        dims.name = customModelName(dims);
+    }
+    return dims;
 }
 
 }  // namespace stepscope

@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "config/model_dims.h"
+
 namespace stepscope {
 
 class TransformerLMImpl;
@@ -27,5 +29,12 @@ void saveStateDict(const TransformerLMImpl& model, const std::string& path);
 
 // Reads a torch.save'd tensor (for example token ids).
 at::Tensor readTensor(const std::string& path);
+
+// The model shape that weights at `path` give: a from_pretrained folder's
+// config, or a bare state dict's tensor shapes (d_model, d_ff, layers, vocab),
+// with `heads` (0: unknown) or, failing that, the heads of the preset of the
+// same width, MLP and depth. Throws std::runtime_error naming what is missing
+// (the --heads flag when the tensors cannot say).
+ModelDims weightsShape(const std::string& path, int64_t heads);
 
 }  // namespace stepscope

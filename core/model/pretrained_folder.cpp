@@ -24,17 +24,6 @@ int64_t configField(const nlohmann::json& config, const std::string& file, const
     return found->get<int64_t>();
 }
 
-const at::Tensor& tensorNamed(const StateDict& state, const std::string& name,
-                              const std::string& path) {
-    const auto found = state.find(name);
-    if (found == state.end() || found->second.dim() < 1) {
-        throw std::runtime_error("'" + path + "' has no tensor '" + name +
-                                 "', so the model's shape cannot be read from it; give the shape "
-                                 "with --model or --d-model, --d-ff, --layers and --heads");
-    }
-    return found->second;
-}
-
 }  // namespace
 
 std::optional<PretrainedFolder> readPretrainedFolder(const std::string& path) {
@@ -85,43 +74,6 @@ std::optional<PretrainedFolder> readPretrainedFolder(const std::string& path) {
 std::string weightsFileOf(const std::string& path) {
     const auto folder = readPretrainedFolder(path);
     return folder ? folder->weightsFile : path;
-}
-
-ModelDims weightsShape(const std::string& path, int64_t heads) {
-    if (auto folder = readPretrainedFolder(path)) {
-        if (heads > 0) {
-            folder->dims.heads = heads;
-        }
-        return folder->dims;
-    }
-    const StateDict state = readStateDict(path);
-    ModelDims dims;
-    const at::Tensor& embedding = tensorNamed(state, "token_embeddings.weight", path);
-    dims.vocabSize = embedding.size(0);
-    dims.dModel = embedding.dim() > 1 ? embedding.size(1) : 0;
-    dims.dFf = tensorNamed(state, "layers.0.ffn.w1.weight", path).size(0);
-    while (state.count("layers." + std::to_string(dims.layers) + ".ln1.weight")) {
-        ++dims.layers;
-    }
-    dims.heads = heads;
-    for (const auto& preset : modelPresets()) {
-        if (preset.dModel == dims.dModel && preset.dFf == dims.dFf &&
-            preset.layers == dims.layers && (heads <= 0 || heads == preset.heads)) {
-            dims.heads = preset.heads;
-            dims.name = preset.name;
-        }
-    }
-    if (dims.heads <= 0) {
-        throw std::runtime_error(
-            "'" + path + "' gives d_model " + std::to_string(dims.dModel) + ", d_ff " +
-            std::to_string(dims.dFf) + ", " + std::to_string(dims.layers) + " layers and vocab " +
-            std::to_string(dims.vocabSize) +
-            ", but a state dict does not say the number of heads; give --heads");
-    }
-    if (dims.name == ModelDims{}.name) {
-        dims.name = customModelName(dims);
-    }
-    return dims;
 }
 
 }  // namespace stepscope

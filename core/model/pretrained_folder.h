@@ -3,7 +3,6 @@
 #include <optional>
 #include <string>
 
-#include "model/checkpoint.h"
 #include "config/model_dims.h"
 
 namespace stepscope {
@@ -24,12 +23,5 @@ std::optional<PretrainedFolder> readPretrainedFolder(const std::string& path);
 // The file that holds the weights `path` names: a from_pretrained folder's
 // model.pt, else `path` itself.
 std::string weightsFileOf(const std::string& path);
-
-// The model shape that weights at `path` give: a from_pretrained folder's
-// config, or a bare state dict's tensor shapes (d_model, d_ff, layers, vocab),
-// with `heads` (0: unknown) or, failing that, the heads of the preset of the
-// same width, MLP and depth. Throws std::runtime_error naming what is missing
-// (the --heads flag when the tensors cannot say).
-ModelDims weightsShape(const std::string& path, int64_t heads);
 
 }  // namespace stepscope

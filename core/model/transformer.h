@@ -1,5 +1,9 @@
 #pragma once
 
+// core/model: the Transformer LM (here) and what trains it: activation
+// checkpointing, the chunked loss, the optimizers. Includes attention/,
+// config/ and profile/.
+
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 

@@ -1,4 +1,4 @@
-#include "bench/optimizers.h"
+#include "model/optimizers.h"
 
 #include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/_foreach_addcdiv.h>
