@@ -12,7 +12,7 @@
 
 #include "attention/attention_registry.h"
 #include "bench/evaluate.h"
-#include "model/checkpoint.h"
+#include "interop/checkpoint.h"
 #include "model/transformer.h"
 #include "test_support.h"
 

@@ -13,9 +13,9 @@
 
 #include "bench/runner.h"
 #include "config/model_dims.h"
-#include "results/chrome_trace.h"
+#include "interop/chrome_trace.h"
+#include "interop/memviz_export.h"
 #include "results/memory_report.h"
-#include "results/memviz_export.h"
 #include "results/run_file.h"
 #include "test_support.h"
 

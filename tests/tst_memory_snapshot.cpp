@@ -18,12 +18,12 @@
 #include <tuple>
 
 #include "interop/memory_snapshot.h"
+#include "interop/memviz_export.h"
 #include "interop/recording_summary.h"
 #include "interop/run_memory_snapshot.h"
 #include "interop/snapshot_stacks.h"
 #include "interop/snapshot_timeline.h"
 #include "profile/memory_trace.h"
-#include "results/memviz_export.h"
 #include "test_support.h"
 #include "util/pickle_reader.h"
 #include "util/pickle_writer.h"

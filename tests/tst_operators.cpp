@@ -11,10 +11,10 @@
 #include "attention/attention_registry.h"
 #include "bench/environment.h"
 #include "bench/runner.h"
+#include "interop/chrome_trace.h"
 #include "model/transformer.h"
 #include "profile/operator_tracer.h"
 #include "results/breakdown.h"
-#include "results/chrome_trace.h"
 #include "results/run_file.h"
 #include "test_support.h"
 

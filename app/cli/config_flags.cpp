@@ -6,8 +6,8 @@
 #include "config/config_field.h"
 #include "bench/evaluate.h"
 #include "bench/runner.h"
-#include "model/checkpoint.h"
-#include "model/pretrained_folder.h"
+#include "interop/checkpoint.h"
+#include "interop/pretrained_folder.h"
 #include "util/strings.h"
 
 namespace stepscope::cli {

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "attention/attention_registry.h"
-#include "model/checkpoint.h"
+#include "interop/checkpoint.h"
 #include "model/transformer.h"
 
 namespace stepscope {

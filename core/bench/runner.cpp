@@ -24,7 +24,7 @@
 #include "estimate/cost_model.h"
 #include "estimate/flop_groups.h"
 #include "estimate/memory_estimate.h"
-#include "model/checkpoint.h"
+#include "interop/checkpoint.h"
 #include "model/chunked_loss.h"
 #include "model/transformer.h"
 #include "profile/cuda_history.h"

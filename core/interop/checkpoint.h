@@ -1,5 +1,10 @@
 #pragma once
 
+// core/interop: other tools' files, read and written. torch.save state
+// dicts and checkpoints (here), the course's from_pretrained folders,
+// memory_viz pickles, Chrome traces, PyTorch's memory snapshots and Kineto
+// traces. Includes results/ and every layer below.
+
 #include <ATen/core/Tensor.h>
 
 #include <map>

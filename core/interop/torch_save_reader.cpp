@@ -1,4 +1,4 @@
-#include "model/torch_save_reader.h"
+#include "interop/torch_save_reader.h"
 
 #include <ATen/ops/empty.h>
 #include <caffe2/serialize/inline_container.h>
@@ -9,7 +9,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "model/torch_storage_types.h"
+#include "interop/torch_storage_types.h"
 
 namespace stepscope {
 

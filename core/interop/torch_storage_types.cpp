@@ -1,4 +1,4 @@
-#include "model/torch_storage_types.h"
+#include "interop/torch_storage_types.h"
 
 #include <stdexcept>
 #include <utility>

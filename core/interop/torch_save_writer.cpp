@@ -1,10 +1,10 @@
-#include "model/torch_save_writer.h"
+#include "interop/torch_save_writer.h"
 
 #include <caffe2/serialize/inline_container.h>
 
 #include <cstring>
 
-#include "model/torch_storage_types.h"
+#include "interop/torch_storage_types.h"
 #include "util/atomic_file.h"
 #include "util/pickle_writer.h"
 

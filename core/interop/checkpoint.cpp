@@ -1,13 +1,13 @@
-#include "model/checkpoint.h"
+#include "interop/checkpoint.h"
 
 #include <c10/core/GradMode.h>
 
 #include <sstream>
 #include <stdexcept>
 
-#include "model/pretrained_folder.h"
-#include "model/torch_save_reader.h"
-#include "model/torch_save_writer.h"
+#include "interop/pretrained_folder.h"
+#include "interop/torch_save_reader.h"
+#include "interop/torch_save_writer.h"
 #include "model/transformer.h"
 
 namespace stepscope {

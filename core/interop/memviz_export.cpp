@@ -1,4 +1,4 @@
-#include "results/memviz_export.h"
+#include "interop/memviz_export.h"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "results/chrome_trace.h"
+#include "interop/chrome_trace.h"
 
 #include <nlohmann/json.hpp>
 
