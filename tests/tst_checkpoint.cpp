@@ -11,7 +11,7 @@
 #include <QTemporaryDir>
 
 #include "attention/attention_registry.h"
-#include "bench/evaluate.h"
+#include "engines/evaluate.h"
 #include "interop/checkpoint.h"
 #include "model/transformer.h"
 #include "test_support.h"

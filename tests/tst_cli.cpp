@@ -11,8 +11,8 @@
 
 #include <set>
 
-#include "bench/environment.h"
 #include "config/model_dims.h"
+#include "engines/environment.h"
 #include "estimate/memory_estimate.h"
 #include "results/run_file.h"
 #include "test_support.h"

@@ -14,8 +14,8 @@
 #include <cstdlib>
 #include <map>
 
-#include "bench/evaluate.h"
-#include "bench/runner.h"
+#include "engines/evaluate.h"
+#include "engines/runner.h"
 #include "profile/memory_trace.h"
 #include "results/run_file.h"
 #include "test_support.h"

@@ -10,8 +10,8 @@
 #include <cmath>
 #include <vector>
 
-#include "bench/runner.h"
 #include "config/model_dims.h"
+#include "engines/runner.h"
 #include "estimate/cost_model.h"
 #include "estimate/memory_estimate.h"
 #include "profile/memory_trace.h"

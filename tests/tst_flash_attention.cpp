@@ -29,8 +29,8 @@
 
 #include "attention/attention_backend.h"
 #include "attention/cuda_flash_attention.h"
-#include "bench/runner.h"
 #include "config/model_dims.h"
+#include "engines/runner.h"
 #include "test_support.h"
 
 #ifdef STEPSCOPE_HAVE_CUDA_KERNELS

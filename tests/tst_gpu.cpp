@@ -6,9 +6,9 @@
 #include <map>
 #include <vector>
 
-#include "bench/environment.h"
-#include "bench/runner.h"
 #include "config/model_dims.h"
+#include "engines/environment.h"
+#include "engines/runner.h"
 #include "profile/kernel_tracer.h"
 #include "test_support.h"
 

@@ -23,13 +23,13 @@
 #include <QToolButton>
 
 #include "attention_page.h"
-#include "bench/environment.h"
-#include "bench/runner.h"
 #include "breakdown_view.h"
 #include "cli_run.h"
 #include "compare_view.h"
 #include "config_panel.h"
+#include "engines/environment.h"
 #include "engines/python_worker.h"
+#include "engines/runner.h"
 #include "estimate/cost_model.h"
 #include "estimate/memory_estimate.h"
 #include "exporter.h"

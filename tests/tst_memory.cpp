@@ -11,8 +11,8 @@
 
 #include <fstream>
 
-#include "bench/runner.h"
 #include "config/model_dims.h"
+#include "engines/runner.h"
 #include "interop/chrome_trace.h"
 #include "interop/memviz_export.h"
 #include "results/memory_report.h"

@@ -18,9 +18,9 @@
 #include <map>
 
 #include "attention/attention_registry.h"
-#include "bench/environment.h"
-#include "bench/runner.h"
 #include "config/config_field.h"
+#include "engines/environment.h"
+#include "engines/runner.h"
 #include "estimate/cost_model.h"
 #include "model/chunked_loss.h"
 #include "model/transformer.h"

@@ -9,8 +9,8 @@
 
 #include "attention/attention_backend.h"
 #include "attention/attention_registry.h"
-#include "bench/environment.h"
-#include "bench/runner.h"
+#include "engines/environment.h"
+#include "engines/runner.h"
 #include "interop/chrome_trace.h"
 #include "model/transformer.h"
 #include "profile/operator_tracer.h"

@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "bench/environment.h"
-#include "bench/runner.h"
 #include "bench/sweep.h"
 #include "config/config_field.h"
+#include "engines/environment.h"
+#include "engines/runner.h"
 #include "estimate/memory_estimate.h"
 #include "model/optimizers.h"
 #include "profile/memory_trace.h"

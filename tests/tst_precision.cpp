@@ -8,8 +8,8 @@
 #include <map>
 
 #include "attention/attention_registry.h"
-#include "bench/autocast_scope.h"
-#include "bench/runner.h"
+#include "engines/autocast_scope.h"
+#include "engines/runner.h"
 #include "model/transformer.h"
 #include "precision/accumulation_lab.h"
 #include "precision/dtype_flow.h"

@@ -8,7 +8,7 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 
-#include "bench/runner.h"
+#include "engines/runner.h"
 #include "results/run_file.h"
 #include "test_support.h"
 

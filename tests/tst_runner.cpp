@@ -6,8 +6,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "bench/environment.h"
-#include "bench/runner.h"
+#include "engines/environment.h"
+#include "engines/runner.h"
 #include "estimate/cost_model.h"
 #include "estimate/memory_estimate.h"
 #include "profile/trace_range.h"

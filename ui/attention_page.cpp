@@ -22,7 +22,7 @@
 
 #include "experiments/attention_benchmark.h"
 #include "estimate/cost_model.h"
-#include "bench/runner.h"
+#include "engines/runner.h"
 #include "format.h"
 #include "list_input.h"
 #include "plot_style.h"

@@ -11,7 +11,7 @@
 #include <map>
 #include <utility>
 
-#include "bench/runner.h"
+#include "engines/runner.h"
 #include "example_runs.h"
 #include "run_document.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "experiments/attention_benchmark.h"
-#include "bench/runner.h"
+#include "engines/runner.h"
 #include "bench/sweep.h"
 
 namespace stepscope::ui {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <optional>
 
-#include "bench/runner.h"
+#include "engines/runner.h"
 #include "bench/sweep.h"
 #include "run_bridge.h"
 

@@ -21,7 +21,7 @@
 #include "config/config_field.h"
 #include "estimate/cost_model.h"
 #include "estimate/memory_estimate.h"
-#include "bench/runner.h"
+#include "engines/runner.h"
 #include "format.h"
 #include "list_input.h"
 #include "plot_style.h"

@@ -6,9 +6,9 @@
 #include <iostream>
 
 #include "experiments/attention_benchmark.h"
-#include "bench/environment.h"
-#include "bench/evaluate.h"
-#include "bench/runner.h"
+#include "engines/environment.h"
+#include "engines/evaluate.h"
+#include "engines/runner.h"
 #include "bench/sweep.h"
 #include "cli/guarded.h"
 #include "cli/stderr_progress.h"

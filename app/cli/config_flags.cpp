@@ -4,8 +4,8 @@
 
 #include "attention/attention_registry.h"
 #include "config/config_field.h"
-#include "bench/evaluate.h"
-#include "bench/runner.h"
+#include "engines/evaluate.h"
+#include "engines/runner.h"
 #include "interop/checkpoint.h"
 #include "interop/pretrained_folder.h"
 #include "util/strings.h"

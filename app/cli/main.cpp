@@ -5,7 +5,7 @@
 #include <csignal>
 
 #include "experiments/attention_benchmark.h"
-#include "bench/build_info.h"
+#include "engines/build_info.h"
 #include "bench/study.h"
 #include "cli/commands.h"
 #include "util/strings.h"

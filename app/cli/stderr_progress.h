@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/runner.h"
+#include "engines/runner.h"
 #include "bench/sweep.h"
 
 namespace stepscope::cli {

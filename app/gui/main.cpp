@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "app_icons.h"
-#include "bench/build_info.h"
+#include "engines/build_info.h"
 #include "config_panel.h"
 #include "main_window.h"
 #include "precision_page.h"

@@ -1,6 +1,6 @@
 #include "bench/slurm_sweep.h"
 
-#include "bench/environment.h"
+#include "engines/environment.h"
 #include "results/report.h"
 #include "results/run_file.h"
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "config/config_field.h"
-#include "bench/environment.h"
+#include "engines/environment.h"
 #include "results/report.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "config/run_config.h"
-#include "bench/runner.h"
+#include "engines/runner.h"
 #include "results/run_result.h"
 
 namespace stepscope {

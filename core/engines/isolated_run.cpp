@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "bench/environment.h"
+#include "engines/environment.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
 #include "util/child_process.h"

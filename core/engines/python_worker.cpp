@@ -7,10 +7,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "estimate/cost_model.h"
-#include "bench/environment.h"
-#include "estimate/memory_estimate.h"
 #include "config/model_dims.h"
+#include "engines/environment.h"
+#include "estimate/cost_model.h"
+#include "estimate/memory_estimate.h"
 #include "profile/operator_tracer.h"
 #include "results/run_file.h"
 #include "util/child_process.h"

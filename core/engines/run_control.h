@@ -1,5 +1,10 @@
 #pragma once
 
+// core/engines: every way to run a step. What they share (here), the
+// LibTorch runner, the Python worker's client, a run in a fresh process, and
+// what they need: the machine's environment, build info, the step timer.
+// Includes every layer up to interop/.
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>

@@ -5,9 +5,9 @@
 #include <map>
 
 #include "attention/attention_registry.h"
-#include "bench/autocast_scope.h"
-#include "bench/environment.h"
-#include "bench/runner.h"
+#include "engines/autocast_scope.h"
+#include "engines/environment.h"
+#include "engines/runner.h"
 #include "model/transformer.h"
 
 namespace stepscope {

@@ -1,4 +1,4 @@
-#include "bench/cpu_allocator.h"
+#include "engines/cpu_allocator.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>

@@ -1,4 +1,4 @@
-#include "bench/environment.h"
+#include "engines/environment.h"
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>

@@ -1,4 +1,4 @@
-#include "bench/evaluate.h"
+#include "engines/evaluate.h"
 
 #include <c10/core/InferenceMode.h>
 

@@ -1,4 +1,4 @@
-#include "bench/build_info.h"
+#include "engines/build_info.h"
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>

@@ -1,4 +1,4 @@
-#include "bench/runner.h"
+#include "engines/runner.h"
 
 #include <ATen/Context.h>
 #include <ATen/DeviceAccelerator.h>
@@ -14,18 +14,18 @@
 #include <optional>
 
 #include "attention/attention_registry.h"
-#include "bench/autocast_scope.h"
-#include "bench/cpu_allocator.h"
-#include "bench/environment.h"
-#include "bench/evaluate.h"
-#include "model/optimizers.h"
-#include "bench/step_timer.h"
+#include "engines/autocast_scope.h"
+#include "engines/cpu_allocator.h"
+#include "engines/environment.h"
+#include "engines/evaluate.h"
 #include "engines/python_worker.h"
+#include "engines/step_timer.h"
 #include "estimate/cost_model.h"
 #include "estimate/flop_groups.h"
 #include "estimate/memory_estimate.h"
 #include "interop/checkpoint.h"
 #include "model/chunked_loss.h"
+#include "model/optimizers.h"
 #include "model/transformer.h"
 #include "profile/cuda_history.h"
 #include "profile/kernel_tracer.h"

@@ -1,4 +1,4 @@
-#include "bench/step_timer.h"
+#include "engines/step_timer.h"
 
 #include <c10/core/Event.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
