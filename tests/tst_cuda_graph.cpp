@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "attention/attention_registry.h"
-#include "bench/sweep.h"
 #include "config/config_field.h"
 #include "engines/runner.h"
+#include "experiments/sweep.h"
 #include "results/run_file.h"
 #include "test_support.h"
 

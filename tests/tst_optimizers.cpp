@@ -15,11 +15,11 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "bench/sweep.h"
 #include "config/config_field.h"
 #include "engines/environment.h"
 #include "engines/runner.h"
 #include "estimate/memory_estimate.h"
+#include "experiments/sweep.h"
 #include "model/optimizers.h"
 #include "profile/memory_trace.h"
 #include "results/run_file.h"

@@ -10,9 +10,9 @@
 #include "attention/attention_registry.h"
 #include "engines/autocast_scope.h"
 #include "engines/runner.h"
+#include "experiments/accumulation_lab.h"
+#include "experiments/dtype_flow.h"
 #include "model/transformer.h"
-#include "precision/accumulation_lab.h"
-#include "precision/dtype_flow.h"
 #include "test_support.h"
 
 using namespace stepscope;

@@ -13,7 +13,7 @@
 #include <QTemporaryDir>
 
 #include "bench/slurm_sweep.h"
-#include "bench/sweep.h"
+#include "experiments/sweep.h"
 #include "results/attention_file.h"
 #include "results/run_file.h"
 #include "test_support.h"

@@ -13,9 +13,9 @@
 #include <atomic>
 #include <set>
 
-#include "bench/study.h"
-#include "bench/sweep.h"
 #include "engines/isolated_run.h"
+#include "experiments/study.h"
+#include "experiments/sweep.h"
 #include "results/run_file.h"
 #include "test_support.h"
 

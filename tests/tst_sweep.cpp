@@ -8,7 +8,7 @@
 
 #include <set>
 
-#include "bench/sweep.h"
+#include "experiments/sweep.h"
 #include "results/report.h"
 #include "results/run_file.h"
 #include "test_support.h"

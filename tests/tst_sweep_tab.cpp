@@ -18,10 +18,10 @@
 #include <QTemporaryDir>
 
 #include "attention_page.h"
-#include "bench/study.h"
 #include "config/config_field.h"
 #include "config_panel.h"
 #include "engines/runner.h"
+#include "experiments/study.h"
 #include "format.h"
 #include "main_window.h"
 #include "results/run_file.h"

@@ -48,7 +48,7 @@
 #include "engines/runner.h"
 #include "bench/slurm_array.h"
 #include "bench/slurm_attention.h"
-#include "bench/study.h"
+#include "experiments/study.h"
 #include "breakdown_view.h"
 #include "compare_view.h"
 #include "config_panel.h"

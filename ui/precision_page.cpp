@@ -22,7 +22,7 @@
 
 #include "config/run_config.h"
 #include "config/model_dims.h"
-#include "precision/accumulation_lab.h"
+#include "experiments/accumulation_lab.h"
 #include "read_only_table.h"
 
 namespace stepscope::ui {

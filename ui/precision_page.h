@@ -4,7 +4,7 @@
 #include <functional>
 #include <vector>
 
-#include "precision/dtype_flow.h"
+#include "experiments/dtype_flow.h"
 
 class QComboBox;
 class QLabel;

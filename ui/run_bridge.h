@@ -9,7 +9,7 @@
 
 #include "experiments/attention_benchmark.h"
 #include "engines/runner.h"
-#include "bench/sweep.h"
+#include "experiments/sweep.h"
 
 namespace stepscope::ui {
 

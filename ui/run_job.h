@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "engines/runner.h"
-#include "bench/sweep.h"
+#include "experiments/sweep.h"
 #include "run_bridge.h"
 
 namespace stepscope::ui {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/study.h"
-#include "bench/sweep.h"
+#include "experiments/study.h"
+#include "experiments/sweep.h"
 #include "run_view.h"
 
 class QCheckBox;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "config/run_config.h"
-#include "bench/sweep.h"
+#include "experiments/sweep.h"
 
 namespace stepscope::cli {
 

@@ -6,7 +6,7 @@
 
 #include "experiments/attention_benchmark.h"
 #include "engines/build_info.h"
-#include "bench/study.h"
+#include "experiments/study.h"
 #include "cli/commands.h"
 #include "util/strings.h"
 

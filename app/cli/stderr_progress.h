@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "engines/runner.h"
-#include "bench/sweep.h"
+#include "experiments/sweep.h"
 
 namespace stepscope::cli {
 

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <optional>
 
-#include "bench/study.h"
+#include "experiments/study.h"
 #include "cli/commands.h"
 #include "cli/guarded.h"
 #include "cli/stderr_progress.h"

@@ -5,7 +5,7 @@
 
 #include "bench/slurm_array.h"
 #include "bench/slurm_progress.h"
-#include "bench/sweep.h"
+#include "experiments/sweep.h"
 #include "results/run_result.h"
 
 namespace stepscope {

@@ -1,4 +1,4 @@
-#include "bench/study.h"
+#include "experiments/study.h"
 
 #include <filesystem>
 #include <map>

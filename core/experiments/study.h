@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "experiments/attention_benchmark.h"
-#include "bench/sweep.h"
+#include "experiments/sweep.h"
 
 namespace stepscope {
 

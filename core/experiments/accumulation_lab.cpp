@@ -1,4 +1,4 @@
-#include "precision/accumulation_lab.h"
+#include "experiments/accumulation_lab.h"
 
 #include <ATen/ops/scalar_tensor.h>
 #include <c10/core/InferenceMode.h>

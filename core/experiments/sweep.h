@@ -1,5 +1,9 @@
 #pragma once
 
+// core/experiments: questions asked of many runs. Sweeps (here), the named
+// studies, the attention grid, the dtype flow and the accumulation lab; they
+// compose engines and write result files. Includes engines/ and below.
+
 #include <atomic>
 #include <functional>
 #include <string>

@@ -1,4 +1,4 @@
-#include "bench/sweep.h"
+#include "experiments/sweep.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "precision/dtype_flow.h"
+#include "experiments/dtype_flow.h"
 
 #include <ATen/ops/randint.h>
 
