@@ -12,7 +12,7 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 
-#include "bench/slurm_sweep.h"
+#include "cluster/slurm_sweep.h"
 #include "experiments/sweep.h"
 #include "results/attention_file.h"
 #include "results/run_file.h"

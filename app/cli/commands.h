@@ -4,7 +4,7 @@
 #include <string>
 
 #include "experiments/attention_benchmark.h"
-#include "bench/slurm_array.h"
+#include "cluster/slurm_array.h"
 #include "cli/config_flags.h"
 
 namespace stepscope::cli {

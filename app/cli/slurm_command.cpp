@@ -7,10 +7,10 @@
 #include <iostream>
 #include <set>
 
-#include "bench/slurm_array.h"
-#include "bench/slurm_attention.h"
-#include "bench/slurm_submit.h"
-#include "bench/slurm_sweep.h"
+#include "cluster/slurm_array.h"
+#include "cluster/slurm_attention.h"
+#include "cluster/slurm_submit.h"
+#include "cluster/slurm_sweep.h"
 #include "cli/commands.h"
 #include "cli/guarded.h"
 #include "engines/isolated_run.h"

@@ -1,4 +1,4 @@
-#include "bench/slurm_sweep.h"
+#include "cluster/slurm_sweep.h"
 
 #include "engines/environment.h"
 #include "results/report.h"

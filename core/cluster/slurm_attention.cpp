@@ -1,4 +1,4 @@
-#include "bench/slurm_attention.h"
+#include "cluster/slurm_attention.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "bench/slurm_progress.h"
+#include "cluster/slurm_progress.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "cluster/slurm_array.h"
+#include "cluster/slurm_progress.h"
 #include "experiments/attention_benchmark.h"
-#include "bench/slurm_array.h"
-#include "bench/slurm_progress.h"
 #include "results/run_result.h"
 
 namespace stepscope {

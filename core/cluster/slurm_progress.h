@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "bench/slurm_array.h"
+#include "cluster/slurm_array.h"
 
 namespace stepscope {
 

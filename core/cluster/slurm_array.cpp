@@ -1,4 +1,4 @@
-#include "bench/slurm_array.h"
+#include "cluster/slurm_array.h"
 
 #include <algorithm>
 #include <deque>

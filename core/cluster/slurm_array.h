@@ -1,5 +1,9 @@
 #pragma once
 
+// core/cluster: sweeps and attention grids as Slurm job arrays. The array's
+// folder and script (here), submitting, progress, collecting. Includes
+// experiments/ and below; the top layer of core/.
+
 #include <nlohmann/json.hpp>
 
 #include <optional>

@@ -1,9 +1,9 @@
-#include "bench/slurm_submit.h"
+#include "cluster/slurm_submit.h"
 
 #include <chrono>
 #include <memory>
 
-#include "bench/slurm_array.h"
+#include "cluster/slurm_array.h"
 #include "util/child_process.h"
 
 namespace stepscope {

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/slurm_array.h"
-#include "bench/slurm_progress.h"
+#include "cluster/slurm_array.h"
+#include "cluster/slurm_progress.h"
 #include "experiments/sweep.h"
 #include "results/run_result.h"
 
