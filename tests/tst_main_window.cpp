@@ -33,10 +33,12 @@
 #include "config_panel.h"
 #include "engines/python_worker.h"
 #include "exporter.h"
-#include "format.h"
 #include "kernel_timeline_view.h"
 #include "main_window.h"
 #include "memory_view.h"
+#include "models/format.h"
+#include "models/run_label.h"
+#include "models/step_table_model.h"
 #include "plot_style.h"
 #include "precision/accumulation_lab.h"
 #include "precision/dtype_flow.h"
@@ -44,8 +46,6 @@
 #include "results/attention_file.h"
 #include "results/breakdown.h"
 #include "results/run_file.h"
-#include "run_label.h"
-#include "step_table_model.h"
 #include "step_timing_view.h"
 #include "sweep_page.h"
 #include "util/atomic_file.h"
@@ -1041,30 +1041,6 @@ private Q_SLOTS:
         QVERIFY2(title.contains(first + " vs " + second), qPrintable(title));
         QVERIFY2(title.contains("nano") && title.contains("ctx 16") && !title.contains("sdpa ·"),
                  qPrintable(title));
-
-        // Only what differs, field by field, among three configs.
-        RunConfig base = quickConfig(1, 3);
-        RunConfig bigger = base;
-        bigger.batchSize = 8;
-        RunConfig half = base;
-        half.precision = Precision::Bf16;
-        QCOMPARE(differingFields({base, bigger, half}),
-                 QStringList({"batch 2 · fp32", "batch 8 · fp32", "batch 2 · bf16"}));
-        QCOMPARE(differingFields({base, base}), QStringList({"", ""}));
-        QVERIFY(configSummary(base).contains("attention naive"));
-        // A memory lever in use is in the label; one not in use only beside one that is.
-        RunConfig nested = base;
-        nested.activationCheckpoint = *parseCheckpointStrategy("nested");
-        RunConfig chunked = base;
-        chunked.loss = LossKind::Chunked;
-        chunked.lossChunkTokens = 256;
-        QCOMPARE(differingFields({base, nested, chunked}),
-                 QStringList({"checkpoint off · loss full", "checkpoint nested · loss full",
-                              "checkpoint off · loss chunked 256"}));
-        QVERIFY(configSummary(base).contains("checkpoint off · loss full"));
-        QVERIFY(configSummary(chunked).contains("loss chunked 256"));
-        QVERIFY(!listLabels({base})[0].contains("checkpoint"));
-        QVERIFY(listLabels({nested})[0].contains("checkpoint nested"));
     }
 
     void configPanelCarriesTheEngine() {
@@ -1769,35 +1745,6 @@ private Q_SLOTS:
         }
         // Two discs of diameter 12: about 2 × 113 pixels whole, a quarter each if cut.
         QVERIFY2(red > 180, qPrintable(QString("%1 red pixels").arg(red)));
-    }
-
-    void stepTableModelIsAWellBehavedModel() {
-        StepTableModel model;
-        QAbstractItemModelTester tester(&model,
-                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
-        std::vector<StepRecord> steps(3);
-        for (int i = 0; i < 3; ++i) {
-            steps[i].index = i;
-            steps[i].totalMs = 10 + i;
-        }
-        model.setSteps(1, steps);
-        QCOMPARE(model.rowCount(), 3);
-        steps.resize(5);
-        steps[3].index = 3;
-        steps[4].index = 4;
-        model.setSteps(1, steps);  // a live run grows
-        QCOMPARE(model.rowCount(), 5);
-        // Another run with the same step indices replaces every row.
-        std::vector<StepRecord> other = steps;
-        for (auto& step : other) {
-            step.totalMs = 900 + step.index;
-        }
-        QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
-        model.setSteps(2, other);
-        QCOMPARE(reset.size(), 1);
-        QCOMPARE(model.index(0, 2).data().toString(), QString("900.000"));
-        model.setSteps(-1, {});
-        QCOMPARE(model.rowCount(), 0);
     }
 };
 

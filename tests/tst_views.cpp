@@ -14,8 +14,8 @@
 
 #include "breakdown_view.h"
 #include "kernel_timeline_view.h"
+#include "models/run_document.h"
 #include "plot_style.h"
-#include "run_document.h"
 #include "step_timing_view.h"
 
 using namespace stepscope;

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "memory_index.h"
+#include "models/memory_index.h"
 
 namespace stepscope::ui {
 

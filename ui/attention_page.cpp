@@ -23,8 +23,8 @@
 #include "attention/attention_benchmark.h"
 #include "bench/cost_model.h"
 #include "bench/runner.h"
-#include "format.h"
 #include "list_input.h"
+#include "models/format.h"
 #include "plot_style.h"
 #include "util/strings.h"
 

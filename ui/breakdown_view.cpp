@@ -17,10 +17,10 @@
 #include <map>
 #include <set>
 
-#include "format.h"
+#include "models/format.h"
+#include "models/run_document.h"
 #include "plot_style.h"
 #include "read_only_table.h"
-#include "run_document.h"
 #include "table_items.h"
 
 namespace stepscope::ui {

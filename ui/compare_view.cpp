@@ -8,9 +8,9 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
-#include "format.h"
+#include "models/format.h"
+#include "models/run_document.h"
 #include "plot_style.h"
-#include "run_document.h"
 
 namespace stepscope::ui {
 

@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <set>
 
-#include "format.h"
+#include "models/format.h"
+#include "models/run_document.h"
 #include "plot_style.h"
-#include "run_document.h"
 
 namespace stepscope::ui {
 

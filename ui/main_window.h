@@ -13,7 +13,7 @@
 
 #include "bench/runner.h"
 #include "example_runs.h"
-#include "run_document.h"
+#include "models/run_document.h"
 
 class QAction;
 class QFileSystemWatcher;

@@ -25,11 +25,11 @@
 #include "allocation_bands.h"
 #include "bench/cost_model.h"
 #include "bench/memory_estimate.h"
-#include "format.h"
+#include "models/format.h"
+#include "models/run_document.h"
 #include "plot_style.h"
 #include "read_only_table.h"
 #include "results/memory_report.h"
-#include "run_document.h"
 #include "saved_view.h"
 #include "table_items.h"
 

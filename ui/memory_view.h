@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "memory_index.h"
+#include "models/memory_index.h"
 #include "results/memory_trace.h"
 #include "run_view.h"
 

@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "format.h"
-#include "memory_index.h"
+#include "models/format.h"
+#include "models/memory_index.h"
 #include "plot_style.h"
 #include "read_only_table.h"
 #include "table_items.h"

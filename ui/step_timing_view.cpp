@@ -9,10 +9,10 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
-#include "format.h"
+#include "models/format.h"
+#include "models/run_document.h"
+#include "models/step_table_model.h"
 #include "plot_style.h"
-#include "run_document.h"
-#include "step_table_model.h"
 
 namespace stepscope::ui {
 

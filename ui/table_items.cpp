@@ -2,7 +2,7 @@
 
 #include <QStandardItem>
 
-#include "format.h"
+#include "models/format.h"
 
 namespace stepscope::ui {
 

@@ -1,4 +1,7 @@
-#include "format.h"
+#include "models/format.h"
+
+#include <QObject>
+#include <QStringList>
 
 #include "bench/cost_model.h"
 

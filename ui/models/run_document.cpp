@@ -1,4 +1,4 @@
-#include "run_document.h"
+#include "models/run_document.h"
 
 namespace stepscope::ui {
 

@@ -1,4 +1,4 @@
-#include "sweep_chart_data.h"
+#include "models/sweep_chart_data.h"
 
 #include <algorithm>
 #include <charconv>

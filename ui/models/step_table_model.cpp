@@ -1,4 +1,4 @@
-#include "step_table_model.h"
+#include "models/step_table_model.h"
 
 namespace stepscope::ui {
 

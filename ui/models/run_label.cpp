@@ -1,4 +1,4 @@
-#include "run_label.h"
+#include "models/run_label.h"
 
 #include <algorithm>
 

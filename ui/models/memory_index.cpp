@@ -1,4 +1,4 @@
-#include "memory_index.h"
+#include "models/memory_index.h"
 
 #include <algorithm>
 #include <climits>
