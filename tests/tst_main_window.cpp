@@ -39,7 +39,6 @@
 #include "models/format.h"
 #include "models/run_label.h"
 #include "models/step_table_model.h"
-#include "plot_style.h"
 #include "precision/accumulation_lab.h"
 #include "precision/dtype_flow.h"
 #include "precision_page.h"
@@ -49,6 +48,7 @@
 #include "step_timing_view.h"
 #include "sweep_page.h"
 #include "util/atomic_file.h"
+#include "widgets/plot_style.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;

@@ -15,8 +15,8 @@
 #include "breakdown_view.h"
 #include "kernel_timeline_view.h"
 #include "models/run_document.h"
-#include "plot_style.h"
 #include "step_timing_view.h"
+#include "widgets/plot_style.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;

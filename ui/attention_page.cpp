@@ -23,10 +23,10 @@
 #include "attention/attention_benchmark.h"
 #include "bench/cost_model.h"
 #include "bench/runner.h"
-#include "list_input.h"
 #include "models/format.h"
-#include "plot_style.h"
 #include "util/strings.h"
+#include "widgets/list_input.h"
+#include "widgets/plot_style.h"
 
 namespace stepscope::ui {
 

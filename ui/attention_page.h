@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "attention/attention_benchmark.h"
-#include "run_view.h"
+#include "widgets/run_view.h"
 
 class QCheckBox;
 class QCustomPlot;

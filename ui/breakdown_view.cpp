@@ -19,9 +19,9 @@
 
 #include "models/format.h"
 #include "models/run_document.h"
-#include "plot_style.h"
-#include "read_only_table.h"
-#include "table_items.h"
+#include "widgets/plot_style.h"
+#include "widgets/read_only_table.h"
+#include "widgets/table_items.h"
 
 namespace stepscope::ui {
 

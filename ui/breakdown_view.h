@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "results/breakdown.h"
-#include "run_view.h"
+#include "widgets/run_view.h"
 
 class QComboBox;
 class QCustomPlot;

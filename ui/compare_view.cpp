@@ -10,7 +10,7 @@
 
 #include "models/format.h"
 #include "models/run_document.h"
-#include "plot_style.h"
+#include "widgets/plot_style.h"
 
 namespace stepscope::ui {
 

@@ -3,7 +3,7 @@
 #include <QList>
 #include <QWidget>
 
-#include "run_view.h"
+#include "widgets/run_view.h"
 
 class QCustomPlot;
 class QTableWidget;

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "results/step_timeline.h"
-#include "run_view.h"
+#include "widgets/run_view.h"
 
 class QCustomPlot;
 class QLabel;

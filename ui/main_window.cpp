@@ -39,7 +39,6 @@
 #include <functional>
 #include <tuple>
 
-#include "app_icons.h"
 #include "attention_page.h"
 #include "bench/build_info.h"
 #include "bench/cost_model.h"
@@ -66,6 +65,7 @@
 #include "sweep_page.h"
 #include "util/atomic_file.h"
 #include "welcome_page.h"
+#include "widgets/app_icons.h"
 
 namespace stepscope::ui {
 

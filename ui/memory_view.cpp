@@ -27,11 +27,11 @@
 #include "bench/memory_estimate.h"
 #include "models/format.h"
 #include "models/run_document.h"
-#include "plot_style.h"
-#include "read_only_table.h"
 #include "results/memory_report.h"
 #include "saved_view.h"
-#include "table_items.h"
+#include "widgets/plot_style.h"
+#include "widgets/read_only_table.h"
+#include "widgets/table_items.h"
 
 namespace stepscope::ui {
 

@@ -7,7 +7,7 @@
 
 #include "models/memory_index.h"
 #include "results/memory_trace.h"
-#include "run_view.h"
+#include "widgets/run_view.h"
 
 class QCheckBox;
 class QComboBox;

@@ -23,7 +23,7 @@
 #include "bench/run_config.h"
 #include "model/model_dims.h"
 #include "precision/accumulation_lab.h"
-#include "read_only_table.h"
+#include "widgets/read_only_table.h"
 
 namespace stepscope::ui {
 

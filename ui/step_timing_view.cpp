@@ -12,7 +12,7 @@
 #include "models/format.h"
 #include "models/run_document.h"
 #include "models/step_table_model.h"
-#include "plot_style.h"
+#include "widgets/plot_style.h"
 
 namespace stepscope::ui {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "run_view.h"
+#include "widgets/run_view.h"
 
 class QCPBars;
 class QCPGraph;

@@ -22,11 +22,11 @@
 #include "bench/cost_model.h"
 #include "bench/memory_estimate.h"
 #include "bench/runner.h"
-#include "list_input.h"
 #include "models/format.h"
 #include "models/sweep_chart_data.h"
-#include "plot_style.h"
 #include "results/memory_trace.h"
+#include "widgets/list_input.h"
+#include "widgets/plot_style.h"
 
 namespace stepscope::ui {
 

@@ -10,7 +10,7 @@
 
 #include "bench/study.h"
 #include "bench/sweep.h"
-#include "run_view.h"
+#include "widgets/run_view.h"
 
 class QCheckBox;
 class QComboBox;

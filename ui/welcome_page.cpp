@@ -10,7 +10,7 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 
-#include "app_icons.h"
+#include "widgets/app_icons.h"
 
 namespace stepscope::ui {
 

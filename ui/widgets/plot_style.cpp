@@ -1,4 +1,4 @@
-#include "plot_style.h"
+#include "widgets/plot_style.h"
 
 #include <qcustomplot.h>
 

@@ -1,4 +1,4 @@
-#include "read_only_table.h"
+#include "widgets/read_only_table.h"
 
 #include <QHeaderView>
 #include <QTableView>

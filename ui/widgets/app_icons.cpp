@@ -1,4 +1,4 @@
-#include "app_icons.h"
+#include "widgets/app_icons.h"
 
 #include <QFile>
 

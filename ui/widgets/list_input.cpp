@@ -1,4 +1,4 @@
-#include "list_input.h"
+#include "widgets/list_input.h"
 
 #include <QStringList>
 

@@ -1,4 +1,4 @@
-#include "table_items.h"
+#include "widgets/table_items.h"
 
 #include <QStandardItem>
 
