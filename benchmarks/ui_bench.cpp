@@ -26,11 +26,11 @@
 
 #include "config_panel.h"
 #include "main_window.h"
-#include "memory_view.h"
 #include "models/memory_index.h"
 #include "results/memory_trace.h"
 #include "results/run_file.h"
-#include "step_timing_view.h"
+#include "views/memory_view.h"
+#include "views/step_timing_view.h"
 
 using namespace stepscope;
 

@@ -20,14 +20,14 @@
 #include <random>
 
 #include "cli_run.h"
-#include "kernel_timeline_view.h"
 #include "main_window.h"
-#include "memory_view.h"
 #include "models/memory_index.h"
 #include "models/run_document.h"
 #include "results/run_file.h"
 #include "results/saved_for_backward.h"
-#include "saved_view.h"
+#include "views/kernel_timeline_view.h"
+#include "views/memory_view.h"
+#include "views/saved_view.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;

@@ -12,10 +12,10 @@
 #include <cmath>
 #include <map>
 
-#include "breakdown_view.h"
-#include "kernel_timeline_view.h"
 #include "models/run_document.h"
-#include "step_timing_view.h"
+#include "views/breakdown_view.h"
+#include "views/kernel_timeline_view.h"
+#include "views/step_timing_view.h"
 #include "widgets/plot_style.h"
 
 using namespace stepscope;

@@ -1,4 +1,4 @@
-#include "allocation_bands.h"
+#include "views/allocation_bands.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "saved_view.h"
+#include "views/saved_view.h"
 
 #include <qcustomplot.h>
 

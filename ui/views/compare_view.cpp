@@ -1,4 +1,4 @@
-#include "compare_view.h"
+#include "views/compare_view.h"
 
 #include <qcustomplot.h>
 

@@ -1,4 +1,4 @@
-#include "kernel_timeline_view.h"
+#include "views/kernel_timeline_view.h"
 
 #include <qcustomplot.h>
 

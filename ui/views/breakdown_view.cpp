@@ -1,4 +1,4 @@
-#include "breakdown_view.h"
+#include "views/breakdown_view.h"
 
 #include <qcustomplot.h>
 

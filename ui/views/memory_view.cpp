@@ -1,4 +1,4 @@
-#include "memory_view.h"
+#include "views/memory_view.h"
 
 #include <qcustomplot.h>
 
@@ -22,13 +22,13 @@
 #include <cmath>
 #include <map>
 
-#include "allocation_bands.h"
 #include "bench/cost_model.h"
 #include "bench/memory_estimate.h"
 #include "models/format.h"
 #include "models/run_document.h"
 #include "results/memory_report.h"
-#include "saved_view.h"
+#include "views/allocation_bands.h"
+#include "views/saved_view.h"
 #include "widgets/plot_style.h"
 #include "widgets/read_only_table.h"
 #include "widgets/table_items.h"

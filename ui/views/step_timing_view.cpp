@@ -1,4 +1,4 @@
-#include "step_timing_view.h"
+#include "views/step_timing_view.h"
 
 #include <qcustomplot.h>
 
