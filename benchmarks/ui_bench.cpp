@@ -24,9 +24,9 @@
 #include <memory>
 #include <random>
 
-#include "config_panel.h"
 #include "main_window.h"
 #include "models/memory_index.h"
+#include "pages/config_panel.h"
 #include "results/memory_trace.h"
 #include "results/run_file.h"
 #include "views/memory_view.h"

@@ -17,17 +17,17 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 
-#include "attention_page.h"
 #include "bench/config_field.h"
 #include "bench/runner.h"
 #include "bench/statistics.h"
 #include "bench/study.h"
-#include "config_panel.h"
 #include "main_window.h"
 #include "models/format.h"
 #include "models/sweep_chart_data.h"
+#include "pages/attention_page.h"
+#include "pages/config_panel.h"
+#include "pages/sweep_page.h"
 #include "results/run_file.h"
-#include "sweep_page.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;

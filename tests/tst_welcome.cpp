@@ -19,16 +19,16 @@
 #include <QTemporaryDir>
 #include <QToolBar>
 
-#include "attention_page.h"
 #include "cli_run.h"
-#include "config_panel.h"
-#include "example_runs.h"
 #include "main_window.h"
-#include "precision_page.h"
+#include "pages/attention_page.h"
+#include "pages/config_panel.h"
+#include "pages/example_runs.h"
+#include "pages/precision_page.h"
+#include "pages/welcome_page.h"
 #include "results/attention_file.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
-#include "welcome_page.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;

@@ -39,7 +39,6 @@
 #include <functional>
 #include <tuple>
 
-#include "attention_page.h"
 #include "bench/build_info.h"
 #include "bench/cost_model.h"
 #include "bench/environment.h"
@@ -48,23 +47,24 @@
 #include "bench/slurm_array.h"
 #include "bench/slurm_attention.h"
 #include "bench/study.h"
-#include "config_panel.h"
 #include "engines/isolated_run.h"
 #include "exporter.h"
 #include "models/format.h"
 #include "models/run_label.h"
-#include "precision_page.h"
+#include "pages/attention_page.h"
+#include "pages/config_panel.h"
+#include "pages/precision_page.h"
+#include "pages/sweep_page.h"
+#include "pages/welcome_page.h"
 #include "results/attention_file.h"
 #include "results/run_file.h"
 #include "run_job.h"
-#include "sweep_page.h"
 #include "util/atomic_file.h"
 #include "views/breakdown_view.h"
 #include "views/compare_view.h"
 #include "views/kernel_timeline_view.h"
 #include "views/memory_view.h"
 #include "views/step_timing_view.h"
-#include "welcome_page.h"
 #include "widgets/app_icons.h"
 
 namespace stepscope::ui {

@@ -12,8 +12,8 @@
 #include <utility>
 
 #include "bench/runner.h"
-#include "example_runs.h"
 #include "models/run_document.h"
+#include "pages/example_runs.h"
 
 class QAction;
 class QFileSystemWatcher;

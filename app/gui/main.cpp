@@ -11,9 +11,9 @@
 #include <string_view>
 
 #include "bench/build_info.h"
-#include "config_panel.h"
 #include "main_window.h"
-#include "precision_page.h"
+#include "pages/config_panel.h"
+#include "pages/precision_page.h"
 #include "widgets/app_icons.h"
 
 namespace {

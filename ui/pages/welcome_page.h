@@ -4,7 +4,7 @@
 #include <QStringList>
 #include <QWidget>
 
-#include "example_runs.h"
+#include "pages/example_runs.h"
 
 class QCommandLinkButton;
 class QLabel;

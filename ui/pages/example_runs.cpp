@@ -1,4 +1,4 @@
-#include "example_runs.h"
+#include "pages/example_runs.h"
 
 #include <QCoreApplication>
 #include <QDir>

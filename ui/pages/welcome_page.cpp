@@ -1,4 +1,4 @@
-#include "welcome_page.h"
+#include "pages/welcome_page.h"
 
 #include <QCommandLinkButton>
 #include <QDir>

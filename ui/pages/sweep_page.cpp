@@ -1,4 +1,4 @@
-#include "sweep_page.h"
+#include "pages/sweep_page.h"
 
 #include <qcustomplot.h>
 

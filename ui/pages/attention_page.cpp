@@ -1,4 +1,4 @@
-#include "attention_page.h"
+#include "pages/attention_page.h"
 
 #include <qcustomplot.h>
 

@@ -1,4 +1,4 @@
-#include "precision_page.h"
+#include "pages/precision_page.h"
 
 #include <QComboBox>
 #include <QFile>

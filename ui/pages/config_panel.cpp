@@ -1,4 +1,4 @@
-#include "config_panel.h"
+#include "pages/config_panel.h"
 
 #include <QAbstractScrollArea>
 #include <QCheckBox>
