@@ -1,15 +1,11 @@
 #include "pages/precision_page.h"
 
 #include <QComboBox>
-#include <QFile>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QPointer>
 #include <QPushButton>
@@ -22,6 +18,7 @@
 
 #include "bench/run_config.h"
 #include "model/model_dims.h"
+#include "models/dtype_flow_file.h"
 #include "precision/accumulation_lab.h"
 #include "widgets/read_only_table.h"
 
@@ -170,32 +167,16 @@ void PrecisionPage::showDtypeRows(const std::vector<DtypeRow>& rows, const QStri
         tr("%1 rows%2: highlighted dtypes are what autocast lowered.").arg(rows.size()).arg(from));
 }
 
-bool PrecisionPage::openDtypeFlowFile(const QString& path, QString* error) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        *error = tr("cannot open '%1': %2").arg(path, file.errorString());
-        return false;
-    }
-    QJsonParseError parseError{};
-    const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &parseError);
-    std::vector<DtypeRow> rows;
-    for (const QJsonValue& value : document.array()) {
-        const QJsonObject object = value.toObject();
-        if (!object.value("what").isString() || !object.value("dtype").isString()) {
-            rows.clear();
-            break;
-        }
-        rows.push_back({object.value("what").toString().toStdString(),
-                        object.value("kind").toString().toStdString(),
-                        object.value("dtype").toString().toStdString()});
-    }
-    if (parseError.error != QJsonParseError::NoError || !document.isArray() || rows.empty()) {
-        *error = tr("'%1' is not a dtype flow (a JSON array of {\"what\", \"kind\", "
-                    "\"dtype\"}, as stepscope-cli dtypes --json prints it).")
-                     .arg(path);
-        return false;
-    }
+void PrecisionPage::showDtypeFlow(const std::vector<DtypeRow>& rows, const QString& path) {
     showDtypeRows(rows, QFileInfo(path).fileName());
+}
+
+bool PrecisionPage::openDtypeFlowFile(const QString& path, QString* error) {
+    const std::vector<DtypeRow> rows = readDtypeFlowFile(path, error);
+    if (rows.empty()) {
+        return false;
+    }
+    showDtypeFlow(rows, path);
     return true;
 }
 

@@ -29,6 +29,8 @@ public:
     // of {what, kind, dtype}). False, with `error` set and nothing changed,
     // for a file that is not one.
     bool openDtypeFlowFile(const QString& path, QString* error);
+    // Shows a dtype flow read from `path` (models/dtype_flow_file.h).
+    void showDtypeFlow(const std::vector<DtypeRow>& rows, const QString& path);
     void accumulate(int count);
     QStandardItemModel* dtypeModel() const { return dtypes_; }
     QStandardItemModel* accumulationModel() const { return sums_; }

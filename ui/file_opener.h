@@ -1,0 +1,63 @@
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <vector>
+
+#include "attention/attention_benchmark.h"
+#include "folder_contents.h"
+#include "precision/dtype_flow.h"
+#include "results/run_result.h"
+
+class QMimeData;
+
+namespace stepscope::ui {
+
+struct OpenedPath;
+
+// Opens what `stepscope` and `stepscope-cli` write, by kind, reading it off
+// the UI thread: a run file, an attention file (attention.json, or its
+// folder), a dtype flow (`stepscope-cli dtypes --json`), a sweep's folder
+// (its run files; its sweep.csv or sweep.md stand for it) or a Slurm
+// attention array's folder. Anything else, or a file that cannot be read, is
+// a message naming the path and what was expected. Each open is a job: one
+// typed signal per path in the order asked, then finished().
+class FileOpener final : public QObject {
+    Q_OBJECT
+
+public:
+    explicit FileOpener(QObject* parent = nullptr);
+    ~FileOpener() override;
+
+    // Reads `paths` and returns the job's id.
+    int open(const QStringList& paths);
+    int latestJob() const { return latestJob_; }
+
+    // Drag and drop: whether `mime` holds something to open, and the local
+    // paths it names.
+    static bool acceptsDrop(const QMimeData* mime);
+    static QStringList droppedPaths(const QMimeData* mime);
+
+Q_SIGNALS:
+    void started(int job, const QStringList& paths);
+    // A run file; the receiver may take `run` (move from it).
+    void runOpened(const QString& path, std::shared_ptr<stepscope::RunResult> run);
+    void attentionOpened(const QString& path, const std::vector<stepscope::AttentionPoint>& points);
+    void dtypeFlowOpened(const QString& path, const std::vector<stepscope::DtypeRow>& rows);
+    // A sweep's folder; the receiver may take the run files' results.
+    void sweepFolderOpened(std::shared_ptr<stepscope::ui::SweepFolderRead> folder);
+    void attentionArrayOpened(const stepscope::ui::AttentionArrayRead& array);
+    void openFailed(const QString& title, const QString& message);
+    // After the signals of every path of `job`; `opened`: each path opened.
+    void finished(int job, bool opened);
+
+private:
+    void deliver(int job, std::vector<OpenedPath>& opened);
+
+    int latestJob_ = 0;
+};
+
+}  // namespace stepscope::ui

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <deque>
+
+#include "models/run_document.h"
+
+class QListWidget;
+
+namespace stepscope::ui {
+
+// The runs of the session: their documents and the list that shows them,
+// each titled by what sets it apart from the others, ticked to be compared.
+class RunList final : public QObject {
+    Q_OBJECT
+
+public:
+    explicit RunList(QObject* parent = nullptr);
+
+    QListWidget* widget() const { return list_; }
+    const std::deque<RunDocument>& documents() const { return documents_; }
+
+    // A new document, listed last (not selected).
+    RunDocument& add(RunResult result, const QString& path);
+    RunDocument* byId(int id);
+    const RunDocument* byId(int id) const;
+    const RunDocument* current() const;
+    // The unmodified document read from `file` (absolute), if any.
+    const RunDocument* openedFrom(const QString& file) const;
+    void select(int id);
+    // The document a run in progress fills (0: none), listed as running.
+    void setLive(int id) { liveId_ = id; }
+    int liveId() const { return liveId_; }
+    // Titles, states and tooltips again, after documents changed.
+    void refresh();
+
+    void setCompared(const QList<int>& ids);
+    QList<const RunDocument*> compared() const;
+    // Compare columns are narrow: "#id" and what differs among the runs only.
+    static QStringList compareLabels(const QList<const RunDocument*>& runs);
+
+Q_SIGNALS:
+    void currentChanged();
+    void comparedChanged();
+
+private:
+    QListWidget* list_;
+    std::deque<RunDocument> documents_;  // stable addresses as runs are added
+    int nextId_ = 1;
+    int liveId_ = 0;
+};
+
+}  // namespace stepscope::ui
