@@ -148,19 +148,36 @@ Opened readFilePath(const QString& path) {
 
 }  // namespace
 
-FileOpener::FileOpener(QObject* parent) : QObject(parent) {}
+FileOpener::FileOpener(QObject* parent) : QObject(parent), jobs_(this) {}
 
+// The tracker waits for a read under way; its result is dropped with this.
 FileOpener::~FileOpener() = default;
 
 int FileOpener::open(const QStringList& paths) {
-    const int job = ++latestJob_;
+    const int job = jobs_.start(
+        [paths](const std::function<bool()>& superseded) {
+            std::vector<Opened> opened;
+            for (const QString& path : paths) {
+                if (superseded()) {
+                    break;  // dropped anyway: the rest is not worth reading
+                }
+                try {
+                    opened.push_back(readFilePath(path));
+                } catch (const std::exception& error) {  // a reader's own bug: said, not a crash
+                    opened.push_back(
+                        failed(tr("Cannot open"), QString("'%1': %2").arg(path, error.what())));
+                }
+            }
+            return opened;
+        },
+        [this](int job, std::vector<Opened> opened) { deliver(job, opened); },
+        [this](int job) { Q_EMIT dropped(job); });
     Q_EMIT started(job, paths);
-    std::vector<Opened> opened;
-    for (const QString& path : paths) {
-        opened.push_back(readFilePath(path));
-    }
-    deliver(job, opened);
     return job;
+}
+
+void FileOpener::cancel() {
+    jobs_.reset();
 }
 
 void FileOpener::deliver(int job, std::vector<OpenedPath>& opened) {

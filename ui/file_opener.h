@@ -9,6 +9,7 @@
 
 #include "attention/attention_benchmark.h"
 #include "folder_contents.h"
+#include "job_tracker.h"
 #include "precision/dtype_flow.h"
 #include "results/run_result.h"
 
@@ -23,8 +24,15 @@ struct OpenedPath;
 // folder), a dtype flow (`stepscope-cli dtypes --json`), a sweep's folder
 // (its run files; its sweep.csv or sweep.md stand for it) or a Slurm
 // attention array's folder. Anything else, or a file that cannot be read, is
-// a message naming the path and what was expected. Each open is a job: one
-// typed signal per path in the order asked, then finished().
+// a message naming the path and what was expected.
+//
+// Each open is a job, read on a worker thread: a 1M-event run file takes half
+// a second to parse, and the window answers meanwhile. A newer open
+// supersedes one under way, whose results are then dropped (dropped())
+// instead of delivered, so the window shows what the user asked for last.
+// Results come back on the UI thread through a queued call guarded against a
+// window that has gone: one typed signal per path in the order asked, then
+// finished().
 class FileOpener final : public QObject {
     Q_OBJECT
 
@@ -32,9 +40,11 @@ public:
     explicit FileOpener(QObject* parent = nullptr);
     ~FileOpener() override;
 
-    // Reads `paths` and returns the job's id.
+    // Starts reading `paths` and returns the job's id.
     int open(const QStringList& paths);
-    int latestJob() const { return latestJob_; }
+    // Drops the results of every open under way (the window is closing).
+    void cancel();
+    int latestJob() const { return jobs_.latestJob(); }
 
     // Drag and drop: whether `mime` holds something to open, and the local
     // paths it names.
@@ -53,11 +63,14 @@ Q_SIGNALS:
     void openFailed(const QString& title, const QString& message);
     // After the signals of every path of `job`; `opened`: each path opened.
     void finished(int job, bool opened);
+    // `job` was superseded by a newer open (or cancel()): nothing of it was
+    // delivered.
+    void dropped(int job);
 
 private:
     void deliver(int job, std::vector<OpenedPath>& opened);
 
-    int latestJob_ = 0;
+    JobTracker jobs_;
 };
 
 }  // namespace stepscope::ui

@@ -44,7 +44,9 @@ FolderWatch::FolderWatch(RunList* runs, QObject* parent)
     : QObject(parent),
       runs_(runs),
       sweepWatcher_(new QFileSystemWatcher(this)),
-      attentionWatcher_(new QFileSystemWatcher(this)) {
+      attentionWatcher_(new QFileSystemWatcher(this)),
+      sweepScans_(this, 1),
+      attentionScans_(this, 1) {
     sweepRescan_ = rescanAfterChanges(sweepWatcher_, [this] { rescanSweep(); });
     rescanAfterChanges(attentionWatcher_, [this] { rescanAttention(); });
 }
@@ -57,6 +59,8 @@ void FolderWatch::watchSweep(SweepFolderRead& read) {
         sweepPlan_ = read.plan;
     }
     takeScan(read.scan);
+    // What arrived between the read and the watch is read now.
+    sweepRescan_->start();
 }
 
 void FolderWatch::takeScan(SweepFolderScan& scan) {
@@ -136,6 +140,7 @@ std::vector<FolderWatch::Point> FolderWatch::sweepPoints() const {
 void FolderWatch::stopSweep() {
     unwatchAll(sweepWatcher_);
     sweepRescan_->stop();
+    sweepScans_.reset();  // a look under way at the old folder is dropped
     const bool watched = !sweepDir_.isEmpty();
     sweepDir_.clear();
     sweepFiles_.clear();
@@ -154,12 +159,16 @@ void FolderWatch::rescanSweep() {
     for (const auto& [file, id] : sweepFiles_) {
         known.insert(file);
     }
-    SweepFolderScan scan = scanSweepFolder(sweepDir_, known, sweepUnreadable_);
-    takeScan(scan);
+    sweepScans_.start(
+        [dir = sweepDir_, known, unreadable = sweepUnreadable_](const std::function<bool()>&) {
+            return scanSweepFolder(dir, known, unreadable);
+        },
+        [this](int, SweepFolderScan scan) { takeScan(scan); }, [](int) {});
 }
 
 void FolderWatch::watchAttentionArray(const AttentionArrayRead& read) {
     attentionDir_ = read.directory;
+    attentionScans_.reset();  // a look under way at the old array is dropped
     unwatchAll(attentionWatcher_);
     attentionWatcher_->addPath(attentionDir_);
     if (const QString points = attentionDir_ + "/points"; QFileInfo(points).isDir()) {
@@ -173,7 +182,9 @@ void FolderWatch::rescanAttention() {
         QFileInfo(points).isDir() && !attentionWatcher_->directories().contains(points)) {
         attentionWatcher_->addPath(points);
     }
-    Q_EMIT attentionArrayRead(readAttentionArray(attentionDir_));
+    attentionScans_.start(
+        [dir = attentionDir_](const std::function<bool()>&) { return readAttentionArray(dir); },
+        [this](int, AttentionArrayRead read) { Q_EMIT attentionArrayRead(read); }, [](int) {});
 }
 
 }  // namespace stepscope::ui

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "folder_contents.h"
+#include "job_tracker.h"
 #include "models/run_document.h"
 
 class QFileSystemWatcher;
@@ -20,8 +21,9 @@ class RunList;
 
 // Watches the sweep folder the Sweep tab shows and the Slurm attention array
 // the Attention tab shows, while they fill elsewhere (a CLI sweep, an
-// array's tasks), and reads what appears. A sweep's run files join the run
-// list (once: a run opened before is not listed twice).
+// array's tasks), and reads what appears off the UI thread (a look still
+// under way when the folder changes again is dropped). A sweep's run files
+// join the run list (once: a run opened before is not listed twice).
 class FolderWatch final : public QObject {
     Q_OBJECT
 
@@ -68,6 +70,8 @@ private:
     UnreadableFiles sweepUnreadable_;
     std::vector<std::pair<QString, RunConfig>> sweepPlan_;
     QString attentionDir_;
+    JobTracker sweepScans_;
+    JobTracker attentionScans_;
 };
 
 }  // namespace stepscope::ui

@@ -5,6 +5,7 @@
 #include <QCloseEvent>
 #include <QDateTime>
 #include <QDockWidget>
+#include <QEventLoop>
 #include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -345,6 +346,7 @@ void MainWindow::saveSettings() {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
     runner_->stop();
+    opener_->cancel();  // a file still being read is not shown in a closed window
     saveSettings();
     event->accept();
 }
@@ -450,11 +452,21 @@ int MainWindow::openFiles(const QStringList& paths, const QString& tab) {
 }
 
 bool MainWindow::openRunFile(const QString& path) {
+    QEventLoop loop;
     std::optional<bool> opened;
-    const auto finished =
-        connect(opener_, &FileOpener::finished, this, [&opened](int, bool ok) { opened = ok; });
-    openFiles({path});
+    const int job = openFiles({path});
+    const auto done = [&](int which, bool ok) {
+        if (which == job) {
+            opened = ok;
+            loop.quit();
+        }
+    };
+    const auto finished = connect(opener_, &FileOpener::finished, &loop, done);
+    const auto dropped =
+        connect(opener_, &FileOpener::dropped, &loop, [&](int which) { done(which, false); });
+    loop.exec();  // the window answers while the file is read
     disconnect(finished);
+    disconnect(dropped);
     return opened.value_or(false);
 }
 
@@ -480,6 +492,7 @@ void MainWindow::connectOpener() {
         }
     };
     connect(opener_, &FileOpener::finished, this, opened);
+    connect(opener_, &FileOpener::dropped, this, [opened](int job) { opened(job, false); });
     connect(opener_, &FileOpener::openFailed, messages_, &Messages::showError);
     connect(opener_, &FileOpener::runOpened, this,
             [this](const QString& path, std::shared_ptr<RunResult> run) {

@@ -66,8 +66,10 @@ public:
     // list, watched while it is shown; a dtype flow into the Precision tab.
     // Anything else, or a file that cannot be read, is a message naming the
     // path and what was expected; nothing changes then.
-    // openFiles() returns the job's id (`tab` in front once every path
-    // opened); openRunFile() says whether its file opened.
+    // openFiles() returns at once with the job's id; the files are read off
+    // the UI thread and shown when they arrive (`tab` then in front), unless
+    // a newer open supersedes them. openRunFile() waits for its file, the
+    // window answering meanwhile, and says whether it opened.
     int openFiles(const QStringList& paths, const QString& tab = QString());
     bool openRunFile(const QString& path);
     // Opens an example (the welcome page's, Help → Examples) and shows the
