@@ -13,6 +13,7 @@
 #include "bench/statistics.h"
 #include "model/checkpoint_strategy.h"
 #include "models/memory_index.h"
+#include "models/memory_run_data.h"
 #include "models/run_label.h"
 #include "models/step_table_model.h"
 #include "models/sweep_chart_data.h"
@@ -57,6 +58,35 @@ RunResult madeRun(RunConfig config, const std::vector<double>& stepMs) {
     }
     run.summary.total = summarize(measured);
     return run;
+}
+
+// Allocations and frees in random order, at most 3,000 alive.
+MemoryTrace randomTrace(int events) {
+    MemoryTrace trace;
+    trace.device = "cpu";
+    std::mt19937 random(7);
+    std::vector<std::pair<uint64_t, int64_t>> live;
+    uint64_t next = 1;
+    for (int i = 0; i < events; ++i) {
+        const bool free = !live.empty() && (random() % 2 == 0 || live.size() > 3000);
+        trace.timeUs.push_back(double(i));
+        if (free) {
+            const size_t k = random() % live.size();
+            trace.address.push_back(live[k].first);
+            trace.bytes.push_back(-live[k].second);
+            live.erase(live.begin() + long(k));
+        } else {
+            const int64_t bytes = 1 + int64_t(random() % 5000);
+            trace.address.push_back(next);
+            trace.bytes.push_back(bytes);
+            live.emplace_back(next++, bytes);
+        }
+        trace.category.push_back(uint8_t(random() % kMemoryCategories));
+        trace.phase.push_back(1);
+        trace.step.push_back(0);
+        trace.path.push_back(-1);
+    }
+    return trace;
 }
 
 }  // namespace
@@ -195,30 +225,7 @@ private Q_SLOTS:
 
     void indexAnswersAsALinearScanDoes() {
         // A longer random trace: the checkpointed index against a plain scan.
-        MemoryTrace trace;
-        trace.device = "cpu";
-        std::mt19937 random(7);
-        std::vector<std::pair<uint64_t, int64_t>> live;
-        uint64_t next = 1;
-        for (int i = 0; i < 20000; ++i) {
-            const bool free = !live.empty() && (random() % 2 == 0 || live.size() > 3000);
-            trace.timeUs.push_back(double(i));
-            if (free) {
-                const size_t k = random() % live.size();
-                trace.address.push_back(live[k].first);
-                trace.bytes.push_back(-live[k].second);
-                live.erase(live.begin() + long(k));
-            } else {
-                const int64_t bytes = 1 + int64_t(random() % 5000);
-                trace.address.push_back(next);
-                trace.bytes.push_back(bytes);
-                live.emplace_back(next++, bytes);
-            }
-            trace.category.push_back(uint8_t(random() % kMemoryCategories));
-            trace.phase.push_back(1);
-            trace.step.push_back(0);
-            trace.path.push_back(-1);
-        }
+        const MemoryTrace trace = randomTrace(20000);
         const MemoryIndex index(trace);
         const std::vector<MemoryAllocation> all = memoryAllocations(trace);
         QCOMPARE(index.size(), all.size());
@@ -231,6 +238,41 @@ private Q_SLOTS:
             }
             QCOMPARE(index.aliveAt(t), expected);
         }
+    }
+
+    // What the memory views draw, prepared with a run where its file is read
+    // (off the UI thread), is what they work out themselves, and it follows
+    // the run when the run moves into its document.
+    void memoryRunDataIsWhatTheViewsWorkOut() {
+        RunResult run;
+        run.memory = randomTrace(5000);
+        const std::shared_ptr<MemoryRunData> data = prepareMemoryRunData(run);
+        QVERIFY(data);
+        QVERIFY(data->isFor(run));
+        const MemoryIndex index(run.memory);
+        QCOMPARE(data->index.size(), index.size());
+        QCOMPARE(data->summary.peakBytes, summarizeMemory(run.memory, 0).peakBytes);
+        const std::vector<AllocationSite> sites =
+            groupSites(index, index.aliveBetween(index.startUs(), index.endUs()));
+        QCOMPARE(data->sites.size(), sites.size());
+        for (size_t s = 0; s < sites.size(); ++s) {
+            QCOMPARE(data->sites[s].allocations, sites[s].allocations);
+            QCOMPARE(data->sites[s].totalBytes, sites[s].totalBytes);
+        }
+        const SavedBlocks saved = savedBlocks(run, index);
+        QCOMPARE(data->saved.error, saved.error);
+        QCOMPARE(data->saved.saved.blocks.size(), saved.saved.blocks.size());
+        QCOMPARE(data->saved.members, saved.members);
+
+        const std::vector<uint32_t> alive = index.aliveAt(2500.5);
+        QVERIFY(!alive.empty());
+        const RunResult moved = std::move(run);
+        QVERIFY(!data->isFor(moved));
+        data->follow(moved);
+        QVERIFY(data->isFor(moved));
+        QCOMPARE(data->index.aliveAt(2500.5), alive);
+        const RunResult untraced;
+        QVERIFY(!prepareMemoryRunData(untraced));  // no trace, nothing to prepare
     }
 };
 

@@ -12,6 +12,7 @@
 #include "bench/slurm_attention.h"
 #include "file_kind.h"
 #include "models/dtype_flow_file.h"
+#include "models/memory_run_data.h"
 #include "results/attention_file.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
@@ -23,7 +24,7 @@ struct OpenedPath {
     enum class Kind { Run, Attention, DtypeFlow, SweepFolder, AttentionArray, Failed };
     Kind kind = Kind::Failed;
     QString path;
-    std::shared_ptr<RunResult> run;
+    std::shared_ptr<RunDocument> run;
     std::vector<AttentionPoint> attention;
     std::vector<DtypeRow> dtypes;
     std::shared_ptr<SweepFolderRead> sweep;
@@ -127,8 +128,12 @@ Opened readFilePath(const QString& path) {
                 opened.kind = Opened::Kind::DtypeFlow;
                 return opened;
             case FileKind::Run:
-                // Its errors name the path.
-                opened.run = std::make_shared<RunResult>(readRunFile(path.toStdString()));
+                opened.run = std::make_shared<RunDocument>();
+                opened.run->result = readRunFile(path.toStdString());  // its errors name the path
+                opened.run->path = path;
+                // Indexed here too: a million memory events take the UI thread a
+                // quarter second to index, group and attribute.
+                opened.run->memoryData = prepareMemoryRunData(opened.run->result);
                 opened.kind = Opened::Kind::Run;
                 return opened;
             case FileKind::Other:

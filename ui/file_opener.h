@@ -10,6 +10,7 @@
 #include "attention/attention_benchmark.h"
 #include "folder_contents.h"
 #include "job_tracker.h"
+#include "models/run_document.h"
 #include "precision/dtype_flow.h"
 #include "results/run_result.h"
 
@@ -53,8 +54,9 @@ public:
 
 Q_SIGNALS:
     void started(int job, const QStringList& paths);
-    // A run file; the receiver may take `run` (move from it).
-    void runOpened(const QString& path, std::shared_ptr<stepscope::RunResult> run);
+    // A run file, as a document with what its memory views draw prepared
+    // (no id yet); the receiver may take it (move from it).
+    void runOpened(const QString& path, std::shared_ptr<stepscope::ui::RunDocument> run);
     void attentionOpened(const QString& path, const std::vector<stepscope::AttentionPoint>& points);
     void dtypeFlowOpened(const QString& path, const std::vector<stepscope::DtypeRow>& rows);
     // A sweep's folder; the receiver may take the run files' results.

@@ -495,8 +495,8 @@ void MainWindow::connectOpener() {
     connect(opener_, &FileOpener::dropped, this, [opened](int job) { opened(job, false); });
     connect(opener_, &FileOpener::openFailed, messages_, &Messages::showError);
     connect(opener_, &FileOpener::runOpened, this,
-            [this](const QString& path, std::shared_ptr<RunResult> run) {
-                const int id = runs_->add(std::move(*run), path).id;
+            [this](const QString& path, std::shared_ptr<RunDocument> run) {
+                const int id = runs_->add(std::move(*run)).id;
                 recent_->add(path);
                 runs_->select(id);
                 showRunTabIfWelcome();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "models/memory_run_data.h"
 #include "models/run_label.h"
 
 namespace stepscope::ui {
@@ -22,12 +23,20 @@ RunList::RunList(QObject* parent) : QObject(parent), list_(new QListWidget) {
 
 RunDocument& RunList::add(RunResult result, const QString& path) {
     RunDocument document;
-    document.id = nextId_++;
-    document.title = QString("#%1 %2").arg(document.id).arg(defaultTitle(result));  // until listed
     document.result = std::move(result);
     document.path = path;
     document.modified = path.isEmpty();
+    return add(std::move(document));
+}
+
+RunDocument& RunList::add(RunDocument document) {
+    document.id = nextId_++;
+    document.title =
+        QString("#%1 %2").arg(document.id).arg(defaultTitle(document.result));  // until listed
     documents_.push_back(std::move(document));
+    if (MemoryRunData* memory = documents_.back().memoryData.get()) {
+        memory->follow(documents_.back().result);  // the run moved in here
+    }
     auto* item = new QListWidgetItem(documents_.back().title);
     item->setData(kIdRole, documents_.back().id);
     item->setFlags(item->flags() | Qt::ItemIsUserCheckable);

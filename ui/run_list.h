@@ -24,8 +24,9 @@ public:
     QListWidget* widget() const { return list_; }
     const std::deque<RunDocument>& documents() const { return documents_; }
 
-    // A new document, listed last (not selected).
+    // A new document, listed last (not selected), given its id here.
     RunDocument& add(RunResult result, const QString& path);
+    RunDocument& add(RunDocument document);
     RunDocument* byId(int id);
     const RunDocument* byId(int id) const;
     const RunDocument* current() const;

@@ -51,6 +51,9 @@ public:
     explicit MemoryIndex(const MemoryTrace& trace);
 
     const MemoryTrace* trace() const { return trace_; }
+    // The trace this was built from, moved elsewhere with its run (read off
+    // the UI thread, then moved into its document): the index follows it.
+    void followMovedTrace(const MemoryTrace& trace) { trace_ = &trace; }
     const std::vector<MemoryAllocation>& allocations() const { return allocations_; }
     size_t size() const { return allocations_.size(); }
     double startUs() const;

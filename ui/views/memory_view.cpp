@@ -216,7 +216,8 @@ void MemoryView::showRun(const RunDocument* document) {
     hovered_ = -1;
     hoverLabel_->clear();
     estimate_->clear();
-    index_.reset();
+    data_.reset();
+    index_ = nullptr;
     layout_ = AllocationLayout{};
     layoutValid_ = false;
     trace_ = events ? &document->result.memory : nullptr;
@@ -232,8 +233,14 @@ void MemoryView::showRun(const RunDocument* document) {
     }
     setNoData(plot_, QString());
     const MemoryTrace& trace = *trace_;
-    index_ = std::make_unique<MemoryIndex>(trace);
-    const MemorySummary summary = summarizeMemory(trace, 0);
+    // Prepared with the run where its file was read (off the UI thread).
+    if (document->memoryData && document->memoryData->isFor(document->result)) {
+        data_ = document->memoryData;
+    } else {
+        data_ = prepareMemoryRunData(document->result);
+    }
+    index_ = &data_->index;
+    const MemorySummary& summary = data_->summary;
     peakBytes_ = summary.peakBytes;
     peakTimeUs_ = summary.peakTimeUs;
     peakText_ = tr("peak %1 (%2)").arg(bytesText(summary.peakBytes), phaseName(summary.peakPhase));
@@ -292,7 +299,7 @@ void MemoryView::showRun(const RunDocument* document) {
     clamping_ = false;
     redraw();
     fillSitesTable();
-    saved_->showRun(&document->result, index_.get());
+    saved_->showRun(&document->result, index_, &data_->saved);
 }
 
 void MemoryView::drawCategories() {
@@ -778,7 +785,13 @@ void MemoryView::fillSitesTable() {
         return;
     }
     const auto [lo, hi] = timeRange();
-    const std::vector<AllocationSite> sites = groupSites(*index_, index_->aliveBetween(lo, hi));
+    // The whole run's, as shown first, were grouped with the run.
+    std::vector<AllocationSite> grouped;
+    const bool prepared = lo == data_->sitesFromUs && hi == data_->sitesToUs;
+    if (!prepared) {
+        grouped = groupSites(*index_, index_->aliveBetween(lo, hi));
+    }
+    const std::vector<AllocationSite>& sites = prepared ? data_->sites : grouped;
     for (size_t s = 0; s < sites.size() && s < size_t(kMaxSiteRows); ++s) {
         const AllocationSite& site = sites[s];
         auto* steps = new QStandardItem(QString::fromStdString(formatSteps(site.steps)));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/memory_index.h"
+#include "models/memory_run_data.h"
 #include "results/memory_trace.h"
 #include "widgets/run_view.h"
 
@@ -99,7 +100,7 @@ public:
     SavedView* savedView() const { return saved_; }  // what each block keeps for backward
     QTabWidget* lowerTabs() const { return lower_; }
     QCustomPlot* plot() const { return plot_; }
-    const MemoryIndex* index() const { return index_.get(); }
+    const MemoryIndex* index() const { return index_; }
     int plottedPoints() const;  // per category series
 
 protected:
@@ -111,7 +112,7 @@ private:
     void sampleSmaller(double fromUs, double toUs);
     void drawAllocations();
     void redraw();
-    void fillSitesTable();
+    void fillSitesTable();  // the sites alive in the range shown
     void showSelection(const std::vector<uint32_t>& allocations);  // outlined on the chart
     void keepRangeInRun(const QCPRange& range, const QCPRange& old);
     void fitValueAxis();
@@ -128,7 +129,10 @@ private:
     size_t shownEvents_ = 0;
     const MemoryTrace* trace_ = nullptr;
     static constexpr size_t kCheckpoint = 4096;
-    std::unique_ptr<MemoryIndex> index_;
+    // What is drawn of the run shown: its document's, prepared where it was
+    // read, or worked out here; index_ points into it.
+    std::shared_ptr<const MemoryRunData> data_;
+    const MemoryIndex* index_ = nullptr;
     std::vector<CategoryBytes> categoryCheckpoints_;
     std::map<std::string, size_t> moduleRank_;  // kind of module → colour
     AllocationLayout layout_;

@@ -100,7 +100,8 @@ QString SavedView::caption() const {
     return caption_->text();
 }
 
-void SavedView::showRun(const RunResult* run, const MemoryIndex* index) {
+void SavedView::showRun(const RunResult* run, const MemoryIndex* index,
+                        const SavedBlocks* prepared) {
     index_ = index;
     saved_ = SavedForBackward{};
     members_.clear();
@@ -109,20 +110,15 @@ void SavedView::showRun(const RunResult* run, const MemoryIndex* index) {
     if (!run || !index) {
         why = tr("Needs a run with a memory trace (“Trace memory”) and a backward.");
     } else {
-        try {
-            saved_ = savedForBackward(*run);
-        } catch (const std::invalid_argument& error) {
-            why = tr("Nothing to show: %1.").arg(QString::fromStdString(error.what()));
+        // The tensors behind each bar, by their place in the memory view's index.
+        SavedBlocks blocks = prepared ? *prepared : savedBlocks(*run, *index);
+        if (!blocks.error.empty()) {
+            why = tr("Nothing to show: %1.").arg(QString::fromStdString(blocks.error));
         }
+        saved_ = std::move(blocks.saved);
+        members_ = std::move(blocks.members);
     }
-    // The tensors behind each bar, by their place in the memory view's index.
     members_.resize(saved_.blocks.size());
-    for (size_t a = 0; why.isEmpty() && a < index->size(); ++a) {
-        const int block = savedBlockOf(index->allocations()[a], saved_.step);
-        if (block >= 0 && size_t(block) < members_.size()) {
-            members_[size_t(block)].push_back(uint32_t(a));
-        }
-    }
     caption_->setText(
         why.isEmpty()
             ? tr("What each block keeps for backward in step %1: the tensors its forward made "

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "results/saved_for_backward.h"
+#include "models/memory_run_data.h"
 
 class QCPBars;
 class QCustomPlot;
@@ -30,7 +30,9 @@ public:
 
     // `index` holds the same run's allocations; the picked block's tensors
     // are named by their place in it. Both nullptr: nothing to show.
-    void showRun(const RunResult* run, const MemoryIndex* index);
+    // `prepared`: savedBlocks(*run, *index), worked out before (else here).
+    void showRun(const RunResult* run, const MemoryIndex* index,
+                 const SavedBlocks* prepared = nullptr);
     const SavedForBackward& saved() const { return saved_; }
     QString caption() const;  // the figures' source, or why there are none
 
