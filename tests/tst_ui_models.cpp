@@ -134,6 +134,10 @@ private Q_SLOTS:
         QCOMPARE(differingFields({base, bigger, half}),
                  QStringList({"batch 2 · fp32", "batch 8 · fp32", "batch 2 · bf16"}));
         QCOMPARE(differingFields({base, base}), QStringList({"", ""}));
+        // What they share, for a chart's second line: neither batch nor precision.
+        const QString shared = sharedFields({base, bigger, half}).join(" · ");
+        QVERIFY2(shared.contains("ctx 16") && !shared.contains("batch") && !shared.contains("fp32"),
+                 qPrintable(shared));
         QVERIFY(configSummary(base).contains("attention naive"));
         // A memory lever in use is in the label; one not in use only beside one that is.
         RunConfig nested = base;

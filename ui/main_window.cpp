@@ -116,6 +116,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(runs_, &RunList::currentChanged, this, &MainWindow::onSelectionChanged);
     connect(runs_, &RunList::comparedChanged, this, &MainWindow::refreshCompare);
+    connect(runs_, &RunList::saved, recent_, &RecentFiles::add);
+    connect(runs_, &RunList::saveFailed, messages_, &Messages::showError);
     connectRuns();
     connectOpener();
 
@@ -412,21 +414,7 @@ void MainWindow::refreshCompare() {
 }
 
 bool MainWindow::saveDocument(int id, const QString& path) {
-    RunDocument* document = runs_->byId(id);
-    if (!document) {
-        return false;
-    }
-    try {
-        writeRunFile(document->result, path.toStdString());
-    } catch (const std::exception& error) {
-        messages_->showError(tr("Cannot save run"), QString::fromUtf8(error.what()));
-        return false;
-    }
-    document->path = path;
-    document->modified = false;
-    recent_->add(path);
-    runs_->refresh();
-    return true;
+    return runs_->save(id, path);
 }
 
 void MainWindow::saveCurrent(bool askForPath) {
@@ -606,26 +594,28 @@ void MainWindow::connectRuns() {
             });
     connect(runner_, &RunController::sweepFinished, this, [this](const QString& error) {
         sweep_->finish(error);
-        progressLabel_->setText(error.isEmpty() ? tr("Sweep finished") : tr("Sweep ended early"));
-        if (!error.isEmpty()) {
-            messages_->setBanner(error, true);
-        }
+        batchFinished(error, tr("Sweep finished"), tr("Sweep ended early"));
         Q_EMIT sweepFinished();
     });
     connect(runner_, &RunController::attentionPointsArrived, attention_, &AttentionPage::addPoints);
     connect(runner_, &RunController::attentionFinished, this, [this](const QString& error) {
         attention_->finish(error);
-        progressLabel_->setText(error.isEmpty() ? tr("Attention grid finished")
-                                                : tr("Attention grid ended early"));
-        if (!error.isEmpty()) {
-            messages_->setBanner(error, true);
-        }
+        batchFinished(error, tr("Attention grid finished"), tr("Attention grid ended early"));
         Q_EMIT attentionFinished();
     });
     connect(sweep_, &SweepPage::startRequested, this, &MainWindow::startSweep);
     connect(sweep_, &SweepPage::stopRequested, this, &MainWindow::stopRun);
     connect(attention_, &AttentionPage::startRequested, this, &MainWindow::startAttention);
     connect(attention_, &AttentionPage::stopRequested, this, &MainWindow::stopRun);
+}
+
+// A sweep, study or attention grid ended: said in the status bar, its error
+// in the banner.
+void MainWindow::batchFinished(const QString& error, const QString& done, const QString& early) {
+    progressLabel_->setText(error.isEmpty() ? done : early);
+    if (!error.isEmpty()) {
+        messages_->setBanner(error, true);
+    }
 }
 
 bool MainWindow::isRunning() const {
@@ -687,14 +677,8 @@ void MainWindow::onBusyChanged(bool busy) {
 }
 
 void MainWindow::onStepsArrived(const std::vector<StepRecord>& steps) {
-    RunDocument* document = runs_->byId(runs_->liveId());
-    if (!document) {
-        return;  // a sweep: its points arrive whole
-    }
-    document->result.steps.insert(document->result.steps.end(), steps.begin(), steps.end());
-    document->result.summary =
-        summarizeSteps(document->result.steps, document->result.config, std::nullopt);
-    if (currentDocument() == document) {
+    const RunDocument* document = runs_->addLiveSteps(steps);
+    if (document && currentDocument() == document) {
         showCurrent();
     }
 }
@@ -825,17 +809,7 @@ void MainWindow::offerExports() {
 QString MainWindow::chartTitle(const ExportTarget& target) const {
     QWidget* page = tabs_->currentWidget();
     if (page == compare_) {
-        // The runs by what differs, then what they share.
-        const QList<const RunDocument*> runs = runs_->compared();
-        QStringList shared = runs.isEmpty() ? QStringList() : configFields(runs[0]->result.config);
-        for (const RunDocument* run : runs) {
-            const QStringList fields = configFields(run->result.config);
-            shared.erase(std::remove_if(shared.begin(), shared.end(),
-                                        [&](const QString& f) { return !fields.contains(f); }),
-                         shared.end());
-        }
-        return target.name + " — " + RunList::compareLabels(runs).join(" vs ") + "\n" +
-               shared.join(" · ");
+        return runs_->compareTitle(target.name);
     }
     if (qobject_cast<RunView*>(page)) {
         if (const RunDocument* document = currentDocument()) {

@@ -149,6 +149,7 @@ private:
     void onBusyChanged(bool busy);
     void onStepsArrived(const std::vector<StepRecord>& steps);
     void onRunFinished(const RunResult& result);
+    void batchFinished(const QString& error, const QString& done, const QString& early);
     void startSweep();
     void startAttention();
     QList<int> showSweepFolder();  // the points' documents, in the table's order

@@ -7,6 +7,7 @@
 
 #include "models/memory_run_data.h"
 #include "models/run_label.h"
+#include "results/run_file.h"
 
 namespace stepscope::ui {
 
@@ -81,6 +82,17 @@ const RunDocument* RunList::openedFrom(const QString& file) const {
     return known != documents_.end() ? &*known : nullptr;
 }
 
+const RunDocument* RunList::addLiveSteps(const std::vector<StepRecord>& steps) {
+    RunDocument* document = byId(liveId_);
+    if (!document) {
+        return nullptr;
+    }
+    document->result.steps.insert(document->result.steps.end(), steps.begin(), steps.end());
+    document->result.summary =
+        summarizeSteps(document->result.steps, document->result.config, std::nullopt);
+    return document;
+}
+
 void RunList::refresh() {
     // Titles name what differs among the runs of the session.
     QList<RunConfig> configs;
@@ -108,6 +120,24 @@ void RunList::refresh() {
         item->setToolTip(configSummary(document->result.config) + "\n" +
                          (document->path.isEmpty() ? tr("not saved") : document->path));
     }
+}
+
+bool RunList::save(int id, const QString& path) {
+    RunDocument* document = byId(id);
+    if (!document) {
+        return false;
+    }
+    try {
+        writeRunFile(document->result, path.toStdString());
+    } catch (const std::exception& error) {
+        Q_EMIT saveFailed(tr("Cannot save run"), QString::fromUtf8(error.what()));
+        return false;
+    }
+    document->path = path;
+    document->modified = false;
+    Q_EMIT saved(path);
+    refresh();
+    return true;
 }
 
 void RunList::select(int id) {
@@ -156,6 +186,16 @@ QStringList RunList::compareLabels(const QList<const RunDocument*>& runs) {
         labels << QString("#%1 %2").arg(runs[i]->id).arg(differing[i]).trimmed();
     }
     return labels;
+}
+
+QString RunList::compareTitle(const QString& name) const {
+    const QList<const RunDocument*> runs = compared();
+    QList<RunConfig> configs;
+    for (const RunDocument* run : runs) {
+        configs << run->result.config;
+    }
+    return name + " — " + compareLabels(runs).join(" vs ") + "\n" +
+           sharedFields(configs).join(" · ");
 }
 
 }  // namespace stepscope::ui

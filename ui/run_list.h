@@ -36,17 +36,27 @@ public:
     // The document a run in progress fills (0: none), listed as running.
     void setLive(int id) { liveId_ = id; }
     int liveId() const { return liveId_; }
+    // Steps of the run in progress, its summary made again; the document,
+    // or nullptr when no run is in progress (a sweep's points arrive whole).
+    const RunDocument* addLiveSteps(const std::vector<StepRecord>& steps);
     // Titles, states and tooltips again, after documents changed.
     void refresh();
+    // Writes document `id` to `path` (saved(), or saveFailed() saying why).
+    bool save(int id, const QString& path);
 
     void setCompared(const QList<int>& ids);
     QList<const RunDocument*> compared() const;
     // Compare columns are narrow: "#id" and what differs among the runs only.
     static QStringList compareLabels(const QList<const RunDocument*>& runs);
+    // An exported chart's title for the compared runs: `name`, the runs by
+    // what differs, then on a second line what they share.
+    QString compareTitle(const QString& name) const;
 
 Q_SIGNALS:
     void currentChanged();
     void comparedChanged();
+    void saved(const QString& path);
+    void saveFailed(const QString& title, const QString& message);
 
 private:
     QListWidget* list_;

@@ -134,4 +134,15 @@ QString configSummary(const RunConfig& config) {
     return configFields(config).join(" · ");
 }
 
+QStringList sharedFields(const QList<RunConfig>& configs) {
+    QStringList shared = configs.isEmpty() ? QStringList() : configFields(configs[0]);
+    for (const RunConfig& config : configs) {
+        const QStringList fields = configFields(config);
+        shared.erase(std::remove_if(shared.begin(), shared.end(),
+                                    [&](const QString& f) { return !fields.contains(f); }),
+                     shared.end());
+    }
+    return shared;
+}
+
 }  // namespace stepscope::ui

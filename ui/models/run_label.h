@@ -25,6 +25,9 @@ QStringList differingFields(const QList<RunConfig>& configs);
 // engine and Python model, where they are not LibTorch's reference model).
 QStringList listLabels(const QList<RunConfig>& configs);
 
+// The fields (configFields) every one of `configs` has, in that order.
+QStringList sharedFields(const QList<RunConfig>& configs);
+
 // The whole config on one line, for tooltips and exported chart titles.
 QString configSummary(const RunConfig& config);
 
