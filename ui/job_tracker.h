@@ -16,8 +16,9 @@ namespace stepscope::ui {
 // hotspot's JobTracker does it: each start is a new job id; a result comes
 // back through a queued call on `context`'s thread, and is dropped there when
 // a newer job has started since (or `reset()` was called), or when `context`
-// is gone. The work may ask `superseded()` to stop early. Destroying the
-// tracker waits for work under way, so nothing outlives its owner.
+// is gone. The work may ask `superseded()` to stop early. The tracker is a
+// member of `context`; destroying it waits for work under way, so nothing
+// outlives its owner.
 class JobTracker final {
 public:
     explicit JobTracker(QObject* context, int threads = 2) : context_(context) {
@@ -66,7 +67,6 @@ public:
     // Results of every job started so far are dropped from now on.
     void reset() { ++latest_; }
     int latestJob() const { return latest_.load(); }
-    bool isBusy() const { return pool_.activeThreadCount() > 0; }
 
 private:
     QPointer<QObject> context_;
