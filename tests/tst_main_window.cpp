@@ -9,6 +9,7 @@
 #include <QComboBox>
 #include <QImage>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMimeData>
 #include <QProcess>
 #include <QPushButton>
@@ -22,11 +23,7 @@
 #include <QTemporaryDir>
 #include <QToolButton>
 
-#include "attention_page.h"
-#include "breakdown_view.h"
 #include "cli_run.h"
-#include "compare_view.h"
-#include "config_panel.h"
 #include "engines/environment.h"
 #include "engines/python_worker.h"
 #include "engines/runner.h"
@@ -35,21 +32,27 @@
 #include "experiments/accumulation_lab.h"
 #include "experiments/dtype_flow.h"
 #include "exporter.h"
-#include "format.h"
-#include "kernel_timeline_view.h"
+#include "file_opener.h"
 #include "main_window.h"
-#include "memory_view.h"
-#include "plot_style.h"
-#include "precision_page.h"
+#include "models/format.h"
+#include "models/run_label.h"
+#include "models/step_table_model.h"
+#include "pages/attention_page.h"
+#include "pages/config_panel.h"
+#include "pages/precision_page.h"
+#include "pages/sweep_page.h"
+#include "pages/welcome_page.h"
 #include "results/attention_file.h"
 #include "results/breakdown.h"
 #include "results/run_file.h"
-#include "run_label.h"
-#include "step_table_model.h"
-#include "step_timing_view.h"
-#include "sweep_page.h"
 #include "util/atomic_file.h"
 #include "util/strings.h"
+#include "views/breakdown_view.h"
+#include "views/compare_view.h"
+#include "views/kernel_timeline_view.h"
+#include "views/memory_view.h"
+#include "views/step_timing_view.h"
+#include "widgets/plot_style.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;
@@ -104,6 +107,38 @@ void answerNextMessageBox(const QString& text, QString* shown) {
         }
         box->reject();  // no such button: the test's QVERIFY on `shown` says why
     });
+}
+
+// A run file with `events` memory events (allocations and their frees over
+// ten steps): large enough that reading it takes many timer ticks.
+QString writeLargeRun(const QString& path, size_t events) {
+    RunResult run;
+    run.config = quickConfig(0, 1);
+    run.parameterCount = parameterCount(run.config.model);
+    run.environment.libtorchVersion = "synthetic";
+    StepRecord step;
+    step.totalMs = 1;
+    run.steps.push_back(step);
+    MemoryTrace& trace = run.memory;
+    trace.device = "cpu";
+    int64_t total = 0;
+    for (size_t i = 0; i < events; ++i) {
+        const bool free = i % 2 == 1;
+        const uint64_t address = 4096 * (i / 2 + 1);
+        const int64_t bytes = free ? -int64_t(512 + (i / 2) % 4096) : int64_t(512 + (i / 2) % 4096);
+        trace.timeUs.push_back(double(i));
+        trace.address.push_back(address);
+        trace.bytes.push_back(bytes);
+        trace.category.push_back(uint8_t(MemoryCategory::Activations));
+        trace.phase.push_back(1);
+        trace.step.push_back(int32_t(i * 10 / events));
+        trace.path.push_back(-1);
+        total += bytes;
+        trace.allocated.push_back(total);
+        trace.reserved.push_back(0);
+    }
+    writeRunFile(run, path.toStdString());
+    return path;
 }
 
 // A finished run made by hand: one warm-up step, then measured totals.
@@ -600,7 +635,9 @@ private Q_SLOTS:
         QApplication::sendEvent(&dropped, &enter);
         QVERIFY(enter.isAccepted());
         QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QSignalSpy opened(dropped.fileOpener(), &FileOpener::finished);  // read off the UI thread
         QApplication::sendEvent(&dropped, &drop);
+        QVERIFY(opened.wait(30000));
         checkShowsSweep(dropped, out, files);
         QVERIFY(!QTest::currentTestFailed());  // the line that failed
     }
@@ -712,7 +749,9 @@ private Q_SLOTS:
             QApplication::sendEvent(&window, &enter);
             QVERIFY(enter.isAccepted());
             QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+            QSignalSpy opened(window.fileOpener(), &FileOpener::finished);
             QApplication::sendEvent(&window, &drop);
+            QVERIFY(opened.wait(30000));
             QCOMPARE(int(window.documents().size()), 1);
             QCOMPARE(window.currentDocument()->path, path);
             window.close();
@@ -1042,30 +1081,6 @@ private Q_SLOTS:
         QVERIFY2(title.contains(first + " vs " + second), qPrintable(title));
         QVERIFY2(title.contains("nano") && title.contains("ctx 16") && !title.contains("sdpa ·"),
                  qPrintable(title));
-
-        // Only what differs, field by field, among three configs.
-        RunConfig base = quickConfig(1, 3);
-        RunConfig bigger = base;
-        bigger.batchSize = 8;
-        RunConfig half = base;
-        half.precision = Precision::Bf16;
-        QCOMPARE(differingFields({base, bigger, half}),
-                 QStringList({"batch 2 · fp32", "batch 8 · fp32", "batch 2 · bf16"}));
-        QCOMPARE(differingFields({base, base}), QStringList({"", ""}));
-        QVERIFY(configSummary(base).contains("attention naive"));
-        // A memory lever in use is in the label; one not in use only beside one that is.
-        RunConfig nested = base;
-        nested.activationCheckpoint = *parseCheckpointStrategy("nested");
-        RunConfig chunked = base;
-        chunked.loss = LossKind::Chunked;
-        chunked.lossChunkTokens = 256;
-        QCOMPARE(differingFields({base, nested, chunked}),
-                 QStringList({"checkpoint off · loss full", "checkpoint nested · loss full",
-                              "checkpoint off · loss chunked 256"}));
-        QVERIFY(configSummary(base).contains("checkpoint off · loss full"));
-        QVERIFY(configSummary(chunked).contains("loss chunked 256"));
-        QVERIFY(!listLabels({base})[0].contains("checkpoint"));
-        QVERIFY(listLabels({nested})[0].contains("checkpoint nested"));
     }
 
     void configPanelCarriesTheEngine() {
@@ -1696,6 +1711,88 @@ private Q_SLOTS:
         QCOMPARE(window.progressText(), QString("Ready"));  // not the other run's outcome
     }
 
+    // A large run file is read off the UI thread: the window's event loop
+    // keeps turning (a timer keeps firing) until the run arrives.
+    void largeFileOpensWhileTheWindowAnswers() {
+        const QString path = writeLargeRun(dir_.filePath("large.json"), 1000000);
+        MainWindow window;
+        window.show();
+        int ticks = 0;
+        int ticksWhenArrived = -1;
+        QTimer probe;
+        probe.setInterval(5);
+        connect(&probe, &QTimer::timeout, [&ticks] { ++ticks; });
+        connect(window.fileOpener(), &FileOpener::runOpened, [&] { ticksWhenArrived = ticks; });
+        probe.start();
+        QSignalSpy opened(window.fileOpener(), &FileOpener::finished);
+        window.openFiles({path});
+        QCOMPARE(ticksWhenArrived, -1);  // openFiles returns before the file is read
+        QVERIFY(window.progressText().startsWith("Opening " + path));
+        QVERIFY(opened.wait(60000));
+        QCOMPARE(opened.at(0).at(1).toBool(), true);
+        QVERIFY2(
+            ticksWhenArrived >= 3,
+            qPrintable(QString("%1 timer ticks while the file was read").arg(ticksWhenArrived)));
+        QCOMPARE(int(window.documents().size()), 1);
+        QCOMPARE(window.currentDocument()->result.memory.size(), size_t(1000000));
+        QCOMPARE(window.progressText(), QString("Ready"));
+        // openRunFile waits for its file, the loop turning meanwhile.
+        const int before = ticks;
+        QVERIFY(window.openRunFile(path));
+        QVERIFY(ticks > before);
+        QCOMPARE(int(window.documents().size()), 2);
+    }
+
+    // Open A, then B before A has arrived: only B is shown, whichever of the
+    // two is read first; A's result is dropped, not delivered late.
+    void aNewerOpenSupersedesOneUnderWay() {
+        const QString large = writeLargeRun(dir_.filePath("superseded-large.json"), 600000);
+        const QString small = dir_.filePath("superseded-small.json");
+        QCOMPARE(cliRun(small), QString());
+        for (const bool largeFirst : {true, false}) {
+            MainWindow window;
+            window.show();
+            const QString first = largeFirst ? large : small;
+            const QString second = largeFirst ? small : large;
+            QSignalSpy finished(window.fileOpener(), &FileOpener::finished);
+            QSignalSpy dropped(window.fileOpener(), &FileOpener::dropped);
+            QSignalSpy runs(window.fileOpener(), &FileOpener::runOpened);
+            const int a = window.openFiles({first});
+            const int b = window.openFiles({second});
+            QVERIFY(b != a);
+            QTRY_COMPARE_WITH_TIMEOUT(finished.size() + dropped.size(), 2, 60000);
+            QCOMPARE(finished.size(), 1);
+            QCOMPARE(finished.at(0).at(0).toInt(), b);
+            QCOMPARE(dropped.size(), 1);
+            QCOMPARE(dropped.at(0).at(0).toInt(), a);
+            QCOMPARE(runs.size(), 1);
+            QCOMPARE(runs.at(0).at(0).toString(), second);
+            QCOMPARE(int(window.documents().size()), 1);
+            QCOMPARE(window.currentDocument()->path, second);
+        }
+    }
+
+    // A file still being read when the window closes is never shown in it,
+    // and a window destroyed while one is read is not touched.
+    void aClosedWindowIsNotTouched() {
+        const QString large = writeLargeRun(dir_.filePath("closed-large.json"), 600000);
+        {
+            MainWindow window;
+            window.show();
+            QSignalSpy dropped(window.fileOpener(), &FileOpener::dropped);
+            const int job = window.openFiles({large});
+            window.close();
+            QVERIFY(dropped.wait(60000));
+            QCOMPARE(dropped.at(0).at(0).toInt(), job);
+            QVERIFY(window.documents().empty());
+        }
+        auto* window = new MainWindow;
+        window->show();
+        window->openFiles({large});
+        delete window;  // waits for the read under way, whose result goes nowhere
+        QTest::qWait(50);
+    }
+
     void openingANonRunFileSaysSo() {
         MainWindow window;
         window.show();
@@ -1770,35 +1867,6 @@ private Q_SLOTS:
         }
         // Two discs of diameter 12: about 2 × 113 pixels whole, a quarter each if cut.
         QVERIFY2(red > 180, qPrintable(QString("%1 red pixels").arg(red)));
-    }
-
-    void stepTableModelIsAWellBehavedModel() {
-        StepTableModel model;
-        QAbstractItemModelTester tester(&model,
-                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
-        std::vector<StepRecord> steps(3);
-        for (int i = 0; i < 3; ++i) {
-            steps[i].index = i;
-            steps[i].totalMs = 10 + i;
-        }
-        model.setSteps(1, steps);
-        QCOMPARE(model.rowCount(), 3);
-        steps.resize(5);
-        steps[3].index = 3;
-        steps[4].index = 4;
-        model.setSteps(1, steps);  // a live run grows
-        QCOMPARE(model.rowCount(), 5);
-        // Another run with the same step indices replaces every row.
-        std::vector<StepRecord> other = steps;
-        for (auto& step : other) {
-            step.totalMs = 900 + step.index;
-        }
-        QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
-        model.setSteps(2, other);
-        QCOMPARE(reset.size(), 1);
-        QCOMPARE(model.index(0, 2).data().toString(), QString("900.000"));
-        model.setSteps(-1, {});
-        QCOMPARE(model.rowCount(), 0);
     }
 };
 

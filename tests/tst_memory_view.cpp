@@ -20,14 +20,14 @@
 #include <random>
 
 #include "cli_run.h"
-#include "kernel_timeline_view.h"
 #include "main_window.h"
-#include "memory_index.h"
-#include "memory_view.h"
+#include "models/memory_index.h"
+#include "models/run_document.h"
 #include "results/run_file.h"
 #include "results/saved_for_backward.h"
-#include "run_document.h"
-#include "saved_view.h"
+#include "views/kernel_timeline_view.h"
+#include "views/memory_view.h"
+#include "views/saved_view.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;
@@ -414,46 +414,6 @@ private Q_SLOTS:
         table->selectRow(narrowed);
         table->clearSelection();
         QVERIFY(view.highlighted().empty());
-    }
-
-    void indexAnswersAsALinearScanDoes() {
-        // A longer random trace: the checkpointed index against a plain scan.
-        MemoryTrace trace;
-        trace.device = "cpu";
-        std::mt19937 random(7);
-        std::vector<std::pair<uint64_t, int64_t>> live;
-        uint64_t next = 1;
-        for (int i = 0; i < 20000; ++i) {
-            const bool free = !live.empty() && (random() % 2 == 0 || live.size() > 3000);
-            trace.timeUs.push_back(double(i));
-            if (free) {
-                const size_t k = random() % live.size();
-                trace.address.push_back(live[k].first);
-                trace.bytes.push_back(-live[k].second);
-                live.erase(live.begin() + long(k));
-            } else {
-                const int64_t bytes = 1 + int64_t(random() % 5000);
-                trace.address.push_back(next);
-                trace.bytes.push_back(bytes);
-                live.emplace_back(next++, bytes);
-            }
-            trace.category.push_back(uint8_t(random() % kMemoryCategories));
-            trace.phase.push_back(1);
-            trace.step.push_back(0);
-            trace.path.push_back(-1);
-        }
-        const MemoryIndex index(trace);
-        const std::vector<MemoryAllocation> all = memoryAllocations(trace);
-        QCOMPARE(index.size(), all.size());
-        for (const double t : {0.0, 999.5, 4096.0, 12345.0, 19999.0}) {
-            std::vector<uint32_t> expected;
-            for (size_t a = 0; a < all.size(); ++a) {
-                if (all[a].startUs <= t && (all[a].endUs < 0 || all[a].endUs > t)) {
-                    expected.push_back(uint32_t(a));
-                }
-            }
-            QCOMPARE(index.aliveAt(t), expected);
-        }
     }
 
     void opColumnRoundTripsAndOldFilesLoad() {

@@ -17,17 +17,17 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 
-#include "attention_page.h"
 #include "config/config_field.h"
-#include "config_panel.h"
 #include "engines/runner.h"
 #include "experiments/study.h"
-#include "format.h"
 #include "main_window.h"
+#include "models/format.h"
+#include "models/sweep_chart_data.h"
+#include "pages/attention_page.h"
+#include "pages/config_panel.h"
+#include "pages/sweep_page.h"
 #include "results/run_file.h"
 #include "results/statistics.h"
-#include "sweep_chart_data.h"
-#include "sweep_page.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;
@@ -43,25 +43,6 @@ RunConfig quickConfig(int warmup, int steps) {
     config.warmupSteps = warmup;
     config.measuredSteps = steps;
     return config;
-}
-
-// A finished run with these step times (the first `warmup` of them warm-up).
-RunResult madeRun(RunConfig config, const std::vector<double>& stepMs) {
-    RunResult run;
-    run.config = std::move(config);
-    std::vector<double> measured;
-    for (size_t i = 0; i < stepMs.size(); ++i) {
-        StepRecord step;
-        step.index = int(i);
-        step.warmup = int(i) < run.config.warmupSteps;
-        step.totalMs = stepMs[i];
-        run.steps.push_back(step);
-        if (!step.warmup) {
-            measured.push_back(stepMs[i]);
-        }
-    }
-    run.summary.total = summarize(measured);
-    return run;
 }
 
 // Runs `stepscope-cli ARGUMENTS`; true when it exits 0.
@@ -120,81 +101,6 @@ private Q_SLOTS:
         QStandardPaths::setTestModeEnabled(true);
         QCoreApplication::setOrganizationName("StepScopeTest");
         QCoreApplication::setApplicationName("StepScopeSweepTab");
-    }
-
-    // ---- the pivot, on hand-made runs -----------------------------------
-
-    void pivotPutsAnyFieldOnXAndTheRestInLines() {
-        std::vector<RunResult> runs;
-        double ms = 10;
-        for (const char* attention : {"naive", "sdpa"}) {
-            for (const char* batch : {"1", "2"}) {
-                RunConfig config = quickConfig(1, 2);
-                setConfigField(config, "attention", attention);
-                setConfigField(config, "batch", batch);
-                runs.push_back(madeRun(config, {99, ms, ms + 2}));  // mean ms + 1
-                ms += 10;
-            }
-        }
-        RunConfig failedConfig = quickConfig(1, 2);
-        setConfigField(failedConfig, "batch", "4");
-        RunResult failed = madeRun(failedConfig, {});
-        failed.status = RunStatus::Failed;
-        runs.push_back(failed);
-        std::vector<const RunResult*> points;
-        for (const auto& run : runs) {
-            points.push_back(&run);
-        }
-        QCOMPARE(varyingFields({runs[0].config, runs[3].config}),
-                 (std::vector<std::string>{"batch", "attention"}));
-
-        // x = batch: a line per backend, the failed point left out.
-        SweepChartData chart = sweepChartData(points, "batch", {});
-        QVERIFY(chart.numericX);
-        QVERIFY(!chart.logX);  // 1 … 2 spans less than 4×
-        QCOMPARE(int(chart.series.size()), 2);
-        QCOMPARE(chart.series[0].name, std::string("naive"));
-        QCOMPARE(chart.series[0].points,
-                 (std::vector<std::pair<double, double>>{{1, 11}, {2, 21}}));
-        QCOMPARE(chart.series[1].name, std::string("sdpa"));
-        QCOMPARE(chart.series[1].points,
-                 (std::vector<std::pair<double, double>>{{1, 31}, {2, 41}}));
-
-        // Held at sdpa: one line.
-        chart = sweepChartData(points, "batch", {{"attention", "sdpa"}});
-        QCOMPARE(int(chart.series.size()), 1);
-        QCOMPARE(chart.series[0].name, std::string("all points"));
-        QCOMPARE(chart.series[0].points,
-                 (std::vector<std::pair<double, double>>{{1, 31}, {2, 41}}));
-
-        // x = attention: categories in the sweep's order, a line per batch.
-        chart = sweepChartData(points, "attention", {});
-        QVERIFY(!chart.numericX);
-        QCOMPARE(chart.categories, (std::vector<std::string>{"naive", "sdpa"}));
-        QCOMPARE(int(chart.series.size()), 2);  // batch 1 and 2: the failed batch 4 has no line
-        QCOMPARE(chart.series[0].name, std::string("batch 1"));
-        QCOMPARE(chart.series[0].points,
-                 (std::vector<std::pair<double, double>>{{0, 11}, {1, 31}}));
-
-        // x = the measured step: a line per point, warm-up left out.
-        chart = sweepChartData(points, kMeasuredStepAxis, {{"attention", "naive"}});
-        QCOMPARE(int(chart.series.size()), 2);
-        QCOMPARE(chart.series[1].name, std::string("batch 2"));
-        QCOMPARE(chart.series[1].points,
-                 (std::vector<std::pair<double, double>>{{1, 20}, {2, 22}}));
-    }
-
-    void pivotDrawsContextOnALogAxis() {
-        std::vector<RunResult> runs;
-        for (int64_t ctx : {8, 16, 64}) {
-            RunConfig config = quickConfig(0, 1);
-            config.contextLength = ctx;
-            runs.push_back(madeRun(config, {double(ctx)}));
-        }
-        const SweepChartData chart = sweepChartData({&runs[0], &runs[1], &runs[2]}, "ctx", {});
-        QVERIFY(chart.numericX && chart.logX);
-        QCOMPARE(chart.series[0].points,
-                 (std::vector<std::pair<double, double>>{{8, 8}, {16, 16}, {64, 64}}));
     }
 
     // ---- the app ----------------------------------------------------------

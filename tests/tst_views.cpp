@@ -12,11 +12,11 @@
 #include <cmath>
 #include <map>
 
-#include "breakdown_view.h"
-#include "kernel_timeline_view.h"
-#include "plot_style.h"
-#include "run_document.h"
-#include "step_timing_view.h"
+#include "models/run_document.h"
+#include "views/breakdown_view.h"
+#include "views/kernel_timeline_view.h"
+#include "views/step_timing_view.h"
+#include "widgets/plot_style.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;

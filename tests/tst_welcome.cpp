@@ -19,16 +19,17 @@
 #include <QTemporaryDir>
 #include <QToolBar>
 
-#include "attention_page.h"
 #include "cli_run.h"
-#include "config_panel.h"
-#include "example_runs.h"
+#include "file_opener.h"
 #include "main_window.h"
-#include "precision_page.h"
+#include "pages/attention_page.h"
+#include "pages/config_panel.h"
+#include "pages/example_runs.h"
+#include "pages/precision_page.h"
+#include "pages/welcome_page.h"
 #include "results/attention_file.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
-#include "welcome_page.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;
@@ -134,7 +135,9 @@ private Q_SLOTS:
         MainWindow window;
         window.show();
         QCommandLinkButton* button = window.welcomePage()->exampleButtons()[index];
+        QSignalSpy opened(window.fileOpener(), &FileOpener::finished);  // read off the UI thread
         QTest::mouseClick(button, Qt::LeftButton);
+        QVERIFY(opened.wait(30000));
         QCOMPARE(window.currentTabTitle(), example.tab);
         QCOMPARE(window.lastErrorDialog(), nullptr);
         const QFileInfo info(example.path);
@@ -196,7 +199,9 @@ private Q_SLOTS:
         const QList<QCommandLinkButton*> buttons = window.welcomePage()->exampleButtons();
         QCOMPARE(buttons.size(), 1);
         QCOMPARE(buttons[0]->text(), QString("A run made here"));
+        QSignalSpy opened(window.fileOpener(), &FileOpener::finished);
         buttons[0]->click();
+        QVERIFY(opened.wait(30000));
         QCOMPARE(window.currentTabTitle(), QString("Breakdown"));
         QCOMPARE(int(window.documents().size()), 1);
         compareWithFile(window.documents().front(), QFileInfo(run).absoluteFilePath());
@@ -224,7 +229,9 @@ private Q_SLOTS:
             QCOMPARE(entries[i]->text(), examples[i].title);
         }
         // The first example through the menu: the same as its button.
+        QSignalSpy opened(window.fileOpener(), &FileOpener::finished);
         entries[0]->trigger();
+        QVERIFY(opened.wait(30000));
         QCOMPARE(window.currentTabTitle(), examples[0].tab);
         entries.last()->trigger();
         QCOMPARE(window.currentTab(), window.welcomePage());
@@ -254,7 +261,9 @@ private Q_SLOTS:
         QCOMPARE(recent->item(0)->toolTip(), QFileInfo(second).absoluteFilePath());
         QVERIFY(recent->item(1)->text().startsWith("first.json"));
         const QRect rect = recent->visualItemRect(recent->item(1));
+        QSignalSpy opened(window.fileOpener(), &FileOpener::finished);
         QTest::mouseClick(recent->viewport(), Qt::LeftButton, {}, rect.center());
+        QVERIFY(opened.wait(30000));
         QCOMPARE(int(window.documents().size()), 1);
         compareWithFile(window.documents().front(), QFileInfo(first).absoluteFilePath());
         QCOMPARE(window.currentTabTitle(), QString("Step timing"));

@@ -5,9 +5,9 @@
 #include <QFileInfo>
 #include <QSaveFile>
 
+#include "models/run_document.h"
+#include "models/run_label.h"
 #include "results/report.h"
-#include "run_document.h"
-#include "run_label.h"
 
 namespace stepscope::ui::exporter {
 

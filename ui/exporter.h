@@ -3,7 +3,7 @@
 #include <QList>
 #include <QString>
 
-#include "run_view.h"
+#include "widgets/run_view.h"
 
 class QAbstractItemModel;
 class QCustomPlot;

@@ -10,11 +10,11 @@
 #include <cstdio>
 #include <string_view>
 
-#include "app_icons.h"
 #include "engines/build_info.h"
-#include "config_panel.h"
 #include "main_window.h"
-#include "precision_page.h"
+#include "pages/config_panel.h"
+#include "pages/precision_page.h"
+#include "widgets/app_icons.h"
 
 namespace {
 

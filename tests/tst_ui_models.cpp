@@ -1,0 +1,284 @@
+// The models of ui/models on their own, linked without Qt Widgets (as
+// hotspot's tests/modeltests): the step table under QAbstractItemModelTester,
+// the run labels, the sweep chart's pivot and the memory index.
+#include <QtTest/QtTest>
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+
+#include <random>
+
+#include "config/checkpoint_strategy.h"
+#include "config/config_field.h"
+#include "engines/runner.h"
+#include "models/memory_index.h"
+#include "models/memory_run_data.h"
+#include "models/run_label.h"
+#include "models/step_table_model.h"
+#include "models/sweep_chart_data.h"
+#include "results/statistics.h"
+
+using namespace stepscope;
+using namespace stepscope::ui;
+
+namespace {
+
+RunConfig pivotConfig(int warmup, int steps) {
+    RunConfig config;
+    config.model = *findPreset("nano");
+    config.model.vocabSize = 97;
+    config.contextLength = 8;
+    config.batchSize = 1;
+    config.warmupSteps = warmup;
+    config.measuredSteps = steps;
+    return config;
+}
+
+RunConfig labelConfig() {
+    RunConfig config = pivotConfig(1, 3);
+    config.contextLength = 16;
+    config.batchSize = 2;
+    return config;
+}
+
+// A finished run with these step times (the first `warmup` of them warm-up).
+RunResult madeRun(RunConfig config, const std::vector<double>& stepMs) {
+    RunResult run;
+    run.config = std::move(config);
+    std::vector<double> measured;
+    for (size_t i = 0; i < stepMs.size(); ++i) {
+        StepRecord step;
+        step.index = int(i);
+        step.warmup = int(i) < run.config.warmupSteps;
+        step.totalMs = stepMs[i];
+        run.steps.push_back(step);
+        if (!step.warmup) {
+            measured.push_back(stepMs[i]);
+        }
+    }
+    run.summary.total = summarize(measured);
+    return run;
+}
+
+// Allocations and frees in random order, at most 3,000 alive.
+MemoryTrace randomTrace(int events) {
+    MemoryTrace trace;
+    trace.device = "cpu";
+    std::mt19937 random(7);
+    std::vector<std::pair<uint64_t, int64_t>> live;
+    uint64_t next = 1;
+    for (int i = 0; i < events; ++i) {
+        const bool free = !live.empty() && (random() % 2 == 0 || live.size() > 3000);
+        trace.timeUs.push_back(double(i));
+        if (free) {
+            const size_t k = random() % live.size();
+            trace.address.push_back(live[k].first);
+            trace.bytes.push_back(-live[k].second);
+            live.erase(live.begin() + long(k));
+        } else {
+            const int64_t bytes = 1 + int64_t(random() % 5000);
+            trace.address.push_back(next);
+            trace.bytes.push_back(bytes);
+            live.emplace_back(next++, bytes);
+        }
+        trace.category.push_back(uint8_t(random() % kMemoryCategories));
+        trace.phase.push_back(1);
+        trace.step.push_back(0);
+        trace.path.push_back(-1);
+    }
+    return trace;
+}
+
+}  // namespace
+
+class TestUiModels final : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void stepTableModelIsAWellBehavedModel() {
+        StepTableModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        std::vector<StepRecord> steps(3);
+        for (int i = 0; i < 3; ++i) {
+            steps[i].index = i;
+            steps[i].totalMs = 10 + i;
+        }
+        model.setSteps(1, steps);
+        QCOMPARE(model.rowCount(), 3);
+        steps.resize(5);
+        steps[3].index = 3;
+        steps[4].index = 4;
+        model.setSteps(1, steps);  // a live run grows
+        QCOMPARE(model.rowCount(), 5);
+        // Another run with the same step indices replaces every row.
+        std::vector<StepRecord> other = steps;
+        for (auto& step : other) {
+            step.totalMs = 900 + step.index;
+        }
+        QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+        model.setSteps(2, other);
+        QCOMPARE(reset.size(), 1);
+        QCOMPARE(model.index(0, 2).data().toString(), QString("900.000"));
+        model.setSteps(-1, {});
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    // Only what differs, field by field.
+    void labelsNameWhatDiffers() {
+        RunConfig base = labelConfig();
+        RunConfig bigger = base;
+        bigger.batchSize = 8;
+        RunConfig half = base;
+        half.precision = Precision::Bf16;
+        QCOMPARE(differingFields({base, bigger, half}),
+                 QStringList({"batch 2 · fp32", "batch 8 · fp32", "batch 2 · bf16"}));
+        QCOMPARE(differingFields({base, base}), QStringList({"", ""}));
+        // What they share, for a chart's second line: neither batch nor precision.
+        const QString shared = sharedFields({base, bigger, half}).join(" · ");
+        QVERIFY2(shared.contains("ctx 16") && !shared.contains("batch") && !shared.contains("fp32"),
+                 qPrintable(shared));
+        QVERIFY(configSummary(base).contains("attention naive"));
+        // A memory lever in use is in the label; one not in use only beside one that is.
+        RunConfig nested = base;
+        nested.activationCheckpoint = *parseCheckpointStrategy("nested");
+        RunConfig chunked = base;
+        chunked.loss = LossKind::Chunked;
+        chunked.lossChunkTokens = 256;
+        QCOMPARE(differingFields({base, nested, chunked}),
+                 QStringList({"checkpoint off · loss full", "checkpoint nested · loss full",
+                              "checkpoint off · loss chunked 256"}));
+        QVERIFY(configSummary(base).contains("checkpoint off · loss full"));
+        QVERIFY(configSummary(chunked).contains("loss chunked 256"));
+        QVERIFY(!listLabels({base})[0].contains("checkpoint"));
+        QVERIFY(listLabels({nested})[0].contains("checkpoint nested"));
+    }
+
+    void pivotPutsAnyFieldOnXAndTheRestInLines() {
+        std::vector<RunResult> runs;
+        double ms = 10;
+        for (const char* attention : {"naive", "sdpa"}) {
+            for (const char* batch : {"1", "2"}) {
+                RunConfig config = pivotConfig(1, 2);
+                setConfigField(config, "attention", attention);
+                setConfigField(config, "batch", batch);
+                runs.push_back(madeRun(config, {99, ms, ms + 2}));  // mean ms + 1
+                ms += 10;
+            }
+        }
+        RunConfig failedConfig = pivotConfig(1, 2);
+        setConfigField(failedConfig, "batch", "4");
+        RunResult failed = madeRun(failedConfig, {});
+        failed.status = RunStatus::Failed;
+        runs.push_back(failed);
+        std::vector<const RunResult*> points;
+        for (const auto& run : runs) {
+            points.push_back(&run);
+        }
+        QCOMPARE(varyingFields({runs[0].config, runs[3].config}),
+                 (std::vector<std::string>{"batch", "attention"}));
+
+        // x = batch: a line per backend, the failed point left out.
+        SweepChartData chart = sweepChartData(points, "batch", {});
+        QVERIFY(chart.numericX);
+        QVERIFY(!chart.logX);  // 1 … 2 spans less than 4×
+        QCOMPARE(int(chart.series.size()), 2);
+        QCOMPARE(chart.series[0].name, std::string("naive"));
+        QCOMPARE(chart.series[0].points,
+                 (std::vector<std::pair<double, double>>{{1, 11}, {2, 21}}));
+        QCOMPARE(chart.series[1].name, std::string("sdpa"));
+        QCOMPARE(chart.series[1].points,
+                 (std::vector<std::pair<double, double>>{{1, 31}, {2, 41}}));
+
+        // Held at sdpa: one line.
+        chart = sweepChartData(points, "batch", {{"attention", "sdpa"}});
+        QCOMPARE(int(chart.series.size()), 1);
+        QCOMPARE(chart.series[0].name, std::string("all points"));
+        QCOMPARE(chart.series[0].points,
+                 (std::vector<std::pair<double, double>>{{1, 31}, {2, 41}}));
+
+        // x = attention: categories in the sweep's order, a line per batch.
+        chart = sweepChartData(points, "attention", {});
+        QVERIFY(!chart.numericX);
+        QCOMPARE(chart.categories, (std::vector<std::string>{"naive", "sdpa"}));
+        QCOMPARE(int(chart.series.size()), 2);  // batch 1 and 2: the failed batch 4 has no line
+        QCOMPARE(chart.series[0].name, std::string("batch 1"));
+        QCOMPARE(chart.series[0].points,
+                 (std::vector<std::pair<double, double>>{{0, 11}, {1, 31}}));
+
+        // x = the measured step: a line per point, warm-up left out.
+        chart = sweepChartData(points, kMeasuredStepAxis, {{"attention", "naive"}});
+        QCOMPARE(int(chart.series.size()), 2);
+        QCOMPARE(chart.series[1].name, std::string("batch 2"));
+        QCOMPARE(chart.series[1].points,
+                 (std::vector<std::pair<double, double>>{{1, 20}, {2, 22}}));
+    }
+
+    void pivotDrawsContextOnALogAxis() {
+        std::vector<RunResult> runs;
+        for (int64_t ctx : {8, 16, 64}) {
+            RunConfig config = pivotConfig(0, 1);
+            config.contextLength = ctx;
+            runs.push_back(madeRun(config, {double(ctx)}));
+        }
+        const SweepChartData chart = sweepChartData({&runs[0], &runs[1], &runs[2]}, "ctx", {});
+        QVERIFY(chart.numericX && chart.logX);
+        QCOMPARE(chart.series[0].points,
+                 (std::vector<std::pair<double, double>>{{8, 8}, {16, 16}, {64, 64}}));
+    }
+
+    void indexAnswersAsALinearScanDoes() {
+        // A longer random trace: the checkpointed index against a plain scan.
+        const MemoryTrace trace = randomTrace(20000);
+        const MemoryIndex index(trace);
+        const std::vector<MemoryAllocation> all = memoryAllocations(trace);
+        QCOMPARE(index.size(), all.size());
+        for (const double t : {0.0, 999.5, 4096.0, 12345.0, 19999.0}) {
+            std::vector<uint32_t> expected;
+            for (size_t a = 0; a < all.size(); ++a) {
+                if (all[a].startUs <= t && (all[a].endUs < 0 || all[a].endUs > t)) {
+                    expected.push_back(uint32_t(a));
+                }
+            }
+            QCOMPARE(index.aliveAt(t), expected);
+        }
+    }
+
+    // What the memory views draw, prepared with a run where its file is read
+    // (off the UI thread), is what they work out themselves, and it follows
+    // the run when the run moves into its document.
+    void memoryRunDataIsWhatTheViewsWorkOut() {
+        RunResult run;
+        run.memory = randomTrace(5000);
+        const std::shared_ptr<MemoryRunData> data = prepareMemoryRunData(run);
+        QVERIFY(data);
+        QVERIFY(data->isFor(run));
+        const MemoryIndex index(run.memory);
+        QCOMPARE(data->index.size(), index.size());
+        QCOMPARE(data->summary.peakBytes, summarizeMemory(run.memory, 0).peakBytes);
+        const std::vector<AllocationSite> sites =
+            groupSites(index, index.aliveBetween(index.startUs(), index.endUs()));
+        QCOMPARE(data->sites.size(), sites.size());
+        for (size_t s = 0; s < sites.size(); ++s) {
+            QCOMPARE(data->sites[s].allocations, sites[s].allocations);
+            QCOMPARE(data->sites[s].totalBytes, sites[s].totalBytes);
+        }
+        const SavedBlocks saved = savedBlocks(run, index);
+        QCOMPARE(data->saved.error, saved.error);
+        QCOMPARE(data->saved.saved.blocks.size(), saved.saved.blocks.size());
+        QCOMPARE(data->saved.members, saved.members);
+
+        const std::vector<uint32_t> alive = index.aliveAt(2500.5);
+        QVERIFY(!alive.empty());
+        const RunResult moved = std::move(run);
+        QVERIFY(!data->isFor(moved));
+        data->follow(moved);
+        QVERIFY(data->isFor(moved));
+        QCOMPARE(data->index.aliveAt(2500.5), alive);
+        const RunResult untraced;
+        QVERIFY(!prepareMemoryRunData(untraced));  // no trace, nothing to prepare
+    }
+};
+
+QTEST_GUILESS_MAIN(TestUiModels)
+#include "tst_ui_models.moc"

@@ -1,0 +1,230 @@
+#include "file_opener.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QMimeData>
+#include <QUrl>
+
+#include <optional>
+#include <stdexcept>
+
+#include "cluster/slurm_array.h"
+#include "cluster/slurm_attention.h"
+#include "file_kind.h"
+#include "models/dtype_flow_file.h"
+#include "models/memory_run_data.h"
+#include "results/attention_file.h"
+#include "results/run_file.h"
+#include "util/atomic_file.h"
+
+namespace stepscope::ui {
+
+// One path, read: what it became, or the message that says why not.
+struct OpenedPath {
+    enum class Kind { Run, Attention, DtypeFlow, SweepFolder, AttentionArray, Failed };
+    Kind kind = Kind::Failed;
+    QString path;
+    std::shared_ptr<RunDocument> run;
+    std::vector<AttentionPoint> attention;
+    std::vector<DtypeRow> dtypes;
+    std::shared_ptr<SweepFolderRead> sweep;
+    AttentionArrayRead array;
+    QString errorTitle;
+    QString error;
+};
+
+namespace {
+
+using Opened = OpenedPath;
+
+Opened failed(const QString& title, const QString& message) {
+    Opened opened;
+    opened.errorTitle = title;
+    opened.error = message;
+    return opened;
+}
+
+Opened readFilePath(const QString& path);
+
+Opened readFolder(const QString& path) {
+    const QDir dir(path);
+    if (dir.exists("attention.json")) {
+        return readFilePath(dir.filePath("attention.json"));
+    }
+    try {
+        if (const auto array = readSlurmArray(path.toStdString());
+            array && array->kind == kAttentionArrayKind) {
+            Opened opened;
+            opened.kind = Opened::Kind::AttentionArray;
+            opened.array = readAttentionArray(path);
+            opened.path = opened.array.directory;
+            return opened;
+        }
+    } catch (const std::exception& error) {
+        return failed(FileOpener::tr("Cannot open folder"), QString::fromUtf8(error.what()));
+    }
+    // A Slurm array's folder is a sweep before any of its points is done.
+    bool sweep = dir.exists("sweep.csv") || dir.exists("sweep.md") || dir.exists(kSlurmArrayFile);
+    const QFileInfoList jsonFiles = dir.entryInfoList({"*.json"}, QDir::Files);
+    for (qsizetype i = 0; !sweep && i < jsonFiles.size(); ++i) {
+        QString error;
+        sweep = fileKind(jsonFiles[i].absoluteFilePath(), &error) == FileKind::Run;
+    }
+    if (!sweep) {
+        return failed(
+            FileOpener::tr("Cannot open folder"),
+            FileOpener::tr(
+                "'%1' is neither a sweep's folder (run files, with sweep.csv and sweep.md, as "
+                "stepscope-cli sweep --out DIR writes them) nor an attention folder "
+                "(attention.json, as stepscope-cli attention --out DIR writes it): it holds no "
+                "StepScope file. A sweep whose first point is still running has none yet: open "
+                "its folder again once that point is done.")
+                .arg(path));
+    }
+    Opened opened;
+    opened.kind = Opened::Kind::SweepFolder;
+    opened.sweep = std::make_shared<SweepFolderRead>(readSweepFolder(path));
+    opened.path = opened.sweep->directory;
+    return opened;
+}
+
+Opened readFilePath(const QString& path) {
+    const QFileInfo info(path);
+    if (info.isDir()) {
+        return readFolder(path);
+    }
+    if (!info.exists()) {
+        return failed(FileOpener::tr("Cannot open"),
+                      FileOpener::tr("'%1' does not exist.").arg(path));
+    }
+    if (standsForItsFolder(info.fileName())) {
+        return readFolder(info.path());
+    }
+    QString error;
+    const FileKind kind = fileKind(path, &error);
+    if (!error.isEmpty()) {
+        return failed(FileOpener::tr("Cannot open run file"), error);
+    }
+    Opened opened;
+    opened.path = path;
+    try {
+        switch (kind) {
+            case FileKind::Attention: {
+                const std::string text = readFile(path.toStdString());
+                try {
+                    opened.attention = attentionResultFromJson(text);
+                } catch (const RunFileError& error) {
+                    return failed(FileOpener::tr("Cannot open attention file"),
+                                  QString("'%1': %2").arg(path, QString::fromUtf8(error.what())));
+                }
+                opened.kind = Opened::Kind::Attention;
+                return opened;
+            }
+            case FileKind::DtypeFlow:
+                opened.dtypes = readDtypeFlowFile(path, &error);
+                if (!error.isEmpty()) {
+                    return failed(FileOpener::tr("Cannot open dtype flow"), error);
+                }
+                opened.kind = Opened::Kind::DtypeFlow;
+                return opened;
+            case FileKind::Run:
+                opened.run = std::make_shared<RunDocument>();
+                opened.run->result = readRunFile(path.toStdString());  // its errors name the path
+                opened.run->path = path;
+                // Indexed here too: a million memory events take the UI thread a
+                // quarter second to index, group and attribute.
+                opened.run->memoryData = prepareMemoryRunData(opened.run->result);
+                opened.kind = Opened::Kind::Run;
+                return opened;
+            case FileKind::Other:
+                break;
+        }
+    } catch (const std::runtime_error& error) {
+        return failed(FileOpener::tr("Cannot open run file"), QString::fromUtf8(error.what()));
+    }
+    // An image, a notebook, someone else's JSON: say so, not what a parser met.
+    return failed(FileOpener::tr("Cannot open run file"),
+                  FileOpener::tr("'%1' is not a StepScope run file (a JSON file made by "
+                                 "StepScope's app or its command line, \"format\": "
+                                 "\"stepscope-run\"), nor an attention file (\"format\": "
+                                 "\"stepscope-attention\").")
+                      .arg(path));
+}
+
+}  // namespace
+
+FileOpener::FileOpener(QObject* parent) : QObject(parent), jobs_(this) {}
+
+// The tracker waits for a read under way; its result is dropped with this.
+FileOpener::~FileOpener() = default;
+
+int FileOpener::open(const QStringList& paths) {
+    const int job = jobs_.start(
+        [paths](const std::function<bool()>& superseded) {
+            std::vector<Opened> opened;
+            for (const QString& path : paths) {
+                if (superseded()) {
+                    break;  // dropped anyway: the rest is not worth reading
+                }
+                try {
+                    opened.push_back(readFilePath(path));
+                } catch (const std::exception& error) {  // a reader's own bug: said, not a crash
+                    opened.push_back(
+                        failed(tr("Cannot open"), QString("'%1': %2").arg(path, error.what())));
+                }
+            }
+            return opened;
+        },
+        [this](int job, std::vector<Opened> opened) { deliver(job, opened); },
+        [this](int job) { Q_EMIT dropped(job); });
+    Q_EMIT started(job, paths);
+    return job;
+}
+
+void FileOpener::cancel() {
+    jobs_.reset();
+}
+
+void FileOpener::deliver(int job, std::vector<OpenedPath>& opened) {
+    bool all = true;
+    for (Opened& path : opened) {
+        switch (path.kind) {
+            case Opened::Kind::Run:
+                Q_EMIT runOpened(path.path, path.run);
+                break;
+            case Opened::Kind::Attention:
+                Q_EMIT attentionOpened(path.path, path.attention);
+                break;
+            case Opened::Kind::DtypeFlow:
+                Q_EMIT dtypeFlowOpened(path.path, path.dtypes);
+                break;
+            case Opened::Kind::SweepFolder:
+                Q_EMIT sweepFolderOpened(path.sweep);
+                break;
+            case Opened::Kind::AttentionArray:
+                Q_EMIT attentionArrayOpened(path.array);
+                break;
+            case Opened::Kind::Failed:
+                all = false;
+                Q_EMIT openFailed(path.errorTitle, path.error);
+                break;
+        }
+    }
+    Q_EMIT finished(job, all);
+}
+
+bool FileOpener::acceptsDrop(const QMimeData* mime) {
+    return mime->hasUrls();
+}
+
+QStringList FileOpener::droppedPaths(const QMimeData* mime) {
+    QStringList paths;
+    for (const QUrl& url : mime->urls()) {
+        if (url.isLocalFile()) {
+            paths << url.toLocalFile();
+        }
+    }
+    return paths;
+}
+
+}  // namespace stepscope::ui

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <vector>
+
+#include "experiments/attention_benchmark.h"
+#include "experiments/dtype_flow.h"
+#include "folder_contents.h"
+#include "job_tracker.h"
+#include "models/run_document.h"
+#include "results/run_result.h"
+
+class QMimeData;
+
+namespace stepscope::ui {
+
+struct OpenedPath;
+
+// Opens what `stepscope` and `stepscope-cli` write, by kind, reading it off
+// the UI thread: a run file, an attention file (attention.json, or its
+// folder), a dtype flow (`stepscope-cli dtypes --json`), a sweep's folder
+// (its run files; its sweep.csv or sweep.md stand for it) or a Slurm
+// attention array's folder. Anything else, or a file that cannot be read, is
+// a message naming the path and what was expected.
+//
+// Each open is a job, read on a worker thread: a 1M-event run file takes half
+// a second to parse, and the window answers meanwhile. A newer open
+// supersedes one under way, whose results are then dropped (dropped())
+// instead of delivered, so the window shows what the user asked for last.
+// Results come back on the UI thread through a queued call guarded against a
+// window that has gone: one typed signal per path in the order asked, then
+// finished().
+class FileOpener final : public QObject {
+    Q_OBJECT
+
+public:
+    explicit FileOpener(QObject* parent = nullptr);
+    ~FileOpener() override;
+
+    // Starts reading `paths` and returns the job's id.
+    int open(const QStringList& paths);
+    // Drops the results of every open under way (the window is closing).
+    void cancel();
+    int latestJob() const { return jobs_.latestJob(); }
+
+    // Drag and drop: whether `mime` holds something to open, and the local
+    // paths it names.
+    static bool acceptsDrop(const QMimeData* mime);
+    static QStringList droppedPaths(const QMimeData* mime);
+
+Q_SIGNALS:
+    void started(int job, const QStringList& paths);
+    // A run file, as a document with what its memory views draw prepared
+    // (no id yet); the receiver may take it (move from it).
+    void runOpened(const QString& path, std::shared_ptr<stepscope::ui::RunDocument> run);
+    void attentionOpened(const QString& path, const std::vector<stepscope::AttentionPoint>& points);
+    void dtypeFlowOpened(const QString& path, const std::vector<stepscope::DtypeRow>& rows);
+    // A sweep's folder; the receiver may take the run files' results.
+    void sweepFolderOpened(std::shared_ptr<stepscope::ui::SweepFolderRead> folder);
+    void attentionArrayOpened(const stepscope::ui::AttentionArrayRead& array);
+    void openFailed(const QString& title, const QString& message);
+    // After the signals of every path of `job`; `opened`: each path opened.
+    void finished(int job, bool opened);
+    // `job` was superseded by a newer open (or cancel()): nothing of it was
+    // delivered.
+    void dropped(int job);
+
+private:
+    void deliver(int job, std::vector<OpenedPath>& opened);
+
+    JobTracker jobs_;
+};
+
+}  // namespace stepscope::ui

@@ -1,0 +1,43 @@
+#include "models/memory_run_data.h"
+
+#include <stdexcept>
+
+namespace stepscope::ui {
+
+SavedBlocks savedBlocks(const RunResult& run, const MemoryIndex& index) {
+    SavedBlocks blocks;
+    try {
+        blocks.saved = savedForBackward(run);
+    } catch (const std::invalid_argument& error) {
+        blocks.error = error.what();
+        return blocks;
+    }
+    blocks.members.resize(blocks.saved.blocks.size());
+    for (size_t a = 0; a < index.size(); ++a) {
+        const int block = savedBlockOf(index.allocations()[a], blocks.saved.step);
+        if (block >= 0 && size_t(block) < blocks.members.size()) {
+            blocks.members[size_t(block)].push_back(uint32_t(a));
+        }
+    }
+    return blocks;
+}
+
+MemoryRunData::MemoryRunData(const RunResult& run)
+    : index(run.memory), summary(summarizeMemory(run.memory, 0)) {
+    // The range the view's time axis holds after showing the run: its ends
+    // in milliseconds, read back in microseconds.
+    sitesFromUs = index.startUs() / 1e3 * 1e3;
+    sitesToUs = index.endUs() / 1e3 * 1e3;
+    sites = groupSites(index, index.aliveBetween(sitesFromUs, sitesToUs));
+    saved = savedBlocks(run, index);
+}
+
+void MemoryRunData::follow(const RunResult& run) {
+    index.followMovedTrace(run.memory);
+}
+
+std::shared_ptr<MemoryRunData> prepareMemoryRunData(const RunResult& run) {
+    return run.memory.empty() ? nullptr : std::make_shared<MemoryRunData>(run);
+}
+
+}  // namespace stepscope::ui

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <QString>
+
+#include <memory>
+
+#include "results/run_result.h"
+
+namespace stepscope::ui {
+
+struct MemoryRunData;
+
+// A run as the desktop app holds it: the result, where it lives on disk (if
+// anywhere) and a title for lists and legends.
+struct RunDocument {
+    int id = 0;  // unique in the session
+    RunResult result;
+    QString path;  // empty until saved or when made in this session
+    QString title;
+    bool modified = false;  // made or changed since last saved
+    // What the memory views draw of `result`, prepared where the run file was
+    // read (off the UI thread); null for a run made here, whose views work it
+    // out themselves. Views only read it.
+    std::shared_ptr<MemoryRunData> memoryData;
+};
+
+QString defaultTitle(const RunResult& result);
+
+}  // namespace stepscope::ui

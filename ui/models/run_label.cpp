@@ -1,0 +1,148 @@
+#include "models/run_label.h"
+
+#include <algorithm>
+
+namespace stepscope::ui {
+
+namespace {
+
+QString text(const std::string& value) {
+    return QString::fromStdString(value);
+}
+
+QString traces(const RunConfig& c) {
+    QStringList traced;
+    if (c.traceOps) {
+        traced << "ops";
+    }
+    if (c.traceKernels) {
+        traced << "kernels";
+    }
+    if (c.traceMemory) {
+        traced << "memory";
+    }
+    return traced.isEmpty() ? QString("none") : traced.join('+');
+}
+
+// Field name and value. The name is left out of the label where the value
+// speaks for itself (the model, mode, precision and device).
+struct Field {
+    QString name;
+    QString value;
+    bool usual = false;     // in every run's label, differing or not
+    bool inSummary = true;  // false: named only to tell runs apart
+    QString label() const { return name.isEmpty() ? value : name + " " + value; }
+};
+
+// "libtorch", "pytorch", "pytorch-compile", "pytorch-compile (max-autotune)":
+// torch.compile's default mode goes without saying.
+QString engineText(const RunConfig& c) {
+    QString engine = text(toString(c.engine));
+    if (c.engine == Engine::PyTorchCompile && c.compileMode != "default") {
+        engine += " (" + text(c.compileMode) + ")";
+    }
+    return engine;
+}
+
+QList<Field> fieldsOf(const RunConfig& c) {
+    // The engine leads: "LibTorch vs PyTorch" is what such a comparison is
+    // about. It is in every label of a run that is not LibTorch's, so a
+    // session of PyTorch runs still says so.
+    QList<Field> fields = {{"", engineText(c), c.engine != Engine::LibTorch}};
+    // The user's Python model stands before the preset, whose dims it is
+    // built with; "reference model" only beside runs of a user's model.
+    fields << (c.pyModel.empty() ? Field{"", "reference model", false, false}
+                                 : Field{"", text(c.pyModel), true});
+    fields << QList<Field>{
+        {"", text(c.model.name), true},
+        {"vocab", QString::number(c.model.vocabSize)},
+        {"ctx", QString::number(c.contextLength), true},
+        {"batch", QString::number(c.batchSize)},
+        {"", text(toString(c.mode)), true},
+        {"", text(toString(c.precision)), true},
+        {"attention", text(c.attention)},
+        // A lever in use is in the label, as the engine is.
+        {"checkpoint", text(toString(c.activationCheckpoint)),
+         c.activationCheckpoint.kind != CheckpointStrategy::Kind::Off},
+        {"loss",
+         c.loss == LossKind::Full ? QString("full") : QString("chunked %1").arg(c.lossChunkTokens),
+         c.loss != LossKind::Full},
+        // Which AdamW, where it is not LibTorch's loop.
+        {"optimizer", text(toString(c.optimizer)), c.optimizer != OptimizerKind::AdamW},
+        {"", text(toString(c.device)), true},
+        {"tf32", c.tf32 ? "on" : "off"},
+        {"warm-up", QString::number(c.warmupSteps)},
+        {"steps", QString::number(c.measuredSteps)},
+        {"seed", QString::number(c.seed)},
+        {"threads", c.threads ? QString::number(c.threads) : "default"},
+        {"traced", traces(c)}};
+    return fields;
+}
+
+// For each config, its fields that differ among `configs`, and the usual
+// ones too when asked.
+QStringList labels(const QList<RunConfig>& configs, bool withUsual) {
+    QList<QList<Field>> all;
+    for (const RunConfig& config : configs) {
+        all << fieldsOf(config);
+    }
+    // A field differs when some run lacks its label ("attention sdpa"); the
+    // vocab field exists only for presets, so fields match by label, not place.
+    auto everyRunHas = [&](const Field& field) {
+        return std::all_of(all.begin(), all.end(), [&](const QList<Field>& other) {
+            return std::any_of(other.begin(), other.end(),
+                               [&](const Field& f) { return f.label() == field.label(); });
+        });
+    };
+    QStringList out;
+    for (const QList<Field>& fields : all) {
+        // What differs first, so that a narrow list still tells runs apart.
+        QStringList differing, usual;
+        for (const Field& field : fields) {
+            if (!everyRunHas(field)) {
+                differing << field.label();
+            } else if (withUsual && field.usual) {
+                usual << field.label();
+            }
+        }
+        out << (differing + usual).join(" · ");
+    }
+    return out;
+}
+
+}  // namespace
+
+QStringList configFields(const RunConfig& config) {
+    QStringList out;
+    for (const Field& field : fieldsOf(config)) {
+        if (field.inSummary) {
+            out << field.label();
+        }
+    }
+    return out;
+}
+
+QStringList differingFields(const QList<RunConfig>& configs) {
+    return labels(configs, false);
+}
+
+QStringList listLabels(const QList<RunConfig>& configs) {
+    return labels(configs, true);
+}
+
+QString configSummary(const RunConfig& config) {
+    return configFields(config).join(" · ");
+}
+
+QStringList sharedFields(const QList<RunConfig>& configs) {
+    QStringList shared = configs.isEmpty() ? QStringList() : configFields(configs[0]);
+    for (const RunConfig& config : configs) {
+        const QStringList fields = configFields(config);
+        shared.erase(std::remove_if(shared.begin(), shared.end(),
+                                    [&](const QString& f) { return !fields.contains(f); }),
+                     shared.end());
+    }
+    return shared;
+}
+
+}  // namespace stepscope::ui

@@ -1,0 +1,396 @@
+#include "pages/attention_page.h"
+
+#include <qcustomplot.h>
+
+#include <QCheckBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "engines/runner.h"
+#include "estimate/cost_model.h"
+#include "experiments/attention_benchmark.h"
+#include "models/format.h"
+#include "util/strings.h"
+#include "widgets/list_input.h"
+#include "widgets/plot_style.h"
+
+namespace stepscope::ui {
+
+namespace {
+
+void useLogAxis(QCPAxis* axis, double base) {
+    axis->setScaleType(QCPAxis::stLogarithmic);
+    QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
+    ticker->setLogBase(base);
+    axis->setTicker(ticker);
+}
+
+QString optionalText(const std::optional<double>& value, int decimals) {
+    return value ? QString::number(*value, 'f', decimals) : QString("–");
+}
+
+QString optionalBytesText(const std::optional<int64_t>& value) {
+    return value ? bytesText(*value) : QString("–");
+}
+
+}  // namespace
+
+AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
+    backends_ = new QLineEdit("naive,tiled,sdpa");
+    backends_->setToolTip(
+        tr("Comma list of: %1. compiled is torch.compile of naive attention, measured in the "
+           "Python worker (its compile time stays out of the medians).")
+            .arg(QString::fromStdString(joinNames(attentionGridBackendNames()))));
+    dims_ = new QLineEdit("16,32,64,128");
+    seqs_ = new QLineEdit("256,512,1024,2048");
+    precisions_ = new QLineEdit("fp32");
+    batch_ = new QSpinBox;
+    batch_->setRange(1, 4096);
+    batch_->setValue(8);
+    heads_ = new QSpinBox;
+    heads_->setRange(1, 256);
+    heads_->setValue(1);
+    repeats_ = new QSpinBox;
+    repeats_->setRange(1, 1000);
+    repeats_->setValue(5);
+    causal_ = new QCheckBox(tr("causal"));
+    causal_->setChecked(true);
+    start_ = new QPushButton(tr("Run attention grid"));
+    stop_ = new QPushButton(tr("Stop"));
+    stop_->setEnabled(false);
+    status_ =
+        new QLabel(tr("The device comes from the configuration panel. Out-of-memory "
+                      "points are results, marked × at the top of their chart."));
+    status_->setWordWrap(true);
+
+    auto* form = new QFormLayout;
+    form->addRow(tr("Backends"), backends_);
+    form->addRow(tr("Head dims"), dims_);
+    form->addRow(tr("Sequence lengths"), seqs_);
+    form->addRow(tr("Precisions"), precisions_);
+    auto* numbersRow = new QHBoxLayout;
+    numbersRow->addWidget(new QLabel(tr("Batch")));
+    numbersRow->addWidget(batch_);
+    numbersRow->addWidget(new QLabel(tr("Heads")));
+    numbersRow->addWidget(heads_);
+    numbersRow->addWidget(new QLabel(tr("Repeats")));
+    numbersRow->addWidget(repeats_);
+    numbersRow->addWidget(causal_);
+    numbersRow->addStretch();
+    form->addRow(numbersRow);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(start_);
+    buttons->addWidget(stop_);
+    buttons->addStretch();
+
+    auto* charts = new QWidget;
+    chartGrid_ = new QGridLayout(charts);
+    memoryPlot_ = new QCustomPlot;
+    memoryPlot_->setMinimumSize(320, 260);
+    stylePlot(memoryPlot_, tr("sequence length (tokens)"), tr("peak memory (MiB)"));
+    memoryPlot_->legend->setWrap(2);
+    useLogAxis(memoryPlot_->xAxis, 2);
+    useLogAxis(memoryPlot_->yAxis, 10);
+    auto* scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setWidget(charts);
+
+    table_ = new QTableWidget(0, 12);
+    table_->setHorizontalHeaderLabels({tr("backend"), tr("kernel"), tr("precision"), tr("d"),
+                                       tr("seq"), tr("status"), tr("forward ms"), tr("backward ms"),
+                                       tr("mem before backward"), tr("peak"), tr("fwd TFLOP/s"),
+                                       tr("bwd TFLOP/s")});
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->verticalHeader()->hide();
+
+    auto* splitter = new QSplitter(Qt::Vertical);
+    splitter->addWidget(scroll);
+    splitter->addWidget(table_);
+    splitter->setStretchFactor(0, 3);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addLayout(buttons);
+    layout->addWidget(status_);
+    layout->addWidget(splitter, 1);
+
+    connect(start_, &QPushButton::clicked, this, &AttentionPage::startRequested);
+    connect(stop_, &QPushButton::clicked, this, &AttentionPage::stopRequested);
+    redraw();
+}
+
+AttentionBenchSpec AttentionPage::spec(DeviceKind device) const {
+    std::vector<ConfigError> errors;
+    AttentionBenchSpec spec;
+    spec.backends = splitList(backends_->text());
+    spec.headDims = positiveList(dims_->text(), "d", errors);
+    spec.seqLens = positiveList(seqs_->text(), "seq", errors);
+    if (!errors.empty()) {
+        throw InvalidConfigError(errors);
+    }
+    spec.precisions = parsePrecisionNames(splitList(precisions_->text()));
+    spec.batch = batch_->value();
+    spec.heads = heads_->value();
+    spec.repeats = repeats_->value();
+    spec.causal = causal_->isChecked();
+    spec.device = device;
+    return spec;
+}
+
+void AttentionPage::begin(int points) {
+    points_.clear();
+    table_->setRowCount(0);
+    expected_ = points;
+    status_->setText(tr("Running %1 points").arg(points));
+    redraw();
+}
+
+void AttentionPage::addTableRow(const AttentionPoint& p) {
+    const int row = table_->rowCount();
+    table_->insertRow(row);
+    const QStringList cells = {QString::fromStdString(p.backend),
+                               QString::fromStdString(p.kernel),
+                               QString::fromStdString(toString(p.precision)),
+                               QString::number(p.d),
+                               QString::number(p.seq),
+                               QString::fromStdString(p.status),
+                               optionalText(p.forwardMs, 3),
+                               optionalText(p.backwardMs, 3),
+                               optionalBytesText(p.memBeforeBackwardBytes),
+                               optionalBytesText(p.peakBytes),
+                               optionalText(p.forwardTflops, 4),
+                               optionalText(p.backwardTflops, 4)};
+    for (int column = 0; column < cells.size(); ++column) {
+        auto* item = new QTableWidgetItem(cells[column]);
+        if (p.status != "ok") {
+            item->setBackground(p.status == "oom" ? QColor(250, 210, 210) : QColor(235, 235, 235));
+            item->setToolTip(QString::fromStdString(p.message));
+        }
+        table_->setItem(row, column, item);
+    }
+}
+
+void AttentionPage::addPoints(const std::vector<AttentionPoint>& points) {
+    for (const auto& point : points) {
+        points_.push_back(point);
+        addTableRow(point);
+    }
+    status_->setText(tr("%1 of %2 points").arg(points_.size()).arg(expected_));
+    redraw();
+}
+
+void AttentionPage::setPoints(const std::vector<AttentionPoint>& points, const QString& source) {
+    begin(int(points.size()));
+    addPoints(points);
+    // The form says which grid is shown (and runs it again on Run).
+    if (!points.empty()) {
+        AttentionBenchSpec shown;
+        std::set<int64_t> dims, seqs;
+        const auto addOnce = [](auto& list, const auto& value) {
+            if (std::find(list.begin(), list.end(), value) == list.end()) {
+                list.push_back(value);
+            }
+        };
+        shown.backends.clear();
+        shown.precisions.clear();
+        for (const auto& p : points) {
+            addOnce(shown.backends, p.backend);
+            addOnce(shown.precisions, p.precision);
+            dims.insert(p.d);
+            seqs.insert(p.seq);
+        }
+        shown.headDims.assign(dims.begin(), dims.end());
+        shown.seqLens.assign(seqs.begin(), seqs.end());
+        shown.batch = points.front().batch;
+        shown.heads = points.front().heads;
+        shown.causal = points.front().causal;
+        shown.repeats = repeats_->value();
+        setForm(shown);
+    }
+    finish(source.isEmpty()
+               ? QString()
+               : tr("%1 from %2").arg(countText(qsizetype(points.size()), "point"), source));
+}
+
+void AttentionPage::setForm(const AttentionBenchSpec& spec) {
+    const auto joined = [](const auto& values, const auto& text) {
+        QStringList list;
+        for (const auto& value : values) {
+            list << text(value);
+        }
+        return list.join(',');
+    };
+    const auto number = [](int64_t value) { return QString::number(value); };
+    backends_->setText(joined(spec.backends, QString::fromStdString));
+    dims_->setText(joined(spec.headDims, number));
+    seqs_->setText(
+        joined(spec.seqLens.empty() ? defaultSeqLens(spec.device) : spec.seqLens, number));
+    precisions_->setText(
+        joined(spec.precisions, [](Precision p) { return QString::fromStdString(toString(p)); }));
+    batch_->setValue(int(spec.batch));
+    heads_->setValue(int(spec.heads));
+    repeats_->setValue(spec.repeats);
+    causal_->setChecked(spec.causal);
+}
+
+QString AttentionPage::statusText() const {
+    return status_->text();
+}
+
+QList<QCustomPlot*> AttentionPage::timePlots() const {
+    return timePlots_.mid(0, qsizetype(plotDims_.size()));
+}
+
+void AttentionPage::finish(const QString& message) {
+    status_->setText(message.isEmpty() ? tr("%1 points").arg(points_.size()) : message);
+}
+
+void AttentionPage::setRunning(bool running) {
+    start_->setEnabled(!running);
+    stop_->setEnabled(running);
+}
+
+void AttentionPage::redraw() {
+    std::set<int64_t> dims;
+    for (const auto& p : points_) {
+        dims.insert(p.d);
+    }
+    while (timePlots_.size() < qsizetype(dims.size())) {
+        auto* plot = new QCustomPlot;
+        plot->setMinimumSize(320, 260);
+        stylePlot(plot, tr("sequence length (tokens)"), tr("time (ms)"));
+        plot->legend->setWrap(2);
+        useLogAxis(plot->xAxis, 2);
+        useLogAxis(plot->yAxis, 10);
+        timePlots_ << plot;
+    }
+    // Two charts a row: a time chart per head dim shown, then the memory chart
+    // in the next cell (charts of head dims no longer shown leave no gap).
+    for (QCustomPlot* plot : timePlots_) {
+        chartGrid_->removeWidget(plot);
+    }
+    chartGrid_->removeWidget(memoryPlot_);
+    const int shown = int(dims.size());
+    for (int i = 0; i < timePlots_.size(); ++i) {
+        timePlots_[i]->setVisible(i < shown);
+        timePlots_[i]->clearGraphs();
+        if (i < shown) {
+            chartGrid_->addWidget(timePlots_[i], i / 2, i % 2);
+        }
+    }
+    chartGrid_->addWidget(memoryPlot_, shown / 2, shown % 2);
+    memoryPlot_->clearGraphs();
+
+    plotDims_.assign(dims.begin(), dims.end());
+    int plotIndex = 0;
+    for (int64_t d : dims) {
+        QCustomPlot* plot = timePlots_[plotIndex++];
+        std::map<std::string, int> colors;
+        double top = 1;
+        QVector<double> oomSeq;
+        for (const auto& p : points_) {
+            if (p.d == d && p.forwardMs && p.backwardMs) {
+                top = std::max(top, *p.forwardMs + *p.backwardMs);
+            }
+        }
+        std::map<std::string, std::pair<QCPGraph*, QCPGraph*>> series;
+        for (const auto& p : points_) {
+            if (p.d != d) {
+                continue;
+            }
+            const std::string key = p.backend + " " + toString(p.precision);
+            if (p.status == "oom") {
+                oomSeq << double(p.seq);
+                continue;
+            }
+            if (p.status != "ok") {
+                continue;
+            }
+            auto& [forward, backward] = series[key];
+            if (!forward) {
+                const int color = int(colors.size());
+                colors[key] = color;
+                forward = plot->addGraph();
+                forward->setName(QString::fromStdString(key + " forward"));
+                forward->setPen(QPen(seriesColor(color), 2));
+                forward->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
+                backward = plot->addGraph();
+                backward->setName(QString::fromStdString(key + " backward"));
+                backward->setPen(QPen(seriesColor(color), 2, Qt::DashLine));
+                backward->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, 5));
+            }
+            forward->addData(double(p.seq), *p.forwardMs);
+            backward->addData(double(p.seq), *p.backwardMs);
+        }
+        if (!oomSeq.isEmpty()) {
+            auto* oom = plot->addGraph();
+            oom->setName(tr("out of memory"));
+            oom->setLineStyle(QCPGraph::lsNone);
+            oom->setScatterStyle(
+                QCPScatterStyle(QCPScatterStyle::ssCross, QPen(Qt::red, 2), Qt::NoBrush, 10));
+            for (double seq : oomSeq) {
+                oom->addData(seq, top);
+            }
+        }
+        plot->xAxis->setLabel(tr("sequence length (tokens), head dim %1").arg(d));
+        fitAxesWithRoom(plot);
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+
+    const bool anyPeak = std::any_of(points_.begin(), points_.end(), [](const AttentionPoint& p) {
+        return p.status == "ok" && p.peakBytes && *p.peakBytes > 0;
+    });
+    setNoData(memoryPlot_, anyPeak ? QString()
+                           : points_.empty()
+                               ? tr("No points yet: run the grid, or open an attention file "
+                                    "(attention.json from stepscope-cli attention --out DIR).")
+                               : tr("No point measured its peak memory."));
+    std::map<std::string, QCPGraph*> memory;
+    for (const auto& p : points_) {
+        if (p.status != "ok" || !p.peakBytes || *p.peakBytes <= 0) {
+            continue;
+        }
+        const std::string key =
+            p.backend + " " + toString(p.precision) + " d" + std::to_string(p.d);
+        QCPGraph*& graph = memory[key];
+        if (!graph) {
+            graph = memoryPlot_->addGraph();
+            graph->setName(QString::fromStdString(key));
+            graph->setPen(QPen(seriesColor(int(memory.size()) - 1), 2));
+            graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
+        }
+        graph->addData(double(p.seq), double(*p.peakBytes) / (1024.0 * 1024.0));
+    }
+    if (anyPeak) {
+        fitAxesWithRoom(memoryPlot_);
+    }
+    memoryPlot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QList<ExportTarget> AttentionPage::exportTargets() {
+    QList<ExportTarget> targets;
+    for (size_t i = 0; i < plotDims_.size(); ++i) {
+        targets.append(
+            {QString("attention-time-d%1").arg(plotDims_[i]), timePlots_[int(i)], nullptr});
+    }
+    targets.append({"attention-memory", memoryPlot_, nullptr});
+    targets.append({"attention-table", nullptr, table_->model()});
+    return targets;
+}
+
+}  // namespace stepscope::ui

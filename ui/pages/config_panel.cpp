@@ -1,0 +1,641 @@
+#include "pages/config_panel.h"
+
+#include <QAbstractScrollArea>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QWheelEvent>
+
+#include <algorithm>
+
+#include "attention/attention_registry.h"
+
+namespace stepscope::ui {
+
+namespace {
+
+QSpinBox* spinBox(int minimum, int maximum, int value) {
+    auto* box = new QSpinBox;
+    box->setRange(minimum, maximum);
+    box->setValue(value);
+    box->setAccelerated(true);
+    return box;
+}
+
+QComboBox* comboBox(const std::vector<std::string>& items) {
+    auto* box = new QComboBox;
+    for (const auto& item : items) {
+        box->addItem(QString::fromStdString(item));
+    }
+    return box;
+}
+
+const char* kCustom = "custom";
+
+// The activation-checkpoint box's items, in order.
+constexpr CheckpointStrategy::Kind kCheckpointKinds[] = {CheckpointStrategy::Kind::Off,
+                                                         CheckpointStrategy::Kind::Groups,
+                                                         CheckpointStrategy::Kind::Nested};
+
+// Two fields side by side in one row of the form.
+QWidget* pair(QWidget* first, QWidget* second) {
+    auto* row = new QWidget;
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(4);
+    layout->addWidget(first, 1);
+    layout->addWidget(second, 1);
+    return row;
+}
+
+QString text(const std::string& value) {
+    return QString::fromStdString(value);
+}
+
+bool contains(const std::vector<std::string>& names, const QString& name) {
+    return std::find(names.begin(), names.end(), name.toStdString()) != names.end();
+}
+
+// The callable a model file most likely means: the first top-level function
+// taking the course's keyword arguments (vocab_size, …), else the first
+// public top-level function, else the first public class; empty when none.
+QString guessCallable(const QString& source) {
+    static const QRegularExpression definition(
+        R"(^(?:async\s+)?(def|class)\s+([A-Za-z]\w*)\s*(\([^)]*\))?)",
+        QRegularExpression::MultilineOption);
+    QString firstDef, firstClass;
+    for (auto it = definition.globalMatch(source); it.hasNext();) {
+        const QRegularExpressionMatch match = it.next();
+        const QString name = match.captured(2);
+        if (match.captured(1) == "class") {
+            firstClass = firstClass.isEmpty() ? name : firstClass;
+            continue;
+        }
+        if (match.captured(3).contains("vocab_size")) {
+            return name;
+        }
+        firstDef = firstDef.isEmpty() ? name : firstDef;
+    }
+    return firstDef.isEmpty() ? firstClass : firstDef;
+}
+
+}  // namespace
+
+ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) {
+    auto* form = new QFormLayout;
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+
+    std::vector<std::string> presets = presetNames();
+    presets.push_back(kCustom);
+    preset_ = comboBox(presets);
+    // Zero is allowed here so that the engine's validation, not the widget, says what is wrong.
+    dModel_ = spinBox(0, 65536, 64);
+    dFf_ = spinBox(0, 262144, 256);
+    layers_ = spinBox(0, 512, 2);
+    heads_ = spinBox(0, 512, 4);
+    vocab_ = spinBox(0, 1 << 24, 10000);
+    maxContext_ = spinBox(0, 1 << 20, 2048);
+    context_ = spinBox(0, 1 << 20, 128);
+    batch_ = spinBox(0, 1 << 16, 4);
+    mode_ = comboBox(runModeNames());
+    precision_ = comboBox(precisionNames());
+    tf32_ = new QCheckBox(tr("TF32 matmuls (CUDA)"));
+    attention_ = comboBox(attentionBackendNames());
+    warmup_ = spinBox(0, 100000, 2);
+    steps_ = spinBox(0, 1000000, 5);
+    device_ = comboBox(deviceNames());
+    seed_ = spinBox(0, INT32_MAX, 0);
+    threads_ = spinBox(0, 1024, 0);
+    threads_->setSpecialValueText(tr("default"));
+    traceOps_ = new QCheckBox(tr("Trace operators"));
+    traceOps_->setToolTip(tr("Record every operator's time per phase (Breakdown, Timeline)"));
+    traceMemory_ = new QCheckBox(tr("Trace memory"));
+    traceMemory_->setToolTip(tr("Record every allocation and free (Memory view)"));
+    traceKernels_ = new QCheckBox(tr("Trace CUDA kernels"));
+    traceKernels_->setToolTip(tr("Record every CUDA kernel through CUPTI (CUDA runs only)"));
+
+    checkpoint_ = new QComboBox;
+    checkpoint_->addItems({tr("off"), tr("groups of"), tr("nested")});  // as kCheckpointKinds
+    const QString checkpointTips[] = {
+        tr("Every block keeps what its backward needs"),
+        tr("Each group of K blocks keeps only its input and recomputes its forward in backward"),
+        tr("Recursive halving: the fewest tensors kept, the most recomputation")};
+    for (int i = 0; i < checkpoint_->count(); ++i) {
+        checkpoint_->setItemData(i, checkpointTips[i], Qt::ToolTipRole);
+    }
+    checkpointGroup_ = spinBox(0, 4096, 1);
+    checkpointGroup_->setSuffix(tr(" block"));
+    checkpointGroup_->setToolTip(tr("Blocks per checkpointed group (K)"));
+    loss_ = comboBox(lossNames());
+    loss_->setItemData(0, tr("The LM head's logits for every token at once"), Qt::ToolTipRole);
+    loss_->setItemData(1,
+                       tr("The LM head and cross-entropy chunk by chunk, each chunk's logits "
+                          "recomputed in backward: the full logits never exist at once"),
+                       Qt::ToolTipRole);
+    lossChunk_ = spinBox(0, 1 << 24, 1024);
+    lossChunk_->setSuffix(tr(" tokens"));
+    lossChunk_->setToolTip(tr("Tokens per chunk of the chunked loss"));
+    optimizer_ = comboBox(optimizerNames());
+    const QString optimizerTips[] = {
+        tr("LibTorch's AdamW: a loop over the parameters, a few kernels each"),
+        tr("The multi-tensor (foreach) ops, as PyTorch's default AdamW: few launches, and "
+           "sqrt(v) of every parameter at once (one fp32 copy of the parameters)"),
+        tr("ATen's fused AdamW kernel (at::_fused_adamw_); unavailable where ATen has none")};
+    for (int i = 0; i < optimizer_->count(); ++i) {
+        optimizer_->setItemData(i, optimizerTips[i], Qt::ToolTipRole);
+    }
+
+    engine_ = comboBox(engineNames());
+    const QString engineTips[] = {
+        tr("StepScope's own LibTorch engine, in this process: every attention backend"),
+        tr("PyTorch eager in a Python worker process: the reference model, or your own "
+           "(Python model)"),
+        tr("torch.compile of the model in the Python worker; the first call compiles and is "
+           "timed apart from the steps")};
+    for (int i = 0; i < engine_->count(); ++i) {
+        engine_->setItemData(i, engineTips[i], Qt::ToolTipRole);
+    }
+    compileMode_ = comboBox(compileModeNames());
+    const QString modeTips[] = {
+        tr("torch.compile's default: a balance of compile time and speed"),
+        tr("CUDA graphs to cut Python and kernel-launch overhead per step"),
+        tr("Tries many kernel configurations: the longest compile, the fastest steps")};
+    for (int i = 0; i < compileMode_->count(); ++i) {
+        compileMode_->setItemData(i, modeTips[i], Qt::ToolTipRole);
+    }
+    const QString signature =
+        tr("It is called with the course's keyword arguments: vocab_size, context_length, "
+           "d_model, num_layers, num_heads, d_ff, rope_theta (the dims above).");
+    pyModel_ = new QLineEdit;
+    // Wide enough for a module and callable such as "user_models:tied_bag_lm".
+    pyModel_->setMinimumWidth(pyModel_->fontMetrics().horizontalAdvance(QString(24, 'x')));
+    pyModel_->setPlaceholderText(tr("the reference model"));
+    pyModel_->setToolTip(tr("MODULE:CALLABLE building your nn.Module, for example "
+                            "my_model:build. Empty: StepScope's reference model.\n%1")
+                             .arg(signature));
+    pyBrowse_ = new QToolButton;
+    pyBrowse_->setText(tr("…"));
+    pyBrowse_->setToolTip(tr("Choose the model's .py file: its folder becomes the Python path"));
+    auto* pyModelRow = new QWidget;
+    auto* pyModelLayout = new QHBoxLayout(pyModelRow);
+    pyModelLayout->setContentsMargins(0, 0, 0, 0);
+    pyModelLayout->setSpacing(2);
+    pyModelLayout->addWidget(pyModel_, 1);
+    pyModelLayout->addWidget(pyBrowse_);
+    pyPath_ = new QLineEdit;
+    pyPath_->setPlaceholderText(tr("the module's folder"));
+    pyPath_->setToolTip(tr("A folder put first on the worker's import path, where MODULE is"));
+    connect(pyBrowse_, &QToolButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Python model file"),
+                                                          pyPath_->text(), tr("Python (*.py)"));
+        if (!path.isEmpty()) {
+            choosePythonFile(path);
+        }
+    });
+
+    if (!cudaAvailable) {
+        auto* model = qobject_cast<QStandardItemModel*>(device_->model());
+        const int cuda = device_->findText("cuda");
+        model->item(cuda)->setEnabled(false);
+        device_->setItemData(cuda, tr("No CUDA device is available on this machine"),
+                             Qt::ToolTipRole);
+        tf32_->setEnabled(false);
+        tf32_->setToolTip(tr("TF32 needs a CUDA device"));
+        traceKernels_->setEnabled(false);
+        traceKernels_->setToolTip(tr("Kernel tracing needs a CUDA device"));
+    }
+
+    addField(form, tr("Engine"), engine_, "engine");
+    addField(form, tr("Compile mode"), compileMode_, "compile-mode");
+    addField(form, tr("Python model"), pyModelRow, "py-model");
+    addField(form, tr("Python path"), pyPath_, "py-path");
+    addField(form, tr("Model"), preset_, "model");
+    addField(form, tr("d_model"), dModel_, "d_model");
+    addField(form, tr("d_ff"), dFf_, "d_ff");
+    addField(form, tr("Layers"), layers_, "layers");
+    addField(form, tr("Heads"), heads_, "heads");
+    addField(form, tr("Vocab"), vocab_, "vocab");
+    addField(form, tr("Max context"), maxContext_, "max_context");
+    addField(form, tr("Context length"), context_, "ctx");
+    addField(form, tr("Batch"), batch_, "batch");
+    addField(form, tr("Mode"), mode_, "mode");
+    addField(form, tr("Precision"), precision_, "precision");
+    addField(form, QString(), tf32_, "tf32");
+    addField(form, tr("Attention"), attention_, "attention");
+    addField(form, tr("Activation checkpoint"), pair(checkpoint_, checkpointGroup_),
+             "activation-checkpoint");
+    // The chunk size's messages show under the loss row it belongs to.
+    errorLabels_["loss-chunk"] = addField(form, tr("Loss"), pair(loss_, lossChunk_), "loss");
+    addField(form, tr("Optimizer"), optimizer_, "optimizer");
+    addField(form, tr("Warm-up steps"), warmup_, "warmup");
+    addField(form, tr("Measured steps"), steps_, "steps");
+    addField(form, tr("Device"), device_, "device");
+    addField(form, tr("Seed"), seed_, "seed");
+    addField(form, tr("CPU threads"), threads_, "threads");
+    addField(form, QString(), traceOps_, "ops");
+    addField(form, QString(), traceKernels_, "kernels");
+    addField(form, QString(), traceMemory_, "memory");
+
+    // Files a run was made with that the form has no field for (the CLI's
+    // --weights and --tokens): shown while they are part of the config.
+    carriedLabel_ = new QLabel;
+    carriedLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    auto* dropCarried = new QToolButton;
+    dropCarried->setText(tr("Drop"));
+    dropCarried->setToolTip(tr("Run with initial weights from the seed and random tokens"));
+    connect(dropCarried, &QToolButton::clicked, this, [this] {
+        carried_.weightsPath.clear();
+        carried_.tokensPath.clear();
+        showCarried();
+        Q_EMIT changed();
+    });
+    carriedRow_ = new QWidget;
+    auto* carriedLayout = new QHBoxLayout(carriedRow_);
+    carriedLayout->setContentsMargins(0, 0, 0, 0);
+    carriedLayout->addWidget(carriedLabel_, 1);
+    carriedLayout->addWidget(dropCarried);
+    form->addRow(tr("Loads"), carriedRow_);
+    form_ = form;
+
+    viewingLabel_ = new QLabel;
+    viewingLabel_->setWordWrap(true);
+    viewingLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    runAgain_ = new QPushButton(tr("Run again with this configuration"));
+    editCopy_ = new QPushButton(tr("Edit a copy"));
+    editCopy_->setToolTip(tr("Make the form editable, starting from this run's values"));
+    auto* viewingButtons = new QVBoxLayout;  // stacked: as narrow as the form
+    viewingButtons->setContentsMargins(0, 0, 0, 0);
+    viewingButtons->addWidget(runAgain_);
+    viewingButtons->addWidget(editCopy_);
+    viewing_ = new QWidget;
+    viewing_->setStyleSheet("QWidget#viewing { background: #eef5fb; }");
+    viewing_->setObjectName("viewing");
+    auto* viewingLayout = new QVBoxLayout(viewing_);
+    viewingLayout->addWidget(viewingLabel_);
+    viewingLayout->addLayout(viewingButtons);
+    viewing_->hide();
+    connect(runAgain_, &QPushButton::clicked, this, &ConfigPanel::runAgainRequested);
+    connect(editCopy_, &QPushButton::clicked, this, &ConfigPanel::editCopy);
+
+    estimate_ = new QLabel;
+    estimate_->setWordWrap(true);
+    estimate_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    estimate_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    fields_ = new QWidget;
+    fields_->setLayout(form);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(viewing_);
+    layout->addWidget(fields_);
+    layout->addWidget(estimate_);
+    layout->addStretch();
+
+    connect(preset_, &QComboBox::currentTextChanged, this, &ConfigPanel::presetChanged);
+    for (auto* box : {dModel_, dFf_, layers_, heads_, vocab_, maxContext_, context_, batch_,
+                      warmup_, steps_, seed_, threads_}) {
+        connect(box, &QSpinBox::valueChanged, this, &ConfigPanel::changed);
+    }
+    connect(engine_, &QComboBox::currentIndexChanged, this, [this] {
+        engineChanged();
+        Q_EMIT changed();
+    });
+    for (auto* box : {mode_, precision_, attention_, device_, compileMode_, optimizer_}) {
+        connect(box, &QComboBox::currentIndexChanged, this, &ConfigPanel::changed);
+    }
+    for (auto* box : {checkpoint_, loss_}) {
+        connect(box, &QComboBox::currentIndexChanged, this, [this] {
+            leversChanged();
+            Q_EMIT changed();
+        });
+    }
+    for (auto* box : {checkpointGroup_, lossChunk_}) {
+        connect(box, &QSpinBox::valueChanged, this, &ConfigPanel::changed);
+    }
+    connect(checkpointGroup_, &QSpinBox::valueChanged, this, [this](int blocks) {
+        checkpointGroup_->setSuffix(blocks == 1 ? tr(" block") : tr(" blocks"));
+    });
+    for (auto* edit : {pyModel_, pyPath_}) {
+        connect(edit, &QLineEdit::textChanged, this, &ConfigPanel::changed);
+    }
+    for (auto* box : {tf32_, traceOps_, traceKernels_, traceMemory_}) {
+        connect(box, &QCheckBox::toggled, this, &ConfigPanel::changed);
+    }
+    // The form scrolls where the screen is short: a wheel over a field it
+    // passes scrolls the form, and changes a value only once the field has focus.
+    for (QWidget* field : fields_->findChildren<QWidget*>()) {
+        if (qobject_cast<QComboBox*>(field) || qobject_cast<QAbstractSpinBox*>(field)) {
+            field->setFocusPolicy(Qt::StrongFocus);
+            field->installEventFilter(this);
+        }
+    }
+    RunConfig initial;
+    initial.model = *findPreset("nano");
+    setConfig(initial);
+}
+
+bool ConfigPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Wheel && !static_cast<QWidget*>(watched)->hasFocus()) {
+        // On to the scroll area around the form, if there is one. Sent, not
+        // left to propagate: Qt propagates only the window system's wheels.
+        for (QWidget* up = parentWidget(); up; up = up->parentWidget()) {
+            if (auto* area = qobject_cast<QAbstractScrollArea*>(up)) {
+                const auto* wheel = static_cast<QWheelEvent*>(event);
+                QWheelEvent moved(area->viewport()->mapFromGlobal(wheel->globalPosition()),
+                                  wheel->globalPosition(), wheel->pixelDelta(), wheel->angleDelta(),
+                                  wheel->buttons(), wheel->modifiers(), wheel->phase(),
+                                  wheel->inverted(), wheel->source());
+                QCoreApplication::sendEvent(area->viewport(), &moved);
+                break;
+            }
+        }
+        return true;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+QLabel* ConfigPanel::addField(QFormLayout* form, const QString& label, QWidget* field,
+                              const std::string& name) {
+    auto* column = new QWidget;
+    auto* layout = new QVBoxLayout(column);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(1);
+    layout->addWidget(field);
+    auto* error = new QLabel;
+    error->setObjectName(QString::fromStdString("error_" + name));
+    error->setWordWrap(true);
+    // A long message wraps within the form's width rather than widening it.
+    error->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    error->setStyleSheet("color: #c0392b;");
+    error->hide();
+    layout->addWidget(error);
+    form->addRow(label, column);
+    errorLabels_[name] = error;
+    return error;
+}
+
+void ConfigPanel::presetChanged() {
+    const auto preset = findPreset(preset_->currentText().toStdString());
+    const bool custom = !preset.has_value();
+    for (auto* box : {dModel_, dFf_, layers_, heads_}) {
+        box->setEnabled(custom);
+    }
+    if (preset) {
+        const QSignalBlocker a(dModel_), b(dFf_), c(layers_), d(heads_);
+        dModel_->setValue(int(preset->dModel));
+        dFf_->setValue(int(preset->dFf));
+        layers_->setValue(int(preset->layers));
+        heads_->setValue(int(preset->heads));
+    }
+    Q_EMIT changed();
+}
+
+// The Python fields apply to the worker's engines, compile mode to
+// torch.compile; the worker's model has fewer attention backends.
+void ConfigPanel::engineChanged() {
+    const Engine engine = *parseEngine(engine_->currentText().toStdString());
+    const bool worker = engine != Engine::LibTorch;
+    engine_->setToolTip(engine_->currentData(Qt::ToolTipRole).toString());
+    compileMode_->setEnabled(engine == Engine::PyTorchCompile);
+    // The worker runs the reference model as the course's code does: no levers.
+    const QString leversTip =
+        worker ? tr("The Python worker runs the model without checkpointing and with the full "
+                    "loss; use the libtorch engine")
+               : QString();
+    for (QComboBox* box : {checkpoint_, loss_}) {
+        box->setEnabled(!worker);
+        box->setToolTip(leversTip);
+    }
+    // The worker steps torch.optim.AdamW's per-parameter loop.
+    optimizer_->setEnabled(!worker);
+    optimizer_->setToolTip(worker ? tr("The Python worker steps AdamW's per-parameter loop; use "
+                                       "the libtorch engine for foreach or fused")
+                                  : tr("The train step's AdamW: the same update, stepped as "
+                                       "a loop, with multi-tensor ops or by a fused kernel"));
+    leversChanged();
+    for (QWidget* field : {static_cast<QWidget*>(pyModel_), static_cast<QWidget*>(pyBrowse_),
+                           static_cast<QWidget*>(pyPath_)}) {
+        field->setEnabled(worker);
+    }
+    // A backend the engine lacks stays chosen if it was, and validation says
+    // so beside it; it cannot be newly picked.
+    auto* model = qobject_cast<QStandardItemModel*>(attention_->model());
+    for (int i = 0; i < attention_->count(); ++i) {
+        const bool has = !worker || contains(workerAttentionBackends(), attention_->itemText(i));
+        model->item(i)->setEnabled(has);
+        attention_->setItemData(i,
+                                has ? QVariant()
+                                    : QVariant(tr("The Python worker's model has naive and sdpa "
+                                                  "attention only; use the libtorch engine")),
+                                Qt::ToolTipRole);
+    }
+}
+
+// A group size only for groups, a chunk size only for the chunked loss.
+// From the engine, not from isEnabled(): a run shown read-only disables
+// the whole form, and its fields must come back as they were.
+void ConfigPanel::leversChanged() {
+    const bool libtorch = *parseEngine(engine_->currentText().toStdString()) == Engine::LibTorch;
+    checkpointGroup_->setEnabled(libtorch && checkpoint_->currentIndex() == 1);
+    lossChunk_->setEnabled(libtorch && loss_->currentText() == "chunked");
+}
+
+void ConfigPanel::showCarried() {
+    QStringList files, paths;
+    if (!carried_.weightsPath.empty()) {
+        files << tr("weights %1").arg(QFileInfo(text(carried_.weightsPath)).fileName());
+        paths << tr("weights: %1").arg(text(carried_.weightsPath));
+    }
+    if (!carried_.tokensPath.empty()) {
+        files << tr("tokens %1").arg(QFileInfo(text(carried_.tokensPath)).fileName());
+        paths << tr("tokens: %1").arg(text(carried_.tokensPath));
+    }
+    carriedLabel_->setText(files.join(" · "));
+    carriedLabel_->setToolTip(paths.join('\n'));
+    form_->setRowVisible(carriedRow_, !files.isEmpty());
+}
+
+void ConfigPanel::choosePythonFile(const QString& path) {
+    const QFileInfo info(path);
+    QString source;
+    if (QFile file(path); file.open(QIODevice::ReadOnly)) {
+        source = QString::fromUtf8(file.read(1 << 20));
+    }
+    const QString module = info.completeBaseName();
+    const QString callable = guessCallable(source);
+    pyPath_->setText(QDir::toNativeSeparators(info.absolutePath()));
+    pyModel_->setText(module + ":" + callable);
+    pyModel_->setFocus();
+    if (callable.isEmpty()) {
+        pyModel_->setCursorPosition(int(pyModel_->text().size()));
+    } else {
+        pyModel_->setSelection(int(module.size()) + 1, int(callable.size()));
+    }
+}
+
+RunConfig ConfigPanel::config() const {
+    RunConfig config;
+    config.weightsPath = carried_.weightsPath;
+    config.tokensPath = carried_.tokensPath;
+    config.python = carried_.python;
+    config.engine = *parseEngine(engine_->currentText().toStdString());
+    // Disabled fields keep what they showed for when their engine returns,
+    // but are not part of the config.
+    if (config.engine == Engine::PyTorchCompile) {
+        config.compileMode = compileMode_->currentText().toStdString();
+    }
+    if (config.engine != Engine::LibTorch) {
+        config.pyModel = pyModel_->text().trimmed().toStdString();
+        config.pyPath = pyPath_->text().trimmed().toStdString();
+    } else {
+        config.activationCheckpoint.kind = kCheckpointKinds[checkpoint_->currentIndex()];
+        if (config.activationCheckpoint.kind == CheckpointStrategy::Kind::Groups) {
+            config.activationCheckpoint.groupSize = checkpointGroup_->value();
+        }
+        config.loss = *parseLossKind(loss_->currentText().toStdString());
+        config.optimizer = *parseOptimizerKind(optimizer_->currentText().toStdString());
+    }
+    config.lossChunkTokens = lossChunk_->value();
+    if (const auto preset = findPreset(preset_->currentText().toStdString())) {
+        config.model = *preset;
+    } else {
+        config.model.name =
+            "custom-d" + std::to_string(dModel_->value()) + "-ff" + std::to_string(dFf_->value()) +
+            "-l" + std::to_string(layers_->value()) + "-h" + std::to_string(heads_->value());
+        config.model.dModel = dModel_->value();
+        config.model.dFf = dFf_->value();
+        config.model.layers = layers_->value();
+        config.model.heads = heads_->value();
+    }
+    config.model.vocabSize = vocab_->value();
+    config.model.maxContext = maxContext_->value();
+    config.contextLength = context_->value();
+    config.batchSize = batch_->value();
+    config.mode = *parseRunMode(mode_->currentText().toStdString());
+    config.precision = *parsePrecision(precision_->currentText().toStdString());
+    config.tf32 = tf32_->isChecked();
+    config.attention = attention_->currentText().toStdString();
+    config.warmupSteps = warmup_->value();
+    config.measuredSteps = steps_->value();
+    config.device = *parseDeviceKind(device_->currentText().toStdString());
+    config.seed = uint64_t(seed_->value());
+    config.threads = threads_->value();
+    config.traceOps = traceOps_->isChecked();
+    config.traceKernels = traceKernels_->isChecked();
+    config.traceMemory = traceMemory_->isChecked();
+    return config;
+}
+
+void ConfigPanel::setConfig(const RunConfig& config) {
+    {
+        const QSignalBlocker blocker(this);
+        const bool isPreset = findPreset(config.model.name).has_value();
+        preset_->setCurrentText(isPreset ? QString::fromStdString(config.model.name) : kCustom);
+        presetChanged();
+        dModel_->setValue(int(config.model.dModel));
+        dFf_->setValue(int(config.model.dFf));
+        layers_->setValue(int(config.model.layers));
+        heads_->setValue(int(config.model.heads));
+        vocab_->setValue(int(config.model.vocabSize));
+        maxContext_->setValue(int(config.model.maxContext));
+        context_->setValue(int(config.contextLength));
+        batch_->setValue(int(config.batchSize));
+        mode_->setCurrentText(QString::fromStdString(toString(config.mode)));
+        precision_->setCurrentText(QString::fromStdString(toString(config.precision)));
+        tf32_->setChecked(config.tf32);
+        const int attention = attention_->findText(QString::fromStdString(config.attention));
+        attention_->setCurrentIndex(attention >= 0 ? attention : 0);
+        warmup_->setValue(config.warmupSteps);
+        steps_->setValue(config.measuredSteps);
+        device_->setCurrentText(QString::fromStdString(toString(config.device)));
+        seed_->setValue(int(config.seed));
+        threads_->setValue(config.threads);
+        traceOps_->setChecked(config.traceOps);
+        traceKernels_->setChecked(config.traceKernels);
+        traceMemory_->setChecked(config.traceMemory);
+        checkpoint_->setCurrentIndex(
+            int(std::find(std::begin(kCheckpointKinds), std::end(kCheckpointKinds),
+                          config.activationCheckpoint.kind) -
+                std::begin(kCheckpointKinds)));
+        if (config.activationCheckpoint.kind == CheckpointStrategy::Kind::Groups) {
+            checkpointGroup_->setValue(int(config.activationCheckpoint.groupSize));
+        }
+        loss_->setCurrentText(text(toString(config.loss)));
+        lossChunk_->setValue(int(config.lossChunkTokens));
+        optimizer_->setCurrentText(text(toString(config.optimizer)));
+        engine_->setCurrentText(text(toString(config.engine)));
+        compileMode_->setCurrentText(text(config.compileMode));
+        pyModel_->setText(text(config.pyModel));
+        pyPath_->setText(text(config.pyPath));
+        engineChanged();
+        carried_ = config;
+        showCarried();
+    }
+    Q_EMIT changed();
+}
+
+void ConfigPanel::showRunConfig(const RunConfig& config, const QString& who) {
+    setConfig(config);
+    readOnly_ = true;
+    // The container, not each field, is disabled: fields keep their own
+    // enabled state (preset dims, CUDA-only options) for when editing resumes.
+    fields_->setEnabled(false);
+    viewingLabel_->setText(tr("Configuration of run %1 (read-only)").arg(who));
+    viewing_->show();
+}
+
+void ConfigPanel::editCopy() {
+    readOnly_ = false;
+    fields_->setEnabled(true);
+    viewing_->hide();
+    Q_EMIT changed();
+}
+
+void ConfigPanel::showEstimate(const QString& text, const QString& details,
+                               std::optional<bool> fits) {
+    estimate_->setText(text);
+    estimate_->setToolTip(details);
+    estimate_->setStyleSheet(!fits   ? "padding: 4px;"
+                             : *fits ? "padding: 4px; background: #eaf6ea;"
+                                     : "padding: 4px; background: #fdecea; color: #8a1f11;");
+}
+
+QString ConfigPanel::estimateText() const {
+    return estimate_->text();
+}
+
+bool ConfigPanel::showErrors(const std::vector<ConfigError>& errors) {
+    for (auto& [name, label] : errorLabels_) {
+        label->clear();
+        label->hide();
+    }
+    for (const auto& error : errors) {
+        auto found = errorLabels_.find(error.field);
+        QLabel* label = found != errorLabels_.end() ? found->second : errorLabels_.at("model");
+        const QString text = QString::fromStdString(error.message);
+        label->setText(label->text().isEmpty() ? text : label->text() + "\n" + text);
+        label->show();
+    }
+    return !errors.empty();
+}
+
+QString ConfigPanel::errorText(const QString& field) const {
+    const auto found = errorLabels_.find(field.toStdString());
+    return found == errorLabels_.end() ? QString() : found->second->text();
+}
+
+}  // namespace stepscope::ui

@@ -1,0 +1,201 @@
+#include "run_list.h"
+
+#include <QFileInfo>
+#include <QListWidget>
+
+#include <algorithm>
+
+#include "models/memory_run_data.h"
+#include "models/run_label.h"
+#include "results/run_file.h"
+
+namespace stepscope::ui {
+
+namespace {
+constexpr int kIdRole = Qt::UserRole + 1;
+}
+
+RunList::RunList(QObject* parent) : QObject(parent), list_(new QListWidget) {
+    list_->setMinimumHeight(150);  // several runs visible beside a tall form
+    list_->setToolTip(tr("Runs of this session. Tick two or more to compare them."));
+    connect(list_, &QListWidget::currentItemChanged, this, &RunList::currentChanged);
+    connect(list_, &QListWidget::itemChanged, this, &RunList::comparedChanged);
+}
+
+RunDocument& RunList::add(RunResult result, const QString& path) {
+    RunDocument document;
+    document.result = std::move(result);
+    document.path = path;
+    document.modified = path.isEmpty();
+    return add(std::move(document));
+}
+
+RunDocument& RunList::add(RunDocument document) {
+    document.id = nextId_++;
+    document.title =
+        QString("#%1 %2").arg(document.id).arg(defaultTitle(document.result));  // until listed
+    documents_.push_back(std::move(document));
+    if (MemoryRunData* memory = documents_.back().memoryData.get()) {
+        memory->follow(documents_.back().result);  // the run moved in here
+    }
+    auto* item = new QListWidgetItem(documents_.back().title);
+    item->setData(kIdRole, documents_.back().id);
+    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    item->setCheckState(Qt::Unchecked);
+    list_->addItem(item);
+    refresh();
+    return documents_.back();
+}
+
+RunDocument* RunList::byId(int id) {
+    for (auto& document : documents_) {
+        if (document.id == id) {
+            return &document;
+        }
+    }
+    return nullptr;
+}
+
+const RunDocument* RunList::byId(int id) const {
+    return const_cast<RunList*>(this)->byId(id);
+}
+
+const RunDocument* RunList::current() const {
+    const QListWidgetItem* item = list_->currentItem();
+    if (!item) {
+        return nullptr;
+    }
+    const int id = item->data(kIdRole).toInt();
+    for (const auto& document : documents_) {
+        if (document.id == id) {
+            return &document;
+        }
+    }
+    return nullptr;
+}
+
+const RunDocument* RunList::openedFrom(const QString& file) const {
+    const auto known =
+        std::find_if(documents_.begin(), documents_.end(), [&](const RunDocument& d) {
+            return !d.modified && QFileInfo(d.path).absoluteFilePath() == file;
+        });
+    return known != documents_.end() ? &*known : nullptr;
+}
+
+const RunDocument* RunList::addLiveSteps(const std::vector<StepRecord>& steps) {
+    RunDocument* document = byId(liveId_);
+    if (!document) {
+        return nullptr;
+    }
+    document->result.steps.insert(document->result.steps.end(), steps.begin(), steps.end());
+    document->result.summary =
+        summarizeSteps(document->result.steps, document->result.config, std::nullopt);
+    return document;
+}
+
+void RunList::refresh() {
+    // Titles name what differs among the runs of the session.
+    QList<RunConfig> configs;
+    for (const RunDocument& document : documents_) {
+        configs << document.result.config;
+    }
+    const QStringList labels = listLabels(configs);
+    for (size_t i = 0; i < documents_.size(); ++i) {
+        documents_[i].title = QString("#%1 %2").arg(documents_[i].id).arg(labels[int(i)]);
+    }
+    const QSignalBlocker blocker(list_);
+    for (int row = 0; row < list_->count(); ++row) {
+        QListWidgetItem* item = list_->item(row);
+        const RunDocument* document = byId(item->data(kIdRole).toInt());
+        QString text = document->title;
+        if (document->id == liveId_) {
+            text += tr(" (running)");
+        } else if (document->result.status != RunStatus::Ok) {
+            text += " [" + QString::fromStdString(toString(document->result.status)) + "]";
+        }
+        if (document->modified) {
+            text += " *";
+        }
+        item->setText(text);
+        item->setToolTip(configSummary(document->result.config) + "\n" +
+                         (document->path.isEmpty() ? tr("not saved") : document->path));
+    }
+}
+
+bool RunList::save(int id, const QString& path) {
+    RunDocument* document = byId(id);
+    if (!document) {
+        return false;
+    }
+    try {
+        writeRunFile(document->result, path.toStdString());
+    } catch (const std::exception& error) {
+        Q_EMIT saveFailed(tr("Cannot save run"), QString::fromUtf8(error.what()));
+        return false;
+    }
+    document->path = path;
+    document->modified = false;
+    Q_EMIT saved(path);
+    refresh();
+    return true;
+}
+
+void RunList::select(int id) {
+    for (int row = 0; row < list_->count(); ++row) {
+        if (list_->item(row)->data(kIdRole).toInt() == id) {
+            list_->setCurrentRow(row);
+            return;
+        }
+    }
+}
+
+void RunList::setCompared(const QList<int>& ids) {
+    {
+        const QSignalBlocker blocker(list_);
+        for (int row = 0; row < list_->count(); ++row) {
+            QListWidgetItem* item = list_->item(row);
+            item->setCheckState(ids.contains(item->data(kIdRole).toInt()) ? Qt::Checked
+                                                                          : Qt::Unchecked);
+        }
+    }
+    Q_EMIT comparedChanged();
+}
+
+QList<const RunDocument*> RunList::compared() const {
+    QList<const RunDocument*> runs;
+    for (int row = 0; row < list_->count(); ++row) {
+        const QListWidgetItem* item = list_->item(row);
+        const int id = item->data(kIdRole).toInt();
+        const auto found = std::find_if(documents_.begin(), documents_.end(),
+                                        [id](const RunDocument& d) { return d.id == id; });
+        if (item->checkState() == Qt::Checked && found != documents_.end()) {
+            runs << &*found;
+        }
+    }
+    return runs;
+}
+
+QStringList RunList::compareLabels(const QList<const RunDocument*>& runs) {
+    QList<RunConfig> configs;
+    for (const RunDocument* run : runs) {
+        configs << run->result.config;
+    }
+    const QStringList differing = differingFields(configs);
+    QStringList labels;
+    for (int i = 0; i < runs.size(); ++i) {
+        labels << QString("#%1 %2").arg(runs[i]->id).arg(differing[i]).trimmed();
+    }
+    return labels;
+}
+
+QString RunList::compareTitle(const QString& name) const {
+    const QList<const RunDocument*> runs = compared();
+    QList<RunConfig> configs;
+    for (const RunDocument* run : runs) {
+        configs << run->result.config;
+    }
+    return name + " — " + compareLabels(runs).join(" vs ") + "\n" +
+           sharedFields(configs).join(" · ");
+}
+
+}  // namespace stepscope::ui

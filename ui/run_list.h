@@ -1,0 +1,68 @@
+#pragma once
+
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <deque>
+
+#include "models/run_document.h"
+
+class QListWidget;
+
+namespace stepscope::ui {
+
+// The runs of the session: their documents and the list that shows them,
+// each titled by what sets it apart from the others, ticked to be compared.
+class RunList final : public QObject {
+    Q_OBJECT
+
+public:
+    explicit RunList(QObject* parent = nullptr);
+
+    QListWidget* widget() const { return list_; }
+    const std::deque<RunDocument>& documents() const { return documents_; }
+
+    // A new document, listed last (not selected), given its id here.
+    RunDocument& add(RunResult result, const QString& path);
+    RunDocument& add(RunDocument document);
+    RunDocument* byId(int id);
+    const RunDocument* byId(int id) const;
+    const RunDocument* current() const;
+    // The unmodified document read from `file` (absolute), if any.
+    const RunDocument* openedFrom(const QString& file) const;
+    void select(int id);
+    // The document a run in progress fills (0: none), listed as running.
+    void setLive(int id) { liveId_ = id; }
+    int liveId() const { return liveId_; }
+    // Steps of the run in progress, its summary made again; the document,
+    // or nullptr when no run is in progress (a sweep's points arrive whole).
+    const RunDocument* addLiveSteps(const std::vector<StepRecord>& steps);
+    // Titles, states and tooltips again, after documents changed.
+    void refresh();
+    // Writes document `id` to `path` (saved(), or saveFailed() saying why).
+    bool save(int id, const QString& path);
+
+    void setCompared(const QList<int>& ids);
+    QList<const RunDocument*> compared() const;
+    // Compare columns are narrow: "#id" and what differs among the runs only.
+    static QStringList compareLabels(const QList<const RunDocument*>& runs);
+    // An exported chart's title for the compared runs: `name`, the runs by
+    // what differs, then on a second line what they share.
+    QString compareTitle(const QString& name) const;
+
+Q_SIGNALS:
+    void currentChanged();
+    void comparedChanged();
+    void saved(const QString& path);
+    void saveFailed(const QString& title, const QString& message);
+
+private:
+    QListWidget* list_;
+    std::deque<RunDocument> documents_;  // stable addresses as runs are added
+    int nextId_ = 1;
+    int liveId_ = 0;
+};
+
+}  // namespace stepscope::ui

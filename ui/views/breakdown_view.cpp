@@ -1,0 +1,411 @@
+#include "views/breakdown_view.h"
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "models/format.h"
+#include "models/run_document.h"
+#include "widgets/plot_style.h"
+#include "widgets/read_only_table.h"
+#include "widgets/table_items.h"
+
+namespace stepscope::ui {
+
+namespace {
+
+const char* kPhases[] = {"forward", "backward", "optimizer"};
+
+QStandardItem* textItem(const std::string& value) {
+    auto* item = new QStandardItem(QString::fromStdString(value));
+    item->setData(item->text(), Qt::UserRole);
+    return item;
+}
+
+// Share of each category in the rows of one phase ("all": every phase).
+std::map<std::string, double> categoryShares(const std::vector<TimeRow>& rows,
+                                             const std::string& phase) {
+    std::map<std::string, double> shares;
+    double total = 0;
+    for (const auto& row : rows) {
+        if (phase == "all" || row.phase == phase) {
+            shares[row.category] += row.totalMs;
+            total += row.totalMs;
+        }
+    }
+    for (auto& [category, value] : shares) {
+        value = total > 0 ? value / total : 0;
+    }
+    return shares;
+}
+
+// The table as the view shows it: the columns it hides stay out of exports.
+class ShownColumns final : public QSortFilterProxyModel {
+public:
+    ShownColumns(std::function<bool(int)> shown, QObject* parent)
+        : QSortFilterProxyModel(parent), shown_(std::move(shown)) {}
+    void refilter() { invalidateFilter(); }
+
+protected:
+    bool filterAcceptsColumn(int column, const QModelIndex&) const override {
+        return shown_(column);
+    }
+
+private:
+    std::function<bool(int)> shown_;
+};
+
+}  // namespace
+
+BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
+    by_ = new QComboBox;
+    by_->addItems({"kernel", "op", "category"});
+    by_->setCurrentText("op");
+    phase_ = new QComboBox;
+    phase_->addItems({"all", "forward", "backward", "optimizer"});
+    noRecords_ =
+        tr("This run has no operator or kernel records. Tick “Trace operators” "
+           "(or “Trace CUDA kernels” on a GPU) before running, or make it with "
+           "stepscope-cli run --ops / --kernels.");
+    empty_ = new QLabel;
+    empty_->setWordWrap(true);
+
+    model_ = new QStandardItemModel(this);
+    sorted_ = new QSortFilterProxyModel(this);
+    sorted_->setSourceModel(model_);
+    sorted_->setSortRole(Qt::UserRole);
+    table_ = readOnlyTable(sorted_);
+    table_->setSortingEnabled(true);
+    table_->setWordWrap(false);
+    table_->setTextElideMode(Qt::ElideMiddle);  // a kernel's name and its arguments' end
+    table_->verticalHeader()->hide();           // row numbers say nothing the order does not
+    // The figures keep their width; the name takes what is left, elided, whole on hover.
+    table_->horizontalHeader()->setStretchLastSection(false);
+    exported_ =
+        new ShownColumns([this](int column) { return !table_->isColumnHidden(column); }, this);
+    exported_->setSourceModel(sorted_);
+
+    top_ = new QCustomPlot;
+    stylePlot(top_, tr("total ms over the measured steps"), QString());
+    removeLegend(top_);  // one series; its labels are the rows
+    keepSaneSize(top_);
+    top_->setMouseTracking(true);
+    top_->installEventFilter(this);
+    shares_ = new QCustomPlot;
+    stylePlot(shares_, QString(), tr("share of traced time (%)"));
+    keepSaneSize(shares_);
+    shares_->setMouseTracking(true);
+    shares_->installEventFilter(this);
+    flops_ = new QStandardItemModel(this);
+    QTableView* flopTable = readOnlyTable(flops_);
+    // Group names and figures whole, on one line each: the rows' order is the model's.
+    flopTable->verticalHeader()->hide();
+    flopTable->setWordWrap(false);
+    flopTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("Group by")));
+    controls->addWidget(by_);
+    controls->addWidget(new QLabel(tr("Phase")));
+    controls->addWidget(phase_);
+    controls->addStretch();
+    auto* charts = new QSplitter(Qt::Horizontal);
+    charts->addWidget(top_);
+    charts->addWidget(shares_);
+    charts->setStretchFactor(0, 3);  // the top rows' names need the room
+    charts->setStretchFactor(1, 2);
+    charts->setChildrenCollapsible(false);
+    auto* tables = new QSplitter(Qt::Horizontal);
+    tables->addWidget(table_);
+    tables->addWidget(flopTable);
+    tables->setStretchFactor(0, 3);  // eight columns against four
+    tables->setStretchFactor(1, 1);
+    tables->setSizes({820, 200});  // the breakdown's last column in view at 1400 px
+    tables->setChildrenCollapsible(false);
+    auto* splitter = new QSplitter(Qt::Vertical);
+    splitter->addWidget(tables);
+    splitter->addWidget(charts);
+    splitter->setChildrenCollapsible(false);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(empty_);
+    layout->addWidget(splitter, 1);
+
+    connect(by_, &QComboBox::currentIndexChanged, this, &BreakdownView::refresh);
+    connect(phase_, &QComboBox::currentIndexChanged, this, &BreakdownView::refresh);
+    refresh();
+}
+
+void BreakdownView::setGrouping(const QString& by, const QString& phase) {
+    by_->setCurrentText(by);
+    phase_->setCurrentText(phase);
+    refresh();
+}
+
+QAbstractItemModel* BreakdownView::tableModel() const {
+    return sorted_;
+}
+
+QAbstractItemModel* BreakdownView::exportModel() const {
+    return exported_;
+}
+
+void BreakdownView::showRun(const RunDocument* document) {
+    document_ = document;
+    const bool kernels = document && !document->result.kernels.empty();
+    auto* items = qobject_cast<QStandardItemModel*>(by_->model());
+    items->item(0)->setEnabled(kernels);
+    const bool operators = document && !document->result.operators.empty();
+    {
+        const QSignalBlocker blocker(by_);
+        if (!kernels && by_->currentText() == "kernel") {
+            by_->setCurrentText("op");
+        } else if (kernels && !operators && by_->currentText() == "op") {
+            by_->setCurrentText("kernel");
+        }
+    }
+    refresh();
+}
+
+void BreakdownView::refresh() {
+    rows_.clear();
+    model_->clear();
+    flops_->clear();
+    const RunResult* run = document_ ? &document_->result : nullptr;
+    const bool traced = run && (!run->operators.empty() || !run->kernels.empty());
+    empty_->setText(run ? noRecords_
+                        : tr("No run selected: pick one in the Runs list or open a "
+                             "run file."));
+    empty_->setVisible(!traced);
+    const QString by = by_->currentText();
+    if (traced) {
+        try {
+            // The CLI's computation, so both print the same figures.
+            rows_ = breakdown(*run, phase_->currentText().toStdString(), by.toStdString());
+        } catch (const std::invalid_argument&) {
+            rows_.clear();  // a grouping the run has no records for
+        }
+    }
+    const QString noun = by == "kernel" ? tr("kernel")
+                         : by == "op"   ? tr("operator")
+                                        : tr("category");
+    model_->setHorizontalHeaderLabels({noun, tr("category"), tr("phase"), tr("calls"),
+                                       tr("total ms"), tr("ms / step"), tr("mean ms / call"),
+                                       tr("share of phase")});
+    model_->horizontalHeaderItem(TotalColumn)->setToolTip(tr("Summed over the measured steps"));
+    model_->horizontalHeaderItem(PerStepColumn)
+        ->setToolTip(tr("Total over the measured steps, divided by their number"));
+    model_->horizontalHeaderItem(ShareColumn)
+        ->setToolTip(tr("Share of the traced time of the row's phase"));
+    for (const auto& row : rows_) {
+        auto* name = textItem(row.name);
+        name->setToolTip(name->text());  // the cell elides long kernel names
+        model_->appendRow(
+            {name, textItem(row.category), textItem(row.phase),
+             numberItem(double(row.calls), QString::number(row.calls)),
+             numberItem(row.totalMs, QString::number(row.totalMs, 'f', 3)),
+             numberItem(row.msPerStep, QString::number(row.msPerStep, 'f', 3)),
+             numberItem(row.calls ? row.totalMs / double(row.calls) : 0,
+                        QString::number(row.calls ? row.totalMs / double(row.calls) : 0, 'f', 4)),
+             numberItem(row.share, formatPercent(row.share))});
+    }
+    // Grouped by category, the name is the category: show it once.
+    table_->setColumnHidden(CategoryColumn, by == "category");
+    static_cast<ShownColumns*>(exported_)->refilter();
+    table_->sortByColumn(TotalColumn, Qt::DescendingOrder);
+    table_->resizeColumnsToContents();
+    table_->horizontalHeader()->setSectionResizeMode(NameColumn, QHeaderView::Stretch);
+    flops_->setHorizontalHeaderLabels(
+        {tr("forward group"), tr("GFLOP / step"), tr("ms / step"), tr("achieved")});
+    if (run) {
+        for (const auto& group : run->flopGroups) {
+            const bool counted = group.flopsPerStep > 0;
+            flops_->appendRow(
+                {new QStandardItem(QString::fromStdString(group.group)),
+                 numberItem(group.flopsPerStep,
+                            counted ? QString::number(group.flopsPerStep / 1e9, 'f', 3) : "–"),
+                 numberItem(group.msPerStep, formatMs(group.msPerStep)),
+                 numberItem(group.achievedFlopsPerSecond,
+                            counted ? formatScaled(group.achievedFlopsPerSecond, "FLOP/s") : "–")});
+        }
+    }
+    plotTopRows();
+    plotShares();
+}
+
+void BreakdownView::plotTopRows() {
+    top_->clearPlottables();
+    const int count = std::min<int>(kTopBars, int(rows_.size()));
+    if (count == 0) {
+        top_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        setNoData(top_, document_ ? tr("No traced rows for this grouping and phase")
+                                  : tr("No run selected"));
+        top_->replot();
+        return;
+    }
+    setNoData(top_, QString());
+    auto* bars = new QCPBars(top_->yAxis, top_->xAxis);  // horizontal bars
+    bars->setBrush(phaseColor("forward"));
+    bars->setPen(Qt::NoPen);
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    double largest = 0;
+    for (int i = 0; i < count; ++i) {
+        const auto& row = rows_[size_t(i)];
+        const double y = count - i;  // largest on top
+        bars->addData(y, row.totalMs);
+        QString label = shortSymbol(QString::fromStdString(row.name));
+        if (phase_->currentText() == "all") {
+            label += " (" + QString::fromStdString(row.phase) + ")";
+        }
+        ticker->addTick(y, label);
+        largest = std::max(largest, row.totalMs);
+    }
+    top_->yAxis->setTicker(ticker);
+    top_->yAxis->setRange(0.3, count + 0.7);
+    top_->xAxis->setRange(0, largest > 0 ? largest * 1.05 : 1);
+    top_->replot();
+}
+
+int BreakdownView::topBarAt(const QPointF& pixel) const {
+    const int count = std::min<int>(kTopBars, int(rows_.size()));
+    const QRect plotArea = top_->axisRect()->rect();
+    if (count == 0 || pixel.y() < plotArea.top() || pixel.y() > plotArea.bottom() ||
+        pixel.x() > plotArea.right()) {
+        return -1;
+    }
+    // Over the bar or over its label left of the axis: the row whose key is nearest.
+    const double y = top_->yAxis->pixelToCoord(pixel.y());
+    const int bar = count - int(std::lround(y));
+    return bar >= 0 && bar < count && std::abs(y - (count - bar)) <= 0.5 ? bar : -1;
+}
+
+QString BreakdownView::topBarToolTip(int bar) const {
+    if (bar < 0 || bar >= std::min<int>(kTopBars, int(rows_.size()))) {
+        return {};
+    }
+    const BreakdownRow& row = rows_[size_t(bar)];
+    return tr("%1\n%2 · %3\n%4 calls · %5 ms total · %6 ms / step · %7 of %3")
+        .arg(QString::fromStdString(row.name), QString::fromStdString(row.category),
+             QString::fromStdString(row.phase))
+        .arg(row.calls)
+        .arg(row.totalMs, 0, 'f', 3)
+        .arg(row.msPerStep, 0, 'f', 3)
+        .arg(formatPercent(row.share));
+}
+
+void BreakdownView::plotShares() {
+    shares_->clearPlottables();
+    shareColumns_.clear();
+    const RunResult* run = document_ ? &document_->result : nullptr;
+    if (!run || (run->operators.empty() && run->kernels.empty())) {
+        shares_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        setNoData(shares_, run ? tr("No operator or kernel records") : tr("No run selected"));
+        shares_->replot();
+        return;
+    }
+    setNoData(shares_, QString());
+    const auto& rows = run->kernels.empty() ? run->operators : run->kernels;
+    // One bar per phase, then forward against the whole step side by side.
+    std::vector<std::pair<QString, std::map<std::string, double>>> columns;
+    for (const char* phase : kPhases) {
+        auto shares = categoryShares(rows, phase);
+        if (!shares.empty()) {
+            columns.emplace_back(QString(phase), std::move(shares));
+        }
+    }
+    columns.emplace_back(tr("whole step"), categoryShares(rows, "all"));
+    std::set<std::string> categories;
+    for (const auto& [label, shares] : columns) {
+        for (const auto& [category, share] : shares) {
+            categories.insert(category);
+        }
+    }
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    for (size_t i = 0; i < columns.size(); ++i) {
+        ticker->addTick(double(i + 1), columns[i].first);
+        StackedColumn stacked{columns[i].first, {}};
+        for (const auto& category : categories) {  // bottom to top, as stacked below
+            const auto found = columns[i].second.find(category);
+            stacked.shares.emplace_back(category,
+                                        found == columns[i].second.end() ? 0 : found->second);
+        }
+        shareColumns_.push_back(std::move(stacked));
+    }
+    QCPBars* below = nullptr;
+    for (const auto& category : categories) {
+        auto* bars = new QCPBars(shares_->xAxis, shares_->yAxis);
+        bars->setName(QString::fromStdString(category));
+        bars->setBrush(categoryColor(QString::fromStdString(category)));
+        bars->setPen(QPen(Qt::white));
+        for (size_t i = 0; i < columns.size(); ++i) {
+            const auto found = columns[i].second.find(category);
+            bars->addData(double(i + 1),
+                          found == columns[i].second.end() ? 0 : 100 * found->second);
+        }
+        if (below) {
+            bars->moveAbove(below);
+        }
+        below = bars;
+    }
+    shares_->xAxis->setTicker(ticker);
+    shares_->xAxis->setRange(0.4, double(columns.size()) + 0.6);
+    shares_->yAxis->setRange(0, 100);
+    shares_->legend->setVisible(true);
+    shares_->replot();
+}
+
+QString BreakdownView::sharesToolTipAt(const QPointF& pixel) const {
+    const double x = shares_->xAxis->pixelToCoord(pixel.x());
+    const int column = int(std::lround(x)) - 1;
+    if (column < 0 || column >= int(shareColumns_.size()) || std::abs(x - (column + 1)) > 0.4) {
+        return {};
+    }
+    const double percent = shares_->yAxis->pixelToCoord(pixel.y());
+    double top = 0;
+    for (const auto& [category, share] : shareColumns_[size_t(column)].shares) {
+        top += 100 * share;
+        if (share > 0 && percent <= top) {
+            return tr("%1 · %2: %3 of traced time")
+                .arg(shareColumns_[size_t(column)].label, QString::fromStdString(category),
+                     formatPercent(share));
+        }
+    }
+    return {};
+}
+
+bool BreakdownView::eventFilter(QObject* watched, QEvent* event) {
+    if ((watched == top_ || watched == shares_) && event->type() == QEvent::MouseMove) {
+        const auto* mouse = static_cast<QMouseEvent*>(event);
+        const QString text = watched == top_ ? topBarToolTip(topBarAt(mouse->position()))
+                                             : sharesToolTipAt(mouse->position());
+        if (text.isEmpty()) {
+            QToolTip::hideText();
+        } else {
+            QToolTip::showText(mouse->globalPosition().toPoint(), text,
+                               static_cast<QWidget*>(watched));
+        }
+    }
+    return RunView::eventFilter(watched, event);
+}
+
+QList<ExportTarget> BreakdownView::exportTargets() {
+    return {{"breakdown-top", top_, nullptr},
+            {"breakdown-category-shares", shares_, nullptr},
+            {"breakdown", nullptr, exported_},
+            {"flop-groups", nullptr, flops_}};
+}
+
+}  // namespace stepscope::ui

@@ -1,0 +1,183 @@
+#include "views/compare_view.h"
+
+#include <qcustomplot.h>
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "models/format.h"
+#include "models/run_document.h"
+#include "widgets/plot_style.h"
+
+namespace stepscope::ui {
+
+namespace {
+
+const char* kPhases[] = {"total", "forward", "backward", "optimizer"};
+
+// The measured steps' times of one phase (0 total … 3 optimizer).
+std::vector<double> measuredTimes(const RunResult& run, int phase) {
+    std::vector<double> times;
+    for (const StepRecord& step : run.steps) {
+        if (step.warmup) {
+            continue;
+        }
+        const std::optional<double> value = phase == 0   ? std::optional<double>(step.totalMs)
+                                            : phase == 1 ? step.forwardMs
+                                            : phase == 2 ? step.backwardMs
+                                                         : step.optimizerMs;
+        if (value) {
+            times.push_back(*value);
+        }
+    }
+    return times;
+}
+
+QTableWidgetItem* numberItem(const QString& text, std::optional<double> exact = std::nullopt) {
+    auto* item = new QTableWidgetItem(text);
+    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    if (exact) {
+        item->setData(Qt::UserRole, *exact);  // exact, for tests and tools
+    }
+    return item;
+}
+
+// "faster", "slower" or "within noise", with the test behind it in the tooltip.
+QTableWidgetItem* verdictItem(const std::vector<double>& first, const std::vector<double>& other,
+                              double ratio, const QString& firstLabel) {
+    if (first.size() < 3 || other.size() < 3) {
+        auto* item = new QTableWidgetItem(CompareView::tr("too few steps"));
+        item->setToolTip(
+            CompareView::tr("Three measured steps a side are the fewest for a "
+                            "verdict; run more steps."));
+        return item;
+    }
+    const double p = mannWhitneyPValue(first, other);
+    const bool noise = p >= CompareView::kNoiseP;
+    auto* item = new QTableWidgetItem(
+        noise ? CompareView::tr("within noise")
+              : (ratio > 1 ? CompareView::tr("faster") : CompareView::tr("slower")));
+    item->setData(Qt::UserRole, p);
+    item->setToolTip(
+        CompareView::tr("Mann–Whitney U test of the measured steps against %1: p = %2. %3")
+            .arg(firstLabel)
+            .arg(p, 0, 'g', 3)
+            .arg(noise ? CompareView::tr("At p ≥ %1 the difference could be chance: the "
+                                         "steps of both runs overlap too much to tell.")
+                             .arg(CompareView::kNoiseP)
+                       : CompareView::tr("Below %1 the steps of the two runs are unlikely to "
+                                         "come from the same spread.")
+                             .arg(CompareView::kNoiseP)));
+    if (!noise) {
+        item->setForeground(ratio > 1 ? QColor(30, 120, 30) : QColor(170, 40, 20));
+    }
+    return item;
+}
+
+}  // namespace
+
+CompareView::CompareView(QWidget* parent) : QWidget(parent) {
+    auto* hint = new QLabel(
+        tr("Tick two or more runs in the run list to compare them. Times are over the measured "
+           "steps; the ratio is the first run's median ÷ that run's (above 1, that run is "
+           "faster), and the verdict says whether the difference stands out of the noise."));
+    hint->setWordWrap(true);
+    table_ = new QTableWidget(0, ColumnCount);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->verticalHeader()->hide();
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setSectionResizeMode(Run, QHeaderView::Stretch);
+    plot_ = new QCustomPlot;
+    plot_->setMinimumHeight(200);
+    useIntegerTicks(plot_->xAxis);
+    stylePlot(plot_, tr("step"), tr("total time per step (ms)"));
+    auto* splitter = new QSplitter(Qt::Vertical);
+    splitter->addWidget(table_);
+    splitter->addWidget(plot_);
+    // Two runs' eight rows whole, and the chart the larger share.
+    keepSaneSize(plot_);
+    splitter->setSizes({280, 420});
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(hint);
+    layout->addWidget(splitter);
+}
+
+void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringList& labels) {
+    table_->clearContents();
+    table_->setRowCount(0);
+    plot_->clearGraphs();
+    table_->setHorizontalHeaderLabels({tr("phase"), tr("run"), tr("median ms"), tr("mean ms"),
+                                       tr("std ms"), tr("CV"), tr("ratio"), tr("verdict")});
+    auto label = [&](int i) { return i < labels.size() ? labels[i] : runs[i]->title; };
+    for (int phase = 0; phase < 4; ++phase) {
+        const std::vector<double> first =
+            runs.isEmpty() ? std::vector<double>() : measuredTimes(runs[0]->result, phase);
+        const Stats firstStats = summarize(first);
+        for (int i = 0; i < runs.size(); ++i) {
+            const std::vector<double> times = measuredTimes(runs[i]->result, phase);
+            const int row = table_->rowCount();
+            table_->insertRow(row);
+            table_->setItem(row, Phase, new QTableWidgetItem(tr(kPhases[phase])));
+            auto* name = new QTableWidgetItem(label(i));
+            name->setToolTip(runs[i]->title);
+            table_->setItem(row, Run, name);
+            if (times.empty()) {
+                for (int column = Median; column < ColumnCount; ++column) {
+                    table_->setItem(row, column, numberItem("–"));
+                }
+                continue;
+            }
+            const Stats stats = summarize(times);
+            table_->setItem(row, Median, numberItem(formatMs(stats.median), stats.median));
+            table_->setItem(row, Mean, numberItem(formatMs(stats.mean), stats.mean));
+            table_->setItem(row, Std, numberItem(formatMs(stats.std), stats.std));
+            table_->setItem(row, Cv, numberItem(formatPercent(stats.cv), stats.cv));
+            if (i == 0) {
+                table_->setItem(row, Ratio, numberItem(tr("reference")));
+                table_->setItem(row, Verdict, new QTableWidgetItem());
+                continue;
+            }
+            const bool hasRatio = !first.empty() && stats.median > 0;
+            const double ratio = hasRatio ? firstStats.median / stats.median : 0;
+            table_->setItem(row, Ratio,
+                            hasRatio ? numberItem(QString::number(ratio, 'f', 3) + "×", ratio)
+                                     : numberItem("–"));
+            table_->setItem(
+                row, Verdict,
+                hasRatio ? verdictItem(first, times, ratio, label(0)) : new QTableWidgetItem("–"));
+        }
+    }
+    if (runs.isEmpty()) {
+        setNoData(plot_, tr("Tick two or more runs in the run list"));
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    setNoData(plot_, QString());
+    for (int i = 0; i < runs.size(); ++i) {
+        QVector<double> keys, values;
+        for (const auto& step : runs[i]->result.steps) {
+            keys << step.index;
+            values << step.totalMs;
+        }
+        auto* graph = plot_->addGraph();
+        graph->setName(label(i));
+        graph->setPen(QPen(seriesColor(i), 2));
+        graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
+        graph->setAdaptiveSampling(true);
+        graph->setData(keys, values, true);
+    }
+    plot_->rescaleAxes();
+    // Half a step of room on either side, so that the first and last points are whole.
+    plot_->xAxis->setRange(plot_->xAxis->range().lower - 0.5, plot_->xAxis->range().upper + 0.5);
+    plot_->yAxis->setRange(0, plot_->yAxis->range().upper * 1.08 + 1e-9);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QList<ExportTarget> CompareView::exportTargets() {
+    return {{"compare", plot_, nullptr}, {"compare-table", nullptr, table_->model()}};
+}
+
+}  // namespace stepscope::ui

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <QList>
+#include <QWidget>
+
+#include "widgets/run_view.h"
+
+class QCustomPlot;
+class QTableWidget;
+
+namespace stepscope::ui {
+
+struct RunDocument;
+
+// Two or more runs side by side: per phase and run the spread of the
+// measured steps (median, mean, std, CV), each run's median ratio to the
+// first (above 1, that run is faster) with a verdict that says when the
+// difference lies within the noise, and their step series overlaid. One row
+// per phase and run, so that three or more runs fit the width.
+class CompareView final : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit CompareView(QWidget* parent = nullptr);
+    // `labels` name the runs (by what differs among them), one per run.
+    void showRuns(const QList<const RunDocument*>& runs, const QStringList& labels);
+    QList<ExportTarget> exportTargets();
+    QTableWidget* table() const { return table_; }
+    enum Column { Phase, Run, Median, Mean, Std, Cv, Ratio, Verdict, ColumnCount };
+    // A difference with a Mann–Whitney p-value at or above this is noise.
+    static constexpr double kNoiseP = 0.05;
+
+private:
+    QTableWidget* table_;
+    QCustomPlot* plot_;
+};
+
+}  // namespace stepscope::ui

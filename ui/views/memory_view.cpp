@@ -1,0 +1,967 @@
+#include "views/memory_view.h"
+
+#include <qcustomplot.h>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPushButton>
+#include <QSlider>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTimer>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+
+#include "estimate/cost_model.h"
+#include "estimate/memory_estimate.h"
+#include "models/format.h"
+#include "models/run_document.h"
+#include "results/memory_report.h"
+#include "views/allocation_bands.h"
+#include "views/saved_view.h"
+#include "widgets/plot_style.h"
+#include "widgets/read_only_table.h"
+#include "widgets/table_items.h"
+
+namespace stepscope::ui {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr int kDetailSteps = 100;
+
+// Twelve colours that stay apart from each other for modules.
+QColor moduleColor(size_t index) {
+    static const QColor colors[] = {
+        QColor(31, 119, 180),  QColor(255, 127, 14), QColor(44, 160, 44),   QColor(214, 39, 40),
+        QColor(148, 103, 189), QColor(140, 86, 75),  QColor(227, 119, 194), QColor(23, 190, 207),
+        QColor(188, 189, 34),  QColor(57, 59, 121),  QColor(173, 73, 74),   QColor(99, 121, 57)};
+    return colors[index % std::size(colors)];
+}
+
+const QColor kSmallerColour(214, 214, 214);
+const QColor kOtherModules(120, 144, 156);
+constexpr size_t kModuleColours = 11;  // the rest share one colour
+const QColor kSelectionColour(220, 0, 160);
+
+}  // namespace
+
+MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
+    caption_ = new QLabel;
+    caption_->setWordWrap(true);
+
+    modeBox_ = new QComboBox;
+    modeBox_->addItem(tr("By category"));
+    modeBox_->addItem(tr("Each allocation"));
+    modeBox_->setToolTip(
+        tr("By category: seven stacked areas. Each allocation: every allocation its own band, "
+           "stacked in the order they were made, as PyTorch's memory_viz draws them."));
+    colourBox_ = new QComboBox;
+    colourBox_->addItem(tr("colour by category"));
+    colourBox_->addItem(tr("colour by module"));
+    detail_ = new QSlider(Qt::Horizontal);
+    detail_->setRange(0, kDetailSteps);
+    detail_->setTracking(false);  // a million events: lay out once the slider is let go
+    detail_->setMinimumWidth(140);
+    detail_->setToolTip(
+        tr("Hide allocations smaller than this size: they are summed into one grey "
+           "band, so the total stays right. Further right hides more."));
+    detailLabel_ = new QLabel;
+    fitButton_ = new QPushButton(tr("Fit"));
+    fitButton_->setToolTip(tr("Show the whole run (or double-click the chart)"));
+    follow_ = new QCheckBox(tr("Follow the Timeline's zoom"));
+    follow_->setChecked(true);
+    followLabel_ = new QLabel;
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(modeBox_);
+    controls->addWidget(colourBox_);
+    // Named for what it does: further right hides more (memory_viz calls it Detail).
+    controls->addWidget(new QLabel(tr("Hide smaller than")));
+    controls->addWidget(detail_);
+    controls->addWidget(detailLabel_, 1);
+    controls->addWidget(fitButton_);
+    controls->addWidget(follow_);
+    controls->addWidget(followLabel_);
+    hoverLabel_ = new QLabel;
+    hoverLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    plot_ = new QCustomPlot;
+    stylePlot(plot_, tr("time (ms)"), tr("active memory (MiB)"));
+    plot_->axisRect()->setRangeDrag(Qt::Horizontal);
+    plot_->axisRect()->setRangeZoom(Qt::Horizontal);
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot_->setMouseTracking(true);
+    plot_->installEventFilter(this);
+    plot_->addLayer("categories", plot_->layer("main"), QCustomPlot::limBelow);
+    plot_->addLayer("highlights", plot_->layer("main"), QCustomPlot::limAbove);
+    bands_ = new AllocationBands(plot_->xAxis, plot_->yAxis);
+    bands_->removeFromLegend();
+    highlight_ = new AllocationBands(plot_->xAxis, plot_->yAxis);
+    highlight_->setLayer("highlights");
+    highlight_->setOutline(QPen(QColor(20, 20, 20), 2));
+    highlight_->removeFromLegend();
+    selection_ = new AllocationBands(plot_->xAxis, plot_->yAxis);
+    selection_->setLayer("highlights");
+    selection_->setOutline(QPen(kSelectionColour, 2));
+    selection_->removeFromLegend();
+
+    sites_ = new QStandardItemModel(this);
+    estimate_ = new QStandardItemModel(this);
+    narrow_ = new QTimer(this);
+    narrow_->setSingleShot(true);
+    narrow_->setInterval(80);  // zooming sends many range changes; refill once they settle
+    sitesTable_ = readOnlyTable(sites_);
+    sitesTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    sitesTable_->setSelectionMode(QAbstractItemView::SingleSelection);
+    sitesTable_->setWordWrap(false);
+    auto* tables = new QSplitter(Qt::Horizontal);
+    tables->addWidget(sitesTable_);
+    tables->addWidget(readOnlyTable(estimate_));
+    tables->setStretchFactor(0, 3);
+    tables->setStretchFactor(1, 1);
+    saved_ = new SavedView;
+    lower_ = new QTabWidget;
+    lower_->addTab(tables, tr("Allocation sites in view"));
+    lower_->addTab(saved_, tr("Saved for backward"));
+    auto* chart = new QWidget;
+    auto* chartLayout = new QVBoxLayout(chart);
+    chartLayout->setContentsMargins(0, 0, 0, 0);
+    chartLayout->addLayout(controls);
+    chartLayout->addWidget(plot_, 1);
+    chartLayout->addWidget(hoverLabel_);
+    auto* splitter = new QSplitter(Qt::Vertical);
+    splitter->addWidget(chart);
+    splitter->addWidget(lower_);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(caption_);
+    layout->addWidget(splitter, 1);
+
+    connect(plot_->xAxis, qOverload<const QCPRange&, const QCPRange&>(&QCPAxis::rangeChanged), this,
+            &MemoryView::keepRangeInRun);
+    connect(narrow_, &QTimer::timeout, this, &MemoryView::fillSitesTable);
+    connect(plot_, &QCustomPlot::mouseDoubleClick, this, &MemoryView::fit);
+    // Pixel geometry is known after the layout: place the peak's label then.
+    connect(plot_, &QCustomPlot::afterLayout, this, &MemoryView::placePeakMarker);
+    connect(fitButton_, &QPushButton::clicked, this, &MemoryView::fit);
+    connect(modeBox_, &QComboBox::currentIndexChanged, this,
+            [this](int index) { setMode(index == 0 ? Mode::Categories : Mode::Allocations); });
+    connect(colourBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
+        setColouring(index == 0 ? Colouring::ByCategory : Colouring::ByModule);
+    });
+    connect(detail_, &QSlider::valueChanged, this, [this](int value) {
+        // Log scale from 1 byte to the largest allocation.
+        setSizeFloor(value == 0 ? 0
+                                : int64_t(std::llround(std::pow(double(largestAllocation()),
+                                                                double(value) / kDetailSteps))));
+    });
+    connect(saved_, &SavedView::blockPicked, this, [this](const std::vector<uint32_t>& picked) {
+        sitesTable_->clearSelection();
+        showSelection(picked);
+    });
+    connect(sitesTable_, &QTableView::clicked, this,
+            [this](const QModelIndex& index) { selectSite(index.row()); });
+    // Deselecting the row (Ctrl+click) takes its highlight off the chart.
+    connect(sitesTable_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        if (!sitesTable_->selectionModel()->hasSelection() && !siteSelection_.empty()) {
+            selectSite(-1);
+        }
+    });
+    connect(follow_, &QCheckBox::toggled, this, &MemoryView::updateFollowLabel);
+    updateFollowLabel();
+    colourBox_->setEnabled(false);
+    detail_->setEnabled(false);
+}
+
+MemoryView::~MemoryView() = default;
+
+StackOrder MemoryView::order() const {
+    return mode_ == Mode::Categories ? StackOrder::ByCategory : StackOrder::ByAllocation;
+}
+
+int64_t MemoryView::floorInUse() const {
+    return mode_ == Mode::Allocations ? layout_.floorBytes : 0;
+}
+
+void MemoryView::showRun(const RunDocument* document) {
+    const int id = document ? document->id : -1;
+    const size_t events = document ? document->result.memory.size() : 0;
+    if (id == shownId_ && events == shownEvents_) {
+        return;
+    }
+    shownId_ = id;
+    shownEvents_ = events;
+    plot_->clearGraphs();
+    plot_->clearItems();
+    peakLabel_ = nullptr;
+    peakArrow_ = nullptr;
+    smallerBottom_ = smallerTop_ = nullptr;
+    bands_->clearBands();
+    highlight_->clearBands();
+    selection_->clearBands();
+    sites_->clear();
+    siteMembers_.clear();
+    siteSelection_.clear();
+    hovered_ = -1;
+    hoverLabel_->clear();
+    estimate_->clear();
+    data_.reset();
+    index_ = nullptr;
+    layout_ = AllocationLayout{};
+    layoutValid_ = false;
+    trace_ = events ? &document->result.memory : nullptr;
+    if (!trace_) {
+        caption_->setText(
+            tr("This run has no memory trace. Tick “Trace memory” before running, "
+               "or make it with stepscope-cli run --memory."));
+        // Not the last run's axes: they would read as this run's memory.
+        setNoData(plot_, document ? tr("No memory trace in this run") : tr("No run selected"));
+        plot_->replot();
+        saved_->showRun(nullptr, nullptr);
+        return;
+    }
+    setNoData(plot_, QString());
+    const MemoryTrace& trace = *trace_;
+    // Prepared with the run where its file was read (off the UI thread).
+    if (document->memoryData && document->memoryData->isFor(document->result)) {
+        data_ = document->memoryData;
+    } else {
+        data_ = prepareMemoryRunData(document->result);
+    }
+    index_ = &data_->index;
+    const MemorySummary& summary = data_->summary;
+    peakBytes_ = summary.peakBytes;
+    peakTimeUs_ = summary.peakTimeUs;
+    peakText_ = tr("peak %1 (%2)").arg(bytesText(summary.peakBytes), phaseName(summary.peakPhase));
+    drawCategories();
+
+    // Phase bands along the time axis.
+    for (const auto& range : trace.phases) {
+        auto* band = new QCPItemRect(plot_);
+        band->setLayer("background");
+        band->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        band->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        band->topLeft->setCoords(range.startUs / 1e3, 0);
+        band->bottomRight->setCoords(range.endUs / 1e3, 1);
+        QColor color = phaseColor(phaseName(range.phase));
+        color.setAlpha(30);
+        band->setBrush(color);
+        band->setPen(Qt::NoPen);
+    }
+    // The peak: an arrow to the very point, its label kept inside the chart.
+    peakArrow_ = new QCPItemLine(plot_);
+    peakArrow_->setLayer("highlights");
+    peakArrow_->setHead(QCPLineEnding::esSpikeArrow);
+    peakArrow_->setPen(QPen(QColor(40, 40, 40), 1.2));
+    peakLabel_ = new QCPItemText(plot_);
+    peakLabel_->setLayer("highlights");
+    peakLabel_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    peakLabel_->setText(peakText_);
+    peakLabel_->setPadding(QMargins(3, 1, 3, 1));
+    peakLabel_->setBrush(QColor(255, 255, 255, 210));
+
+    const MemoryPrediction prediction = predictMemory(document->result.config);
+    estimate_->setHorizontalHeaderLabels(
+        {tr("category"), tr("at peak"), tr("max"), tr("estimate (max)")});
+    for (size_t c = 0; c < kMemoryCategories; ++c) {
+        estimate_->appendRow({new QStandardItem(toString(MemoryCategory(c))),
+                              bytesItem(summary.atPeak[c]), bytesItem(summary.maxByCategory[c]),
+                              bytesItem(prediction.maxByCategory[c])});
+    }
+    estimate_->appendRow({new QStandardItem(tr("peak")), bytesItem(summary.peakBytes),
+                          new QStandardItem("–"), bytesItem(prediction.peakBytes)});
+    estimate_->appendRow({new QStandardItem(tr("residual-stream tensor")), new QStandardItem("–"),
+                          new QStandardItem("–"),
+                          bytesItem(residualStreamBytes(document->result.config))});
+    caption_->setText(
+        tr("%1 events (%2 allocations) on %3; peak %4 at %5 ms in %6 of step %7. Wheel zooms and "
+           "drag pans along time; hover shows an allocation; the table lists allocation sites "
+           "alive in view (click one to see it on the chart).")
+            .arg(qulonglong(trace.size()))
+            .arg(qulonglong(index_->size()))
+            .arg(QString::fromStdString(trace.device), bytesText(summary.peakBytes))
+            .arg(summary.peakTimeUs / 1e3, 0, 'f', 1)
+            .arg(phaseName(summary.peakPhase))
+            .arg(summary.peakStep));
+    clamping_ = true;
+    plot_->xAxis->setRange(index_->startUs() / 1e3, index_->endUs() / 1e3);
+    clamping_ = false;
+    redraw();
+    fillSitesTable();
+    saved_->showRun(&document->result, index_, &data_->saved);
+}
+
+void MemoryView::drawCategories() {
+    // Every kCheckpoint events, the bytes of each category: a zoomed view
+    // starts its series from the nearest one.
+    const MemoryTrace& trace = *trace_;
+    categoryCheckpoints_.clear();
+    CategoryBytes active{};
+    for (size_t i = 0; i < trace.size(); ++i) {
+        if (i % kCheckpoint == 0) {
+            categoryCheckpoints_.push_back(active);
+        }
+        active[trace.category[i]] += trace.bytes[i];
+    }
+    for (size_t c = 0; c < kMemoryCategories; ++c) {
+        QCPGraph* graph = plot_->addGraph();
+        graph->setName(toString(MemoryCategory(c)));
+        graph->setLineStyle(QCPGraph::lsStepLeft);
+        const QColor color = memoryColor(MemoryCategory(c));
+        graph->setPen(QPen(color.darker(120)));
+        graph->setAntialiased(false);  // axis-parallel steps: nothing to smooth, much to pay
+        graph->setAntialiasedFill(false);
+        // Opaque, as the old translucent fill looked on white.
+        graph->setBrush(QColor::fromRgbF(0.333f + 0.667f * color.redF(),
+                                         0.333f + 0.667f * color.greenF(),
+                                         0.333f + 0.667f * color.blueF()));
+    }
+    // Each area fills down to zero, the topmost drawn first and each lower one
+    // over it: the same picture as filling between neighbours, at a fraction
+    // of the cost (QCustomPlot's channel fill took a quarter second here).
+    for (int c = int(kMemoryCategories) - 1; c >= 0; --c) {
+        plot_->graph(c)->setLayer("categories");
+    }
+    sampleCategories(trace.timeUs.front(), trace.timeUs.back());
+}
+
+void MemoryView::sampleCategories(double fromUs, double toUs) {
+    // Decimate what is in view: per time bucket keep the sample with the most
+    // bytes alive, so no peak is lost; then stack categories bottom to top.
+    const MemoryTrace& trace = *trace_;
+    const auto& times = trace.timeUs;
+    size_t first = size_t(std::upper_bound(times.begin(), times.end(), fromUs) - times.begin());
+    first = first > 0 ? first - 1 : 0;  // the state holding at the left edge
+    const size_t last = size_t(std::upper_bound(times.begin(), times.end(), toUs) - times.begin());
+    const size_t count = std::max(first + 1, last) - first;
+    const double start = times[first];
+    const double span = std::max(1e-3, times[std::max(first + 1, last) - 1] - start);
+    const size_t buckets = std::min<size_t>(kMaxPoints, count);
+    std::vector<CategoryBytes> samples(buckets, CategoryBytes{});
+    std::vector<double> sampleTimes(buckets, -1);
+    std::vector<int64_t> best(buckets, INT64_MIN);
+    CategoryBytes active = categoryCheckpoints_[first / kCheckpoint];
+    for (size_t i = first / kCheckpoint * kCheckpoint; i < first; ++i) {
+        active[trace.category[i]] += trace.bytes[i];
+    }
+    for (size_t i = first; i < first + count; ++i) {
+        active[trace.category[i]] += trace.bytes[i];
+        int64_t total = 0;
+        for (const int64_t bytes : active) {
+            total += bytes;
+        }
+        const size_t bucket =
+            std::min(buckets - 1, size_t((times[i] - start) / span * double(buckets)));
+        if (total > best[bucket]) {
+            best[bucket] = total;
+            samples[bucket] = active;
+            sampleTimes[bucket] = times[i];
+        }
+    }
+    QVector<double> keys;
+    std::vector<QVector<double>> stacked(kMemoryCategories);
+    for (size_t b = 0; b < buckets; ++b) {
+        if (sampleTimes[b] < 0) {
+            continue;  // an empty bucket: the step line carries the last value
+        }
+        keys << sampleTimes[b] / 1e3;
+        double sum = 0;
+        for (size_t c = 0; c < kMemoryCategories; ++c) {
+            sum += double(samples[b][c]) / kMiB;
+            stacked[c] << sum;
+        }
+    }
+    if (last < times.size() && !keys.isEmpty()) {
+        keys << times[last] / 1e3;  // carry the line to the right edge
+        for (size_t c = 0; c < kMemoryCategories; ++c) {
+            stacked[c] << stacked[c].back();
+        }
+    }
+    for (size_t c = 0; c < kMemoryCategories && int(c) < plot_->graphCount(); ++c) {
+        plot_->graph(int(c))->setData(keys, stacked[c], /*alreadySorted=*/true);
+    }
+}
+
+QColor MemoryView::bandColour(size_t allocation) const {
+    const MemoryAllocation& a = index_->allocations()[allocation];
+    QColor base;
+    if (colouring_ == Colouring::ByCategory) {
+        base = memoryColor(a.category);
+    } else {
+        const auto rank = moduleRank_.find(moduleKind(a.path));
+        base = rank != moduleRank_.end() && rank->second < kModuleColours
+                   ? moduleColor(rank->second)
+                   : kOtherModules;
+    }
+    // Neighbours of one colour stay apart: a small change of lightness each.
+    return base.lighter(100 + int((allocation * 2654435761u) % 5) * 9);
+}
+
+void MemoryView::drawAllocations() {
+    if (!layoutValid_) {
+        layout_ = index_->layout(requestedFloor_, kMaxBands, kMaxVertices);
+        layoutValid_ = true;
+    }
+    // Kinds of module ranked by the bytes of their bands: the largest get
+    // the distinct colours.
+    std::map<std::string, int64_t> bytes;
+    for (const uint32_t a : layout_.shown) {
+        bytes[moduleKind(index_->allocations()[a].path)] += index_->allocations()[a].bytes;
+    }
+    std::vector<std::pair<int64_t, std::string>> kinds;
+    for (const auto& [kind, total] : bytes) {
+        kinds.emplace_back(total, kind);
+    }
+    std::sort(kinds.rbegin(), kinds.rend());
+    moduleRank_.clear();
+    for (size_t k = 0; k < kinds.size(); ++k) {
+        moduleRank_[kinds[k].second] = std::min(k, kModuleColours);
+    }
+    std::vector<AllocationBands::Band> bands;
+    bands.reserve(layout_.shown.size());
+    for (size_t b = 0; b < layout_.shown.size(); ++b) {
+        const uint32_t a = layout_.shown[b];
+        const size_t end = b + 1 < layout_.firstVertex.size() ? layout_.firstVertex[b + 1]
+                                                              : layout_.vertices.size();
+        bands.push_back({a, index_->allocations()[a].bytes, index_->endOf(a),
+                         layout_.firstVertex[b], end - layout_.firstVertex[b], bandColour(a)});
+    }
+    bands_->setBands(std::move(bands), layout_.vertices);
+    // The smaller allocations, summed: a grey band on top of the drawn ones.
+    smallerBottom_ = plot_->addGraph();
+    smallerTop_ = plot_->addGraph();
+    smallerBottom_->removeFromLegend();
+    smallerBottom_->setName(tr("smaller allocations, bottom"));
+    smallerTop_->setName(tr("smaller allocations"));
+    for (QCPGraph* graph : {smallerBottom_, smallerTop_}) {
+        graph->setLineStyle(QCPGraph::lsStepLeft);
+        graph->setPen(QPen(kSmallerColour.darker(130)));
+    }
+    smallerBottom_->setPen(Qt::NoPen);
+    smallerTop_->setBrush(kSmallerColour);
+    smallerTop_->setChannelFillGraph(smallerBottom_);
+    const QCPRange x = plot_->xAxis->range();
+    sampleSmaller(x.lower * 1e3, x.upper * 1e3);
+}
+
+void MemoryView::sampleSmaller(double fromUs, double toUs) {
+    if (!smallerTop_ || !index_) {
+        return;
+    }
+    const SmallerBand band = index_->smallerBand(fromUs, toUs, layout_.floorBytes, kMaxPoints);
+    QVector<double> keys;
+    QVector<double> bottom;
+    QVector<double> top;
+    for (size_t i = 0; i < band.keysUs.size(); ++i) {
+        keys << band.keysUs[i] / 1e3;
+        bottom << double(band.shownBytes[i]) / kMiB;
+        top << double(band.totalBytes[i]) / kMiB;
+    }
+    smallerBottom_->setData(keys, bottom, true);
+    smallerTop_->setData(keys, top, true);
+}
+
+void MemoryView::redraw() {
+    if (!index_) {
+        return;
+    }
+    if (smallerBottom_) {
+        plot_->removeGraph(smallerTop_);
+        plot_->removeGraph(smallerBottom_);
+        smallerBottom_ = smallerTop_ = nullptr;
+    }
+    for (int i = plot_->plottableCount() - 1; i >= 0; --i) {
+        // The module legend's swatches: plottables without bands.
+        auto* swatch = qobject_cast<AllocationBands*>(plot_->plottable(i));
+        if (swatch && swatch != bands_ && swatch != highlight_ && swatch != selection_) {
+            plot_->removePlottable(swatch);
+        }
+    }
+    const bool categories = mode_ == Mode::Categories;
+    for (int c = 0; c < int(kMemoryCategories) && c < plot_->graphCount(); ++c) {
+        QCPGraph* graph = plot_->graph(c);
+        graph->setVisible(categories);
+        if (categories || colouring_ == Colouring::ByCategory) {
+            graph->addToLegend();
+        } else {
+            graph->removeFromLegend();
+        }
+    }
+    bands_->setVisible(!categories);
+    if (categories) {
+        bands_->clearBands();
+    } else {
+        drawAllocations();
+        if (colouring_ == Colouring::ByModule) {
+            // A swatch per kind of module, the most bytes first, then the rest.
+            std::vector<std::pair<size_t, std::string>> kinds;
+            for (const auto& [kind, rank] : moduleRank_) {
+                kinds.emplace_back(rank, kind);
+            }
+            std::sort(kinds.begin(), kinds.end());
+            for (const auto& [rank, kind] : kinds) {
+                auto* swatch = new AllocationBands(plot_->xAxis, plot_->yAxis);
+                swatch->setName(rank == kModuleColours ? tr("other modules")
+                                : kind.empty()         ? tr("(outside modules)")
+                                                       : QString::fromStdString(kind));
+                swatch->setBrush(rank == kModuleColours ? kOtherModules : moduleColor(rank));
+                if (rank == kModuleColours) {
+                    break;  // one swatch for all the rest
+                }
+            }
+        }
+    }
+    colourBox_->setEnabled(!categories);
+    detail_->setEnabled(!categories);
+    updateDetailLabel();
+    updateHighlights();
+    fitValueAxis();
+    placePeakMarker();
+    plot_->replot();
+}
+
+void MemoryView::setMode(Mode mode) {
+    if (mode == mode_) {
+        return;
+    }
+    mode_ = mode;
+    const QSignalBlocker block(modeBox_);
+    modeBox_->setCurrentIndex(mode == Mode::Categories ? 0 : 1);
+    hovered_ = -1;
+    highlight_->clearBands();
+    redraw();
+}
+
+void MemoryView::setColouring(Colouring colouring) {
+    if (colouring == colouring_) {
+        return;
+    }
+    colouring_ = colouring;
+    const QSignalBlocker block(colourBox_);
+    colourBox_->setCurrentIndex(colouring == Colouring::ByCategory ? 0 : 1);
+    redraw();
+}
+
+int64_t MemoryView::largestAllocation() const {
+    int64_t largest = 2;
+    if (index_) {
+        for (const MemoryAllocation& a : index_->allocations()) {
+            largest = std::max(largest, a.bytes);
+        }
+    }
+    return largest;
+}
+
+void MemoryView::setSizeFloor(int64_t bytes) {
+    requestedFloor_ = std::max<int64_t>(0, bytes);
+    {
+        const QSignalBlocker block(detail_);  // the slider shows the floor asked for
+        detail_->setValue(
+            requestedFloor_ <= 1
+                ? 0
+                : int(std::lround(std::log(double(requestedFloor_)) /
+                                  std::log(double(largestAllocation())) * kDetailSteps)));
+    }
+    layoutValid_ = false;
+    hovered_ = -1;
+    highlight_->clearBands();
+    if (mode_ == Mode::Allocations) {
+        redraw();
+    }
+}
+
+int64_t MemoryView::sizeFloor() const {
+    return floorInUse();
+}
+
+size_t MemoryView::drawnBandCount() const {
+    return mode_ == Mode::Allocations ? layout_.shown.size() : 0;
+}
+
+size_t MemoryView::hiddenAllocationCount() const {
+    return mode_ == Mode::Allocations ? layout_.hiddenCount : 0;
+}
+
+void MemoryView::updateDetailLabel() {
+    if (mode_ != Mode::Allocations || !index_) {
+        detailLabel_->setText(QString());
+        return;
+    }
+    detailLabel_->setText(layout_.hiddenCount == 0
+                              ? tr("all %1 drawn").arg(qulonglong(layout_.shown.size()))
+                              : tr("%1 drawn (≥ %2), %3 in grey")
+                                    .arg(qulonglong(layout_.shown.size()))
+                                    .arg(bytesText(layout_.floorBytes))
+                                    .arg(qulonglong(layout_.hiddenCount)));
+}
+
+bool MemoryView::bandExtent(const MemoryAllocation& allocation, double timeUs, int64_t* bottom,
+                            int64_t* top) const {
+    if (!index_ || index_->allocations().empty() || &allocation < &index_->allocations().front() ||
+        &allocation > &index_->allocations().back()) {
+        return false;
+    }
+    const auto a = size_t(&allocation - &index_->allocations().front());
+    if (mode_ == Mode::Allocations) {
+        return bands_->extentAt(uint32_t(a), timeUs, bottom, top);  // what is drawn
+    }
+    for (const MemoryIndex::Placed& placed : index_->stackAt(timeUs, order(), 0)) {
+        if (placed.allocation == a) {
+            *bottom = placed.bottom;
+            *top = placed.bottom + allocation.bytes;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool MemoryView::smallerBandExtent(double timeUs, int64_t* bottom, int64_t* top) const {
+    if (mode_ != Mode::Allocations || !index_) {
+        return false;
+    }
+    int64_t shown = 0;
+    int64_t hidden = 0;
+    for (const uint32_t a : index_->aliveAt(timeUs)) {
+        (index_->allocations()[a].bytes >= layout_.floorBytes ? shown : hidden) +=
+            index_->allocations()[a].bytes;
+    }
+    *bottom = shown;
+    *top = shown + hidden;
+    return true;
+}
+
+int MemoryView::plottedPoints() const {
+    return plot_->graphCount() ? plot_->graph(0)->dataCount() : 0;
+}
+
+// ---- time range -------------------------------------------------------------
+
+void MemoryView::keepRangeInRun(const QCPRange& range, const QCPRange& old) {
+    if (clamping_ || !index_) {
+        return;
+    }
+    const QCPRange run(index_->startUs() / 1e3,
+                       std::max(index_->endUs(), index_->startUs() + 1) / 1e3);
+    QCPRange kept = range;
+    if (kept.size() >= run.size()) {
+        kept = run;
+    } else if (std::abs(kept.size() - old.size()) <= 1e-9 * run.size()) {
+        // A pan: the same width, moved back inside the run.
+        if (kept.lower < run.lower) {
+            kept += run.lower - kept.lower;
+        } else if (kept.upper > run.upper) {
+            kept -= kept.upper - run.upper;
+        }
+    } else {
+        kept.lower = std::max(kept.lower, run.lower);
+        kept.upper = std::min(kept.upper, run.upper);
+        if (kept.upper - kept.lower < 1e-3) {  // narrower than a microsecond: keep the old one
+            kept = old;
+        }
+    }
+    if (kept != range) {
+        clamping_ = true;
+        plot_->xAxis->setRange(kept);
+        clamping_ = false;
+    }
+    const QCPRange x = plot_->xAxis->range();
+    if (mode_ == Mode::Categories) {
+        sampleCategories(x.lower * 1e3, x.upper * 1e3);
+    } else {
+        sampleSmaller(x.lower * 1e3, x.upper * 1e3);
+    }
+    fitValueAxis();
+    placePeakMarker();
+    narrow_->start();
+}
+
+void MemoryView::fitValueAxis() {
+    if (!index_) {
+        return;
+    }
+    const QCPRange x = plot_->xAxis->range();
+    const double peak =
+        double(std::max<int64_t>(index_->maxTotal(x.lower * 1e3, x.upper * 1e3), 1));
+    // Room above the peak for its label and arrow: 15% or kPeakRoom pixels.
+    const double height = plot_->axisRect()->height();
+    const double room = height > 0 ? std::min(0.5, std::max(0.13, kPeakRoom / height)) : 0.13;
+    plot_->yAxis->setRange(0, peak / kMiB / (1 - room));
+}
+
+void MemoryView::placePeakMarker() {
+    if (!peakLabel_ || !peakArrow_) {
+        return;
+    }
+    const QCPRange x = plot_->xAxis->range();
+    const QCPRange y = plot_->yAxis->range();
+    const double t = peakTimeUs_ / 1e3;
+    const double v = double(peakBytes_) / kMiB;
+    const bool inView = t >= x.lower && t <= x.upper && v <= y.upper;
+    peakLabel_->setVisible(inView);
+    peakArrow_->setVisible(inView);
+    if (!inView) {
+        return;
+    }
+    // The arrow ends exactly on the peak; the label sits above it, aligned
+    // by where the peak is so that it never runs past a side.
+    const double xr = (t - x.lower) / std::max(x.size(), 1e-12);
+    Qt::Alignment horizontal = Qt::AlignHCenter;
+    QCPItemAnchor* from = peakLabel_->bottom;
+    if (xr < 0.2) {
+        horizontal = Qt::AlignLeft;
+        from = peakLabel_->bottomLeft;
+    } else if (xr > 0.8) {
+        horizontal = Qt::AlignRight;
+        from = peakLabel_->bottomRight;
+    }
+    peakArrow_->end->setCoords(t, v);
+    peakLabel_->setPositionAlignment(horizontal | Qt::AlignBottom);
+    const double px = plot_->xAxis->coordToPixel(t);
+    const double py = plot_->yAxis->coordToPixel(v);
+    const QRect area = plot_->axisRect()->rect();
+    peakLabel_->position->setPixelPosition(QPointF(px, std::max(area.top() + 20.0, py - 22)));
+    peakArrow_->start->setParentAnchor(from);
+}
+
+void MemoryView::setTimeRange(double startUs, double endUs) {
+    if (endUs > startUs) {
+        plot_->xAxis->setRange(startUs / 1e3, endUs / 1e3);
+        plot_->replot();
+        fillSitesTable();
+    }
+}
+
+std::pair<double, double> MemoryView::timeRange() const {
+    return {plot_->xAxis->range().lower * 1e3, plot_->xAxis->range().upper * 1e3};
+}
+
+void MemoryView::fit() {
+    if (!index_) {
+        return;
+    }
+    plot_->xAxis->setRange(index_->startUs() / 1e3,
+                           std::max(index_->endUs(), index_->startUs() + 1) / 1e3);
+    plot_->replot();
+    fillSitesTable();
+}
+
+bool MemoryView::followsTimeline() const {
+    return follow_->isChecked();
+}
+
+void MemoryView::setFollowsTimeline(bool follow) {
+    follow_->setChecked(follow);
+}
+
+void MemoryView::updateFollowLabel() {
+    followLabel_->setText(follow_->isChecked() ? tr("<i>linked</i>") : tr("<i>not linked</i>"));
+    follow_->setToolTip(follow_->isChecked()
+                            ? tr("Linked: zooming the Timeline (of the same run) zooms this chart")
+                            : tr("Not linked: this chart zooms on its own"));
+}
+
+// ---- sites and highlights ---------------------------------------------------
+
+void MemoryView::fillSitesTable() {
+    // Regrouping for a new range keeps the chosen site highlighted.
+    const QSignalBlocker keepSelection(sitesTable_->selectionModel());
+    sites_->clear();
+    siteMembers_.clear();
+    sites_->setHorizontalHeaderLabels({tr("largest"), tr("category"), tr("phase"), tr("steps"),
+                                       tr("module / node"), tr("op"), tr("count"), tr("total"),
+                                       tr("sizes"), tr("mean life ms")});
+    if (!index_) {
+        return;
+    }
+    const auto [lo, hi] = timeRange();
+    // The whole run's, as shown first, were grouped with the run.
+    std::vector<AllocationSite> grouped;
+    const bool prepared = lo == data_->sitesFromUs && hi == data_->sitesToUs;
+    if (!prepared) {
+        grouped = groupSites(*index_, index_->aliveBetween(lo, hi));
+    }
+    const std::vector<AllocationSite>& sites = prepared ? data_->sites : grouped;
+    for (size_t s = 0; s < sites.size() && s < size_t(kMaxSiteRows); ++s) {
+        const AllocationSite& site = sites[s];
+        auto* steps = new QStandardItem(QString::fromStdString(formatSteps(site.steps)));
+        steps->setToolTip(steps->text());
+        auto* path = new QStandardItem(site.path.empty() ? tr("(outside modules)")
+                                                         : QString::fromStdString(site.path));
+        path->setToolTip(path->text());
+        sites_->appendRow({bytesItem(site.largest), new QStandardItem(toString(site.category)),
+                           new QStandardItem(phaseName(site.phase)), steps, path,
+                           new QStandardItem(QString::fromStdString(site.op)),
+                           numberItem(qlonglong(site.allocations.size())),
+                           bytesItem(site.totalBytes), numberItem(qlonglong(site.sizes)),
+                           new QStandardItem(QString::number(site.meanLifetimeUs / 1e3, 'f', 3))});
+        siteMembers_.push_back(site.allocations);
+    }
+    // Module paths and ops readable without a drag, but none wider than a third.
+    sitesTable_->resizeColumnsToContents();
+    for (int column = 0; column < sites_->columnCount(); ++column) {
+        sitesTable_->setColumnWidth(
+            column, std::min(sitesTable_->columnWidth(column), std::max(120, width() / 3)));
+    }
+}
+
+void MemoryView::selectSite(int row) {
+    const bool inTable = row >= 0 && size_t(row) < siteMembers_.size();
+    if (inTable) {
+        sitesTable_->selectRow(row);
+    }
+    showSelection(inTable ? siteMembers_[size_t(row)] : std::vector<uint32_t>{});
+}
+
+void MemoryView::showSelection(const std::vector<uint32_t>& allocations) {
+    siteSelection_ = allocations;
+    updateHighlights();
+    plot_->replot();
+}
+
+std::vector<const MemoryAllocation*> MemoryView::highlighted() const {
+    std::vector<const MemoryAllocation*> out;
+    for (const uint32_t a : siteSelection_) {
+        out.push_back(&index_->allocations()[a]);
+    }
+    return out;
+}
+
+void MemoryView::updateHighlights() {
+    highlight_->clearBands();
+    selection_->clearBands();
+    for (int i = plot_->itemCount() - 1; i >= 0; --i) {
+        if (plot_->item(i)->property("selectionStrip").toBool()) {
+            plot_->removeItem(i);
+        }
+    }
+    if (!index_) {
+        return;
+    }
+    const auto bandFor = [&](uint32_t a) {
+        if (mode_ == Mode::Allocations) {  // drawn already: its corners are laid out
+            const auto it = std::lower_bound(layout_.shown.begin(), layout_.shown.end(), a);
+            if (it != layout_.shown.end() && *it == a) {
+                const auto b = size_t(it - layout_.shown.begin());
+                const size_t end = b + 1 < layout_.firstVertex.size() ? layout_.firstVertex[b + 1]
+                                                                      : layout_.vertices.size();
+                return std::vector<BandVertex>(
+                    layout_.vertices.begin() + long(layout_.firstVertex[b]),
+                    layout_.vertices.begin() + long(end));
+            }
+            return std::vector<BandVertex>{};  // in the grey band
+        }
+        return index_->bandOf(a, order(), floorInUse());
+    };
+    if (hovered_ >= 0) {
+        const auto a = uint32_t(hovered_);
+        highlight_->addBand(a, index_->allocations()[a].bytes, index_->endOf(a), bandFor(a),
+                            bandColour(a).lighter(135));
+    }
+    QColor fill = kSelectionColour;
+    fill.setAlpha(70);
+    for (size_t k = 0; k < siteSelection_.size() && k < size_t(kMaxHighlighted); ++k) {
+        const uint32_t a = siteSelection_[k];
+        selection_->addBand(a, index_->allocations()[a].bytes, index_->endOf(a), bandFor(a), fill);
+        // A mark along the time axis too: small allocations are thin bands.
+        auto* strip = new QCPItemRect(plot_);
+        strip->setLayer("highlights");
+        strip->setProperty("selectionStrip", true);
+        strip->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        strip->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        strip->topLeft->setCoords(index_->allocations()[a].startUs / 1e3, 0.985);
+        strip->bottomRight->setCoords(index_->endOf(a) / 1e3, 1.0);
+        strip->setPen(Qt::NoPen);
+        strip->setBrush(kSelectionColour);
+    }
+}
+
+const MemoryAllocation* MemoryView::allocationAt(double timeUs, double bytes) const {
+    if (!index_) {
+        return nullptr;
+    }
+    const int64_t a = index_->allocationAt(timeUs, bytes, order(), floorInUse());
+    return a >= 0 ? &index_->allocations()[size_t(a)] : nullptr;
+}
+
+const MemoryAllocation* MemoryView::hovered() const {
+    return hovered_ >= 0 ? &index_->allocations()[size_t(hovered_)] : nullptr;
+}
+
+QString MemoryView::describe(const MemoryAllocation& a) const {
+    const double end = a.endUs >= 0 ? a.endUs : (trace_ ? trace_->timeUs.back() : a.startUs);
+    return tr("%1 · %2\n%3 of step %4 · %5\nop %6\nmade at %7 ms, alive %8 ms%9")
+        .arg(bytesText(a.bytes), toString(a.category), phaseName(a.phase))
+        .arg(a.step)
+        .arg(a.path.empty() ? tr("(outside modules)") : QString::fromStdString(a.path),
+             a.op.empty() ? tr("(not recorded)") : QString::fromStdString(a.op))
+        .arg(a.startUs / 1e3, 0, 'f', 3)
+        .arg((end - a.startUs) / 1e3, 0, 'f', 3)
+        .arg(a.endUs >= 0 ? QString() : tr(", still alive at the end"));
+}
+
+void MemoryView::hoverAt(const QPointF& position) {
+    if (!index_) {
+        return;
+    }
+    const double time = plot_->xAxis->pixelToCoord(position.x()) * 1e3;
+    const double bytes = plot_->yAxis->pixelToCoord(position.y()) * kMiB;
+    const MemoryAllocation* allocation = allocationAt(time, bytes);
+    const int64_t hit = allocation ? int64_t(allocation - &index_->allocations().front()) : -1;
+    if (allocation) {
+        hoverLabel_->setText(describe(*allocation).replace('\n', "  ·  "));
+    } else if (mode_ == Mode::Allocations && bytes >= 0) {
+        int64_t bottom = 0;
+        int64_t top = 0;
+        smallerBandExtent(time, &bottom, &top);
+        hoverLabel_->setText(bytes >= double(bottom) && bytes < double(top)
+                                 ? tr("smaller allocations (under %1): %2 in all")
+                                       .arg(bytesText(layout_.floorBytes), bytesText(top - bottom))
+                                 : QString());
+    } else {
+        hoverLabel_->clear();
+    }
+    if (hit != hovered_) {
+        hovered_ = hit;
+        updateHighlights();
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+bool MemoryView::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == plot_ && event->type() == QEvent::MouseMove && trace_) {
+        const auto* mouse = static_cast<QMouseEvent*>(event);
+        hoverAt(mouse->position());
+        if (const MemoryAllocation* allocation = hovered()) {
+            QToolTip::showText(mouse->globalPosition().toPoint(), describe(*allocation), plot_);
+        } else {
+            QToolTip::hideText();
+        }
+    } else if (watched == plot_ && event->type() == QEvent::Leave && hovered_ >= 0) {
+        hovered_ = -1;
+        hoverLabel_->clear();
+        updateHighlights();
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+    }
+    return RunView::eventFilter(watched, event);
+}
+
+QList<ExportTarget> MemoryView::exportTargets() {
+    return {{"memory-timeline", plot_, nullptr},
+            {"memory-allocation-sites", nullptr, sites_},
+            {"memory-estimate", nullptr, estimate_},
+            {"memory-saved-for-backward", saved_->plot(), nullptr},
+            {"memory-saved-per-block", nullptr, saved_->blocksModel()}};
+}
+
+}  // namespace stepscope::ui

@@ -1,0 +1,176 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/memory_index.h"
+#include "models/memory_run_data.h"
+#include "profile/memory_trace.h"
+#include "widgets/run_view.h"
+
+class QCheckBox;
+class QComboBox;
+class QCPGraph;
+class QCPItemLine;
+class QCPItemText;
+class QCustomPlot;
+class QLabel;
+class QModelIndex;
+class QPushButton;
+class QSlider;
+class QStandardItemModel;
+class QTabWidget;
+class QTableView;
+class QTimer;
+
+namespace stepscope::ui {
+
+class AllocationBands;
+class SavedView;
+
+// The active-memory timeline of a run made with --memory, beside PyTorch's
+// memory_viz: bytes alive over time stacked by category (a decimated series
+// keeps a million events smooth; every event stays for queries), or each
+// allocation its own band (coloured by category or by module; a detail
+// slider sums the smallest into one grey band). Phase bands, the peak
+// marked; the allocation under the cursor highlighted and described; zoom
+// and pan bounded by the run, Fit or a double-click to see all of it, and an
+// optional link to the Timeline's zoom. Below: allocation sites alive in
+// view (the same module and op over all steps is one row; a click shows
+// them on the chart), and the estimator against the measurement.
+class MemoryView final : public RunView {
+    Q_OBJECT
+
+public:
+    static constexpr int kMaxPoints = 1500;          // per category series, in view
+    static constexpr size_t kMaxBands = 3000;        // allocations drawn as bands
+    static constexpr size_t kMaxVertices = 3000000;  // their corners, all together
+    static constexpr int kMaxSiteRows = 500;
+    static constexpr int kMaxHighlighted = 200;
+    static constexpr double kPeakRoom = 44;  // pixels above the peak for its label
+
+    enum class Mode { Categories, Allocations };
+    enum class Colouring { ByCategory, ByModule };
+
+    explicit MemoryView(QWidget* parent = nullptr);
+    ~MemoryView() override;
+    QString title() const override { return tr("Memory"); }
+    void showRun(const RunDocument* document) override;
+    QList<ExportTarget> exportTargets() override;
+
+    void setMode(Mode mode);
+    Mode mode() const { return mode_; }
+    void setColouring(Colouring colouring);
+    Colouring colouring() const { return colouring_; }
+    // Allocations smaller than this are summed into the grey band (per-allocation
+    // mode); the floor in use may be higher when more than kMaxBands would be drawn.
+    void setSizeFloor(int64_t bytes);
+    int64_t sizeFloor() const;  // in use
+    size_t drawnBandCount() const;
+    size_t hiddenAllocationCount() const;
+    // Where an allocation is drawn at a time: bottom and top in bytes, as the
+    // chart stacks it in the present mode; false when it is not drawn then.
+    bool bandExtent(const MemoryAllocation& allocation, double timeUs, int64_t* bottom,
+                    int64_t* top) const;
+    // The grey band's bottom and top at a time (per-allocation mode).
+    bool smallerBandExtent(double timeUs, int64_t* bottom, int64_t* top) const;
+
+    // The allocation drawn at a time and height (bytes), or nullptr.
+    const MemoryAllocation* allocationAt(double timeUs, double bytes) const;
+    QString describe(const MemoryAllocation& allocation) const;
+    // Hover at a point of the chart (widget pixels): highlights what is there.
+    void hoverAt(const QPointF& position);
+    const MemoryAllocation* hovered() const;
+    // Outlined on the chart: a site picked in the table or a block in the saved view.
+    std::vector<const MemoryAllocation*> highlighted() const;
+
+    void setTimeRange(double startUs, double endUs);  // narrows the table too
+    std::pair<double, double> timeRange() const;      // µs
+    void fit();                                       // the whole run
+    bool followsTimeline() const;
+    void setFollowsTimeline(bool follow);
+
+    QStandardItemModel* topModel() const { return sites_; }  // the sites list
+    QStandardItemModel* sitesModel() const { return sites_; }
+    QStandardItemModel* estimateModel() const { return estimate_; }
+    QTableView* sitesTable() const { return sitesTable_; }
+    void selectSite(int row);                        // as a click on the row does
+    SavedView* savedView() const { return saved_; }  // what each block keeps for backward
+    QTabWidget* lowerTabs() const { return lower_; }
+    QCustomPlot* plot() const { return plot_; }
+    const MemoryIndex* index() const { return index_; }
+    int plottedPoints() const;  // per category series
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void drawCategories();
+    void sampleCategories(double fromUs, double toUs);
+    void sampleSmaller(double fromUs, double toUs);
+    void drawAllocations();
+    void redraw();
+    void fillSitesTable();  // the sites alive in the range shown
+    void showSelection(const std::vector<uint32_t>& allocations);  // outlined on the chart
+    void keepRangeInRun(const QCPRange& range, const QCPRange& old);
+    void fitValueAxis();
+    void placePeakMarker();
+    void updateHighlights();
+    void updateDetailLabel();
+    void updateFollowLabel();
+    QColor bandColour(size_t allocation) const;
+    StackOrder order() const;
+    int64_t floorInUse() const;
+    int64_t largestAllocation() const;
+
+    int shownId_ = -2;
+    size_t shownEvents_ = 0;
+    const MemoryTrace* trace_ = nullptr;
+    static constexpr size_t kCheckpoint = 4096;
+    // What is drawn of the run shown: its document's, prepared where it was
+    // read, or worked out here; index_ points into it.
+    std::shared_ptr<const MemoryRunData> data_;
+    const MemoryIndex* index_ = nullptr;
+    std::vector<CategoryBytes> categoryCheckpoints_;
+    std::map<std::string, size_t> moduleRank_;  // kind of module → colour
+    AllocationLayout layout_;
+    bool layoutValid_ = false;
+    Mode mode_ = Mode::Categories;
+    Colouring colouring_ = Colouring::ByCategory;
+    int64_t requestedFloor_ = 0;
+    int64_t peakBytes_ = 0;
+    double peakTimeUs_ = 0;
+    QString peakText_;
+    int64_t hovered_ = -1;
+    std::vector<uint32_t> siteSelection_;
+    std::vector<std::vector<uint32_t>> siteMembers_;  // per row of the sites table
+    bool clamping_ = false;
+
+    QLabel* caption_;
+    QComboBox* modeBox_;
+    QComboBox* colourBox_;
+    QSlider* detail_;
+    QLabel* detailLabel_;
+    QPushButton* fitButton_;
+    QCheckBox* follow_;
+    QLabel* followLabel_;
+    QLabel* hoverLabel_;
+    QCustomPlot* plot_;
+    AllocationBands* bands_ = nullptr;
+    AllocationBands* highlight_ = nullptr;
+    AllocationBands* selection_ = nullptr;
+    QCPGraph* smallerBottom_ = nullptr;
+    QCPGraph* smallerTop_ = nullptr;
+    QCPItemText* peakLabel_ = nullptr;
+    QCPItemLine* peakArrow_ = nullptr;
+    QStandardItemModel* sites_;
+    QStandardItemModel* estimate_;
+    QTableView* sitesTable_;
+    SavedView* saved_;
+    QTabWidget* lower_;
+    QTimer* narrow_;
+};
+
+}  // namespace stepscope::ui
