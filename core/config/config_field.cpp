@@ -40,117 +40,151 @@ struct Field {
     std::function<std::string(const RunConfig&)> text;
 };
 
+// What runs: the model, the shape of its input and the step taken.
+void addModelFields(std::vector<Field>& table) {
+    table.push_back({"model",
+                     [](RunConfig& c, const std::string& text) {
+                         const auto preset = findPreset(text);
+                         if (!preset) {
+                             reject("model", "unknown preset '" + text +
+                                                 "'; allowed: " + joinNames(presetNames()));
+                         }
+                         const ModelDims kept = c.model;
+                         c.model = *preset;
+                         c.model.vocabSize = kept.vocabSize;
+                         c.model.maxContext = kept.maxContext;
+                     },
+                     [](const RunConfig& c) { return c.model.name; }});
+    table.push_back({"ctx",
+                     [](RunConfig& c, const std::string& text) {
+                         c.contextLength = integerFrom<int64_t>("ctx", text);
+                     },
+                     [](const RunConfig& c) { return std::to_string(c.contextLength); }});
+    table.push_back({"batch",
+                     [](RunConfig& c, const std::string& text) {
+                         c.batchSize = integerFrom<int64_t>("batch", text);
+                     },
+                     [](const RunConfig& c) { return std::to_string(c.batchSize); }});
+    table.push_back({"mode",
+                     [](RunConfig& c, const std::string& text) {
+                         c.mode = choiceFrom("mode", text, parseRunMode, runModeNames());
+                     },
+                     [](const RunConfig& c) { return toString(c.mode); }});
+}
+
+// How it computes: the precision and the attention backend.
+void addNumericsFields(std::vector<Field>& table) {
+    table.push_back({"precision",
+                     [](RunConfig& c, const std::string& text) {
+                         c.precision =
+                             choiceFrom("precision", text, parsePrecision, precisionNames());
+                     },
+                     [](const RunConfig& c) { return toString(c.precision); }});
+    table.push_back({"tf32",
+                     [](RunConfig& c, const std::string& text) {
+                         if (text != "on" && text != "off") {
+                             reject("tf32", "'" + text + "' is not allowed; allowed: on, off");
+                         }
+                         c.tf32 = text == "on";
+                     },
+                     [](const RunConfig& c) { return std::string(c.tf32 ? "on" : "off"); }});
+    table.push_back({"attention", [](RunConfig& c, const std::string& text) { c.attention = text; },
+                     [](const RunConfig& c) { return c.attention; }});
+}
+
+// How it is measured: the steps, the device, the seed and the threads.
+void addMeasurementFields(std::vector<Field>& table) {
+    table.push_back({"warmup",
+                     [](RunConfig& c, const std::string& text) {
+                         c.warmupSteps = integerFrom<int>("warmup", text);
+                     },
+                     [](const RunConfig& c) { return std::to_string(c.warmupSteps); }});
+    table.push_back({"steps",
+                     [](RunConfig& c, const std::string& text) {
+                         c.measuredSteps = integerFrom<int>("steps", text);
+                     },
+                     [](const RunConfig& c) { return std::to_string(c.measuredSteps); }});
+    table.push_back({"device",
+                     [](RunConfig& c, const std::string& text) {
+                         c.device = choiceFrom("device", text, parseDeviceKind, deviceNames());
+                     },
+                     [](const RunConfig& c) { return toString(c.device); }});
+    table.push_back({"seed",
+                     [](RunConfig& c, const std::string& text) {
+                         c.seed = integerFrom<uint64_t>("seed", text);
+                     },
+                     [](const RunConfig& c) { return std::to_string(c.seed); }});
+    table.push_back({"threads",
+                     [](RunConfig& c, const std::string& text) {
+                         c.threads = integerFrom<int>("threads", text);
+                     },
+                     [](const RunConfig& c) { return std::to_string(c.threads); }});
+}
+
+// What runs it: the engine and torch.compile's mode.
+void addEngineFields(std::vector<Field>& table) {
+    table.push_back({"engine",
+                     [](RunConfig& c, const std::string& text) {
+                         c.engine = choiceFrom("engine", text, parseEngine, engineNames());
+                     },
+                     [](const RunConfig& c) { return toString(c.engine); }});
+    table.push_back({"compile-mode",
+                     [](RunConfig& c, const std::string& text) { c.compileMode = text; },
+                     [](const RunConfig& c) { return c.compileMode; }});
+}
+
+// The levers that trade time for memory: checkpointing, the chunked loss,
+// the optimizer's form and CUDA graphs.
+void addLeverFields(std::vector<Field>& table) {
+    table.push_back({"activation-checkpoint",
+                     [](RunConfig& c, const std::string& text) {
+                         const auto strategy = parseCheckpointStrategy(text);
+                         if (!strategy) {
+                             reject("activation-checkpoint",
+                                    "'" + text +
+                                        "' is not allowed; allowed: " + kCheckpointStrategyChoices);
+                         }
+                         c.activationCheckpoint = *strategy;
+                     },
+                     [](const RunConfig& c) { return toString(c.activationCheckpoint); }});
+    table.push_back({"loss",
+                     [](RunConfig& c, const std::string& text) {
+                         c.loss = choiceFrom("loss", text, parseLossKind, lossNames());
+                     },
+                     [](const RunConfig& c) { return toString(c.loss); }});
+    table.push_back({"loss-chunk",
+                     [](RunConfig& c, const std::string& text) {
+                         c.lossChunkTokens = integerFrom<int64_t>("loss-chunk", text);
+                     },
+                     [](const RunConfig& c) { return std::to_string(c.lossChunkTokens); }});
+    table.push_back({"optimizer",
+                     [](RunConfig& c, const std::string& text) {
+                         c.optimizer =
+                             choiceFrom("optimizer", text, parseOptimizerKind, optimizerNames());
+                     },
+                     [](const RunConfig& c) { return toString(c.optimizer); }});
+    table.push_back({"cuda-graph",
+                     [](RunConfig& c, const std::string& text) {
+                         if (text != "on" && text != "off") {
+                             reject("cuda-graph",
+                                    "'" + text + "' is not allowed; allowed: on, off");
+                         }
+                         c.cudaGraph = text == "on";
+                     },
+                     [](const RunConfig& c) { return std::string(c.cudaGraph ? "on" : "off"); }});
+}
+
+// In the order configFieldNames() lists them.
 const std::vector<Field>& fields() {
-    static const std::vector<Field> table = {
-        {"model",
-         [](RunConfig& c, const std::string& text) {
-             const auto preset = findPreset(text);
-             if (!preset) {
-                 reject("model",
-                        "unknown preset '" + text + "'; allowed: " + joinNames(presetNames()));
-             }
-             const ModelDims kept = c.model;
-             c.model = *preset;
-             c.model.vocabSize = kept.vocabSize;
-             c.model.maxContext = kept.maxContext;
-         },
-         [](const RunConfig& c) { return c.model.name; }},
-        {"ctx",
-         [](RunConfig& c, const std::string& text) {
-             c.contextLength = integerFrom<int64_t>("ctx", text);
-         },
-         [](const RunConfig& c) { return std::to_string(c.contextLength); }},
-        {"batch",
-         [](RunConfig& c, const std::string& text) {
-             c.batchSize = integerFrom<int64_t>("batch", text);
-         },
-         [](const RunConfig& c) { return std::to_string(c.batchSize); }},
-        {"mode",
-         [](RunConfig& c, const std::string& text) {
-             c.mode = choiceFrom("mode", text, parseRunMode, runModeNames());
-         },
-         [](const RunConfig& c) { return toString(c.mode); }},
-        {"precision",
-         [](RunConfig& c, const std::string& text) {
-             c.precision = choiceFrom("precision", text, parsePrecision, precisionNames());
-         },
-         [](const RunConfig& c) { return toString(c.precision); }},
-        {"tf32",
-         [](RunConfig& c, const std::string& text) {
-             if (text != "on" && text != "off") {
-                 reject("tf32", "'" + text + "' is not allowed; allowed: on, off");
-             }
-             c.tf32 = text == "on";
-         },
-         [](const RunConfig& c) { return std::string(c.tf32 ? "on" : "off"); }},
-        {"attention", [](RunConfig& c, const std::string& text) { c.attention = text; },
-         [](const RunConfig& c) { return c.attention; }},
-        {"warmup",
-         [](RunConfig& c, const std::string& text) {
-             c.warmupSteps = integerFrom<int>("warmup", text);
-         },
-         [](const RunConfig& c) { return std::to_string(c.warmupSteps); }},
-        {"steps",
-         [](RunConfig& c, const std::string& text) {
-             c.measuredSteps = integerFrom<int>("steps", text);
-         },
-         [](const RunConfig& c) { return std::to_string(c.measuredSteps); }},
-        {"device",
-         [](RunConfig& c, const std::string& text) {
-             c.device = choiceFrom("device", text, parseDeviceKind, deviceNames());
-         },
-         [](const RunConfig& c) { return toString(c.device); }},
-        {"seed",
-         [](RunConfig& c, const std::string& text) {
-             c.seed = integerFrom<uint64_t>("seed", text);
-         },
-         [](const RunConfig& c) { return std::to_string(c.seed); }},
-        {"threads",
-         [](RunConfig& c, const std::string& text) {
-             c.threads = integerFrom<int>("threads", text);
-         },
-         [](const RunConfig& c) { return std::to_string(c.threads); }},
-        {"engine",
-         [](RunConfig& c, const std::string& text) {
-             c.engine = choiceFrom("engine", text, parseEngine, engineNames());
-         },
-         [](const RunConfig& c) { return toString(c.engine); }},
-        {"compile-mode", [](RunConfig& c, const std::string& text) { c.compileMode = text; },
-         [](const RunConfig& c) { return c.compileMode; }},
-        {"activation-checkpoint",
-         [](RunConfig& c, const std::string& text) {
-             const auto strategy = parseCheckpointStrategy(text);
-             if (!strategy) {
-                 reject("activation-checkpoint",
-                        "'" + text + "' is not allowed; allowed: " + kCheckpointStrategyChoices);
-             }
-             c.activationCheckpoint = *strategy;
-         },
-         [](const RunConfig& c) { return toString(c.activationCheckpoint); }},
-        {"loss",
-         [](RunConfig& c, const std::string& text) {
-             c.loss = choiceFrom("loss", text, parseLossKind, lossNames());
-         },
-         [](const RunConfig& c) { return toString(c.loss); }},
-        {"loss-chunk",
-         [](RunConfig& c, const std::string& text) {
-             c.lossChunkTokens = integerFrom<int64_t>("loss-chunk", text);
-         },
-         [](const RunConfig& c) { return std::to_string(c.lossChunkTokens); }},
-        {"optimizer",
-         [](RunConfig& c, const std::string& text) {
-             c.optimizer = choiceFrom("optimizer", text, parseOptimizerKind, optimizerNames());
-         },
-         [](const RunConfig& c) { return toString(c.optimizer); }},
-        {"cuda-graph",
-         [](RunConfig& c, const std::string& text) {
-             if (text != "on" && text != "off") {
-                 reject("cuda-graph", "'" + text + "' is not allowed; allowed: on, off");
-             }
-             c.cudaGraph = text == "on";
-         },
-         [](const RunConfig& c) { return std::string(c.cudaGraph ? "on" : "off"); }},
-    };
+    static const std::vector<Field> table = [] {
+        std::vector<Field> all;
+        addModelFields(all);
+        addNumericsFields(all);
+        addMeasurementFields(all);
+        addEngineFields(all);
+        addLeverFields(all);
+        return all;
+    }();
     return table;
 }
 

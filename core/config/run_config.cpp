@@ -94,6 +94,134 @@ bool isPythonTarget(const std::string& target) {
     }
 }
 
+template <typename Fail>
+bool requirePositive(Fail& fail, const std::string& field, int64_t value) {
+    if (value <= 0) {
+        fail(field, "must be a positive integer, got " + std::to_string(value));
+        return false;
+    }
+    return true;
+}
+
+bool containsName(const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The model's sizes, and the heads they must split into for RoPE.
+template <typename Fail>
+void validateModelDims(const ModelDims& m, Fail& fail) {
+    const bool dModelOk = requirePositive(fail, "d_model", m.dModel);
+    requirePositive(fail, "d_ff", m.dFf);
+    requirePositive(fail, "layers", m.layers);
+    const bool headsOk = requirePositive(fail, "heads", m.heads);
+    requirePositive(fail, "vocab", m.vocabSize);
+    requirePositive(fail, "max_context", m.maxContext);
+    if (dModelOk && headsOk) {
+        if (m.dModel % m.heads != 0) {
+            fail("heads", "d_model " + std::to_string(m.dModel) + " is not divisible by heads " +
+                              std::to_string(m.heads) + "; allowed: a divisor of d_model");
+        } else if (m.headDim() % 2 != 0) {
+            fail("heads", "head dimension d_model/heads = " + std::to_string(m.headDim()) +
+                              " is odd; RoPE rotates pairs, so it must be even");
+        }
+    }
+}
+
+// The input's shape and how many steps run on how many threads.
+template <typename Fail>
+void validateRunShape(const RunConfig& config, Fail& fail) {
+    const ModelDims& m = config.model;
+    if (requirePositive(fail, "ctx", config.contextLength) && m.maxContext > 0 &&
+        config.contextLength > m.maxContext) {
+        fail("ctx", "context length " + std::to_string(config.contextLength) +
+                        " exceeds the model's maximum context " + std::to_string(m.maxContext) +
+                        "; allowed: 1.." + std::to_string(m.maxContext) +
+                        " (raise it with --max-ctx)");
+    }
+    requirePositive(fail, "batch", config.batchSize);
+    if (config.warmupSteps < 0) {
+        fail("warmup", "must be 0 or more, got " + std::to_string(config.warmupSteps));
+    }
+    if (config.measuredSteps < 1) {
+        fail("steps", "must be at least 1, got " + std::to_string(config.measuredSteps));
+    }
+    if (config.threads < 0) {
+        fail("threads",
+             "must be 0 (LibTorch's default) or more, got " + std::to_string(config.threads));
+    }
+}
+
+// The device, and what exists on CUDA only: TF32, kernel traces, the allocator's history.
+template <typename Fail>
+void validateDevice(const RunConfig& config, const ValidationContext& context, Fail& fail) {
+    if (config.device == DeviceKind::Cuda && !context.cudaAvailable) {
+        fail("device", "'cuda' was asked for, but no CUDA device is available here; allowed: cpu");
+    }
+    if (config.tf32 && config.device != DeviceKind::Cuda) {
+        fail("tf32", "TF32 is a CUDA tensor-core mode; allowed only with --device cuda");
+    }
+    if (config.traceKernels && config.device != DeviceKind::Cuda) {
+        fail("kernels",
+             "CUDA kernels are traced on a GPU; allowed only with --device cuda "
+             "(use --ops for operators on the CPU)");
+    }
+    if (!config.cudaSnapshotPath.empty() && config.device != DeviceKind::Cuda) {
+        fail("cuda-snapshot",
+             "the caching allocator's history exists on CUDA only; allowed only "
+             "with --device cuda (use --memory and export --memviz on the CPU)");
+    }
+}
+
+// What each engine can run: its attention backends, a Python model, a CUDA snapshot.
+template <typename Fail>
+void validateEngineInputs(const RunConfig& config, const ValidationContext& context, Fail& fail) {
+    if (config.engine == Engine::LibTorch) {
+        if (!containsName(context.attentionBackends, config.attention)) {
+            fail("attention", "unknown backend '" + config.attention +
+                                  "'; allowed: " + joinNames(context.attentionBackends));
+        }
+        if (!config.pyModel.empty() || !config.pyPath.empty()) {
+            fail(config.pyModel.empty() ? "py-path" : "py-model",
+                 "a Python model runs in the Python worker; allowed only with --engine "
+                 "pytorch or pytorch-compile");
+        }
+        return;
+    }
+    if (!containsName(workerAttentionBackends(), config.attention)) {
+        fail("attention", "the " + toString(config.engine) + " engine has no backend '" +
+                              config.attention +
+                              "'; allowed: " + joinNames(workerAttentionBackends()));
+    }
+    if (!config.cudaSnapshotPath.empty()) {
+        fail("cuda-snapshot", "the " + toString(config.engine) +
+                                  " engine records CUDA memory through --memory; allowed only "
+                                  "with --engine libtorch");
+    }
+    if (!config.pyModel.empty() && !isPythonTarget(config.pyModel)) {
+        fail("py-model", "'" + config.pyModel +
+                             "' is not MODULE:CALLABLE with Python names (for example "
+                             "my_model:build; a file my-model.py cannot be imported)");
+    }
+}
+
+// The optimizer's form and torch.compile's mode, each allowed with one engine.
+template <typename Fail>
+void validateEngineOptions(const RunConfig& config, Fail& fail) {
+    if (config.optimizer != OptimizerKind::AdamW && config.engine != Engine::LibTorch) {
+        // The worker steps torch.optim.AdamW's per-parameter loop (foreach=False).
+        fail("optimizer",
+             "the " + toString(config.engine) + " engine runs AdamW's per-parameter loop; '" +
+                 toString(config.optimizer) + "' is allowed only with --engine libtorch");
+    }
+    if (!containsName(compileModeNames(), config.compileMode)) {
+        fail("compile-mode", "'" + config.compileMode +
+                                 "' is not allowed; allowed: " + joinNames(compileModeNames()));
+    } else if (config.compileMode != "default" && config.engine != Engine::PyTorchCompile) {
+        fail("compile-mode",
+             "applies to torch.compile; allowed only with --engine pytorch-compile");
+    }
+}
+
 // Activation checkpointing and the chunked loss: what each needs of the rest of the config.
 template <typename Fail>
 void validateMemoryLevers(const RunConfig& config, Fail& fail) {
@@ -248,110 +376,13 @@ std::vector<ConfigError> validate(const RunConfig& config, const ValidationConte
     auto fail = [&errors](const std::string& field, const std::string& message) {
         errors.push_back({field, message});
     };
-    auto requirePositive = [&fail](const std::string& field, int64_t value) {
-        if (value <= 0) {
-            fail(field, "must be a positive integer, got " + std::to_string(value));
-            return false;
-        }
-        return true;
-    };
-
-    const ModelDims& m = config.model;
-    const bool dModelOk = requirePositive("d_model", m.dModel);
-    requirePositive("d_ff", m.dFf);
-    requirePositive("layers", m.layers);
-    const bool headsOk = requirePositive("heads", m.heads);
-    requirePositive("vocab", m.vocabSize);
-    requirePositive("max_context", m.maxContext);
-    if (dModelOk && headsOk) {
-        if (m.dModel % m.heads != 0) {
-            fail("heads", "d_model " + std::to_string(m.dModel) + " is not divisible by heads " +
-                              std::to_string(m.heads) + "; allowed: a divisor of d_model");
-        } else if (m.headDim() % 2 != 0) {
-            fail("heads", "head dimension d_model/heads = " + std::to_string(m.headDim()) +
-                              " is odd; RoPE rotates pairs, so it must be even");
-        }
-    }
-    if (requirePositive("ctx", config.contextLength) && m.maxContext > 0 &&
-        config.contextLength > m.maxContext) {
-        fail("ctx", "context length " + std::to_string(config.contextLength) +
-                        " exceeds the model's maximum context " + std::to_string(m.maxContext) +
-                        "; allowed: 1.." + std::to_string(m.maxContext) +
-                        " (raise it with --max-ctx)");
-    }
-    requirePositive("batch", config.batchSize);
-    if (config.warmupSteps < 0) {
-        fail("warmup", "must be 0 or more, got " + std::to_string(config.warmupSteps));
-    }
-    if (config.measuredSteps < 1) {
-        fail("steps", "must be at least 1, got " + std::to_string(config.measuredSteps));
-    }
-    if (config.threads < 0) {
-        fail("threads",
-             "must be 0 (LibTorch's default) or more, got " + std::to_string(config.threads));
-    }
-    if (config.device == DeviceKind::Cuda && !context.cudaAvailable) {
-        fail("device", "'cuda' was asked for, but no CUDA device is available here; allowed: cpu");
-    }
-    if (config.tf32 && config.device != DeviceKind::Cuda) {
-        fail("tf32", "TF32 is a CUDA tensor-core mode; allowed only with --device cuda");
-    }
-    if (config.traceKernels && config.device != DeviceKind::Cuda) {
-        fail("kernels",
-             "CUDA kernels are traced on a GPU; allowed only with --device cuda "
-             "(use --ops for operators on the CPU)");
-    }
-    if (!config.cudaSnapshotPath.empty() && config.device != DeviceKind::Cuda) {
-        fail("cuda-snapshot",
-             "the caching allocator's history exists on CUDA only; allowed only "
-             "with --device cuda (use --memory and export --memviz on the CPU)");
-    }
-    auto contains = [](const std::vector<std::string>& names, const std::string& name) {
-        return std::find(names.begin(), names.end(), name) != names.end();
-    };
-    if (config.engine == Engine::LibTorch) {
-        if (!contains(context.attentionBackends, config.attention)) {
-            fail("attention", "unknown backend '" + config.attention +
-                                  "'; allowed: " + joinNames(context.attentionBackends));
-        }
-        if (!config.pyModel.empty() || !config.pyPath.empty()) {
-            fail(config.pyModel.empty() ? "py-path" : "py-model",
-                 "a Python model runs in the Python worker; allowed only with --engine "
-                 "pytorch or pytorch-compile");
-        }
-    } else {
-        if (!contains(workerAttentionBackends(), config.attention)) {
-            fail("attention", "the " + toString(config.engine) + " engine has no backend '" +
-                                  config.attention +
-                                  "'; allowed: " + joinNames(workerAttentionBackends()));
-        }
-        if (!config.cudaSnapshotPath.empty()) {
-            fail("cuda-snapshot",
-                 "the " + toString(config.engine) +
-                     " engine records CUDA memory through --memory; allowed only with "
-                     "--engine libtorch");
-        }
-        if (!config.pyModel.empty() && !isPythonTarget(config.pyModel)) {
-            fail("py-model", "'" + config.pyModel +
-                                 "' is not MODULE:CALLABLE with Python names (for example "
-                                 "my_model:build; a file my-model.py cannot be imported)");
-        }
-    }
+    validateModelDims(config.model, fail);
+    validateRunShape(config, fail);
+    validateDevice(config, context, fail);
+    validateEngineInputs(config, context, fail);
     validateMemoryLevers(config, fail);
     validateCudaGraph(config, fail);
-    if (config.optimizer != OptimizerKind::AdamW && config.engine != Engine::LibTorch) {
-        // The worker steps torch.optim.AdamW's per-parameter loop (foreach=False).
-        fail("optimizer",
-             "the " + toString(config.engine) + " engine runs AdamW's per-parameter loop; '" +
-                 toString(config.optimizer) + "' is allowed only with --engine libtorch");
-    }
-    if (!contains(compileModeNames(), config.compileMode)) {
-        fail("compile-mode", "'" + config.compileMode +
-                                 "' is not allowed; allowed: " + joinNames(compileModeNames()));
-    } else if (config.compileMode != "default" && config.engine != Engine::PyTorchCompile) {
-        fail("compile-mode",
-             "applies to torch.compile; allowed only with --engine pytorch-compile");
-    }
+    validateEngineOptions(config, fail);
     return errors;
 }
 

@@ -64,6 +64,66 @@ void handleEvent(const std::string& line, std::vector<StepRecord>& steps, RunObs
     }
 }
 
+// Writes the config into `directory` and starts the CLI on it, its events on stdout.
+std::unique_ptr<ChildProcess> startCli(const RunConfig& config, const std::string& cli,
+                                       const TemporaryDirectory& directory) {
+    writeFileAtomically(directory.file("config.json"), runConfigToJson(config));
+    std::vector<std::string> environment;
+    if (!config.python.empty()) {  // not part of the run file's config
+        environment.push_back("STEPSCOPE_PYTHON=" + config.python);
+    }
+    return std::make_unique<ChildProcess>(
+        std::vector<std::string>{cli, "run", "--config", directory.file("config.json"), "--out",
+                                 directory.file("run.json"), "--events"},
+        environment);
+}
+
+// Reads the child's events until it ends; a cancel terminates it, and kills it
+// after the grace period. True when it was stopped.
+bool superviseChild(ChildProcess& child, const RunControl& control,
+                    std::vector<StepRecord>& steps) {
+    bool stopping = false, killed = false;
+    std::chrono::steady_clock::time_point killAt;
+    while (true) {
+        if (!stopping && control.cancel && control.cancel->load()) {
+            child.terminate();  // the CLI cancels between steps and writes its run file
+            stopping = true;
+            killAt = std::chrono::steady_clock::now() + control.stopGracePeriod;
+        }
+        if (stopping && !killed && std::chrono::steady_clock::now() >= killAt) {
+            child.kill();
+            killed = true;
+        }
+        if (!child.atEnd()) {
+            if (const auto line = child.readLine(kPollInterval)) {
+                handleEvent(*line, steps, control.observer);
+            }
+            continue;
+        }
+        if (child.wait(kPollInterval)) {
+            return stopping;
+        }
+    }
+}
+
+// A run whose process left no readable run file: the steps it reported, and
+// how the process ended with the end of its stderr.
+RunResult lostRun(const RunResult& failed, const RunConfig& config, const ChildProcess& child,
+                  bool stopped, const std::vector<StepRecord>& steps,
+                  const std::string& unreadable) {
+    RunResult result = failed;
+    result.status = stopped ? RunStatus::Cancelled : RunStatus::Failed;
+    result.environment = captureEnvironment(config);
+    result.steps = steps;
+    result.summary = summarizeSteps(steps, config, std::nullopt);
+    const std::string tail = child.stderrTail(12);
+    result.message = "the run's process (pid " + std::to_string(child.pid()) + ") " +
+                     (stopped ? "was stopped" : "ended") + " with " + child.exitDescription() +
+                     " before writing its run file" + unreadable +
+                     (tail.empty() ? "" : "; its stderr ends:\n" + tail);
+    return result;
+}
+
 }  // namespace
 
 std::string stepEventLine(const StepRecord& step) {
@@ -119,15 +179,7 @@ RunResult runInFreshProcess(const RunConfig& config, const std::string& cli,
     std::unique_ptr<ChildProcess> child;
     try {
         directory.emplace("stepscope-run");
-        writeFileAtomically(directory->file("config.json"), runConfigToJson(config));
-        std::vector<std::string> environment;
-        if (!config.python.empty()) {  // not part of the run file's config
-            environment.push_back("STEPSCOPE_PYTHON=" + config.python);
-        }
-        child = std::make_unique<ChildProcess>(
-            std::vector<std::string>{cli, "run", "--config", directory->file("config.json"),
-                                     "--out", directory->file("run.json"), "--events"},
-            environment);
+        child = startCli(config, cli, *directory);
     } catch (const std::exception& error) {
         failed.environment = captureEnvironment(config);
         failed.environment.isolated = true;
@@ -140,29 +192,7 @@ RunResult runInFreshProcess(const RunConfig& config, const std::string& cli,
     }
 
     std::vector<StepRecord> steps;
-    bool stopping = false, killed = false;
-    std::chrono::steady_clock::time_point killAt;
-    while (true) {
-        if (!stopping && control.cancel && control.cancel->load()) {
-            child->terminate();  // the CLI cancels between steps and writes its run file
-            stopping = true;
-            killAt = std::chrono::steady_clock::now() + control.stopGracePeriod;
-        }
-        if (stopping && !killed && std::chrono::steady_clock::now() >= killAt) {
-            child->kill();
-            killed = true;
-        }
-        if (!child->atEnd()) {
-            if (const auto line = child->readLine(kPollInterval)) {
-                handleEvent(*line, steps, control.observer);
-            }
-            continue;
-        }
-        if (child->wait(kPollInterval)) {
-            break;
-        }
-    }
-
+    const bool stopped = superviseChild(*child, control, steps);
     RunResult result;
     bool haveFile = false;
     std::string unreadable;
@@ -175,16 +205,7 @@ RunResult runInFreshProcess(const RunConfig& config, const std::string& cli,
         }
     }
     if (!haveFile) {
-        result = failed;
-        result.status = stopping ? RunStatus::Cancelled : RunStatus::Failed;
-        result.environment = captureEnvironment(config);
-        result.steps = steps;
-        result.summary = summarizeSteps(steps, config, std::nullopt);
-        const std::string tail = child->stderrTail(12);
-        result.message = "the run's process (pid " + std::to_string(child->pid()) + ") " +
-                         (stopping ? "was stopped" : "ended") + " with " +
-                         child->exitDescription() + " before writing its run file" + unreadable +
-                         (tail.empty() ? "" : "; its stderr ends:\n" + tail);
+        result = lostRun(failed, config, *child, stopped, steps, unreadable);
     }
     result.config.python = config.python;
     result.environment.processId = child->pid();

@@ -254,6 +254,20 @@ struct FieldPath {
     }
 };
 
+// One event's fields as written, before its phase says which of them count.
+struct EventFields {
+    TraceEvent event;
+    std::optional<TrackPart> pid;
+    std::optional<TrackPart> tid;
+    std::optional<double> ts;
+    std::optional<int64_t> flowId;
+    bool bindsEnclosing = false;
+    char phase = 0;
+    int32_t nameId = -1;
+    std::string_view metaName;
+    bool haveMetaName = false;
+};
+
 class Reader {
 public:
     Reader(const std::string& label, const KinetoTraceLimits& limits)
@@ -444,10 +458,17 @@ private:
     }
 
     void readEvent(od::object object, int64_t index, KinetoTrace& trace);
+    void readEventField(od::field& field, FieldPath& path, EventFields& fields);
+    void fillLeftOut(EventFields& fields);
+    void readMetadata(const EventFields& fields, const TrackKey& key, KinetoTrace& trace);
+    void countOtherCategory(const TraceEvent& event);
+    void addEvent(const TraceEvent& event, KinetoTrace& trace);
     void readArgs(od::object args, FieldPath path, TraceEvent& event, std::string_view* metaName);
     void readDevices(ValueResult value, KinetoTrace& trace);
     void readDistributed(ValueResult value, KinetoTrace& trace);
     void readEvents(od::array events, KinetoTrace& trace, bool topLevelArray);
+    bool readTopLevelField(od::field& field, std::string_view key, KinetoTrace& trace);
+    void readTopLevelObject(od::object object, KinetoTrace& trace);
     void finish(KinetoTrace& trace);
 
     std::string label_;
@@ -490,92 +511,136 @@ void Reader::readArgs(od::object args, FieldPath path, TraceEvent& event,
     }
 }
 
-void Reader::readEvent(od::object object, int64_t index, KinetoTrace& trace) {
-    FieldPath path;
-    path.index = index;
-    TraceEvent event;
-    std::optional<TrackPart> pid;
-    std::optional<TrackPart> tid;
-    std::optional<double> ts;
-    std::optional<int64_t> flowId;
-    bool bindsEnclosing = false;
-    char phase = 0;
-    int32_t nameId = -1;
-    std::string_view metaName;
-    bool haveMetaName = false;
-    for (auto fieldResult : object) {
-        od::field field = get(std::move(fieldResult), path);
-        const od::raw_json_string key = field.key();
-        if (key == "ph") {
-            path.field = "ph";
-            const std::string_view text = readString(field.value(), path);
-            if (text.size() != 1) {
-                invalid(path, "not a one-letter phase");
-            }
-            phase = text[0];
-        } else if (key == "name") {
-            path.field = "name";
-            nameId = strings_.intern(readString(field.value(), path));
-        } else if (key == "cat") {
-            path.field = "cat";
-            event.categoryName = strings_.intern(readString(field.value(), path));
-            event.hasCategory = true;
-        } else if (key == "ts") {
-            path.field = "ts";
-            ts = readTime(field.value(), path, -kMaxAbsTimeUs, kMaxAbsTimeUs);
-        } else if (key == "dur") {
-            path.field = "dur";
-            event.durationUs = readTime(field.value(), path, 0, kMaxDurationUs);
-            event.hasDuration = true;
-        } else if (key == "pid") {
-            path.field = "pid";
-            pid = readTrackPart(field.value(), path);
-        } else if (key == "tid") {
-            path.field = "tid";
-            tid = readTrackPart(field.value(), path);
-        } else if (key == "id") {
-            path.field = "id";
-            flowId = readId(field.value(), path);
-        } else if (key == "bp") {
-            path.field = "bp";
-            bindsEnclosing = readString(field.value(), path) == "e";
-        } else if (key == "args") {
-            path.field = "args";
-            od::value value = field.value();
-            od::json_type type = get(value.type(), path);
-            if (type == od::json_type::object) {
-                readArgs(get(value.get_object(), path), path, event, &metaName);
-                haveMetaName = !metaName.empty();
-            } else if (type != od::json_type::null) {
-                invalid(path, "not an object");
-            }
+// One field of an event, into `fields`; what each key means does not depend on the phase.
+void Reader::readEventField(od::field& field, FieldPath& path, EventFields& fields) {
+    TraceEvent& event = fields.event;
+    const od::raw_json_string key = field.key();
+    if (key == "ph") {
+        path.field = "ph";
+        const std::string_view text = readString(field.value(), path);
+        if (text.size() != 1) {
+            invalid(path, "not a one-letter phase");
         }
-        path.field = "";
+        fields.phase = text[0];
+    } else if (key == "name") {
+        path.field = "name";
+        fields.nameId = strings_.intern(readString(field.value(), path));
+    } else if (key == "cat") {
+        path.field = "cat";
+        event.categoryName = strings_.intern(readString(field.value(), path));
+        event.hasCategory = true;
+    } else if (key == "ts") {
+        path.field = "ts";
+        fields.ts = readTime(field.value(), path, -kMaxAbsTimeUs, kMaxAbsTimeUs);
+    } else if (key == "dur") {
+        path.field = "dur";
+        event.durationUs = readTime(field.value(), path, 0, kMaxDurationUs);
+        event.hasDuration = true;
+    } else if (key == "pid") {
+        path.field = "pid";
+        fields.pid = readTrackPart(field.value(), path);
+    } else if (key == "tid") {
+        path.field = "tid";
+        fields.tid = readTrackPart(field.value(), path);
+    } else if (key == "id") {
+        path.field = "id";
+        fields.flowId = readId(field.value(), path);
+    } else if (key == "bp") {
+        path.field = "bp";
+        fields.bindsEnclosing = readString(field.value(), path) == "e";
+    } else if (key == "args") {
+        path.field = "args";
+        od::value value = field.value();
+        od::json_type type = get(value.type(), path);
+        if (type == od::json_type::object) {
+            readArgs(get(value.get_object(), path), path, event, &fields.metaName);
+            fields.haveMetaName = !fields.metaName.empty();
+        } else if (type != od::json_type::null) {
+            invalid(path, "not an object");
+        }
     }
-    if (phase == 0) {
-        phase = event.hasDuration ? 'X' : 'i';  // hand-made traces leave "ph" out
+}
+
+// What a field left out means; the empty strings are interned in this order,
+// category first, so the string table comes out as it always has.
+void Reader::fillLeftOut(EventFields& fields) {
+    TraceEvent& event = fields.event;
+    if (fields.phase == 0) {
+        fields.phase = event.hasDuration ? 'X' : 'i';  // hand-made traces leave "ph" out
     }
     if (!event.hasCategory) {
         event.categoryName = strings_.intern("");
     }
-    if (nameId < 0) {
-        nameId = strings_.intern("");
+    if (fields.nameId < 0) {
+        fields.nameId = strings_.intern("");
     }
-    event.name = nameId;
-    event.phase = phase;
-    const TrackKey key{pid.value_or(TrackPart{}), tid.value_or(TrackPart{})};
+    event.name = fields.nameId;
+    event.phase = fields.phase;
+}
+
+// A metadata event names a process or a thread; the names reach the tracks in finish().
+void Reader::readMetadata(const EventFields& fields, const TrackKey& key, KinetoTrace& trace) {
+    ++trace.metadataEvents;
+    if (!fields.haveMetaName) {
+        return;
+    }
+    const std::string& what = strings_.text(fields.nameId);
+    if (what == "process_name") {
+        processNames_.emplace_back(key.pid, strings_.intern(fields.metaName));
+    } else if (what == "thread_name") {
+        threadNames_[key] = strings_.intern(fields.metaName);
+    }
+}
+
+// Categories outside TraceCategory are counted by name, in the order first seen.
+void Reader::countOtherCategory(const TraceEvent& event) {
+    if (event.category != TraceCategory::Other) {
+        return;
+    }
+    const size_t id = size_t(event.categoryName);
+    if (id >= otherCategoryCount_.size()) {
+        otherCategoryCount_.resize(id + 1, 0);
+    }
+    if (otherCategoryCount_[id]++ == 0) {
+        otherCategoryOrder_.push_back(event.categoryName);
+    }
+}
+
+// A timed event that is not a flow: kept, and a ProfilerStep's range noted.
+void Reader::addEvent(const TraceEvent& event, KinetoTrace& trace) {
+    if (int64_t(trace.events.size()) >= limits_.maxEvents) {
+        fail(Kind::TooLarge, label_, "more than " + std::to_string(limits_.maxEvents) + " events");
+    }
+    if (event.phase == 'X' && event.stream == -1 &&
+        event.category != TraceCategory::GpuUserAnnotation) {
+        const int64_t step = stepNumberOf(event.name);
+        if (step >= 0) {
+            trace.steps.push_back(
+                {step, event.startUs, event.durationUs, int32_t(trace.events.size())});
+        }
+    }
+    ++trace.eventsByCategory[size_t(event.category)];
+    trace.events.push_back(event);
+}
+
+// An event: its fields, then what its phase makes of them (a name for a
+// track, a flow, a timed event, or nothing kept).
+void Reader::readEvent(od::object object, int64_t index, KinetoTrace& trace) {
+    FieldPath path;
+    path.index = index;
+    EventFields fields;
+    for (auto fieldResult : object) {
+        od::field field = get(std::move(fieldResult), path);
+        readEventField(field, path, fields);
+        path.field = "";
+    }
+    fillLeftOut(fields);
+    TraceEvent& event = fields.event;
+    const char phase = fields.phase;
+    const TrackKey key{fields.pid.value_or(TrackPart{}), fields.tid.value_or(TrackPart{})};
 
     if (phase == 'M') {
-        ++trace.metadataEvents;
-        if (!haveMetaName) {
-            return;
-        }
-        const std::string& what = strings_.text(nameId);
-        if (what == "process_name") {
-            processNames_.emplace_back(key.pid, strings_.intern(metaName));
-        } else if (what == "thread_name") {
-            threadNames_[key] = strings_.intern(metaName);
-        }
+        readMetadata(fields, key, trace);
         return;
     }
     const bool flow = phase == 's' || phase == 't' || phase == 'f';
@@ -585,44 +650,25 @@ void Reader::readEvent(od::object object, int64_t index, KinetoTrace& trace) {
         ++trace.otherPhaseEvents;
         return;
     }
-    if (!ts) {
+    if (!fields.ts) {
         path.field = "ts";
         invalid(path, "missing");
     }
-    event.startUs = *ts;
+    event.startUs = *fields.ts;
     event.track = trackOf(key);
     event.category = categoryOf(event.categoryName);
-    if (event.category == TraceCategory::Other) {
-        const size_t id = size_t(event.categoryName);
-        if (id >= otherCategoryCount_.size()) {
-            otherCategoryCount_.resize(id + 1, 0);
-        }
-        if (otherCategoryCount_[id]++ == 0) {
-            otherCategoryOrder_.push_back(event.categoryName);
-        }
-    }
+    countOtherCategory(event);
     if (flow) {
-        if (!flowId) {
+        if (!fields.flowId) {
             path.field = "id";
             invalid(path, "a flow event without an id");
         }
-        trace.flows.push_back(
-            {*flowId, *ts, event.track, event.categoryName, event.category, phase, bindsEnclosing});
+        trace.flows.push_back({*fields.flowId, *fields.ts, event.track, event.categoryName,
+                               event.category, phase, fields.bindsEnclosing});
         ++trace.eventsByCategory[size_t(event.category)];
         return;
     }
-    if (int64_t(trace.events.size()) >= limits_.maxEvents) {
-        fail(Kind::TooLarge, label_, "more than " + std::to_string(limits_.maxEvents) + " events");
-    }
-    if (phase == 'X' && event.stream == -1 && event.category != TraceCategory::GpuUserAnnotation) {
-        const int64_t step = stepNumberOf(nameId);
-        if (step >= 0) {
-            trace.steps.push_back(
-                {step, event.startUs, event.durationUs, int32_t(trace.events.size())});
-        }
-    }
-    ++trace.eventsByCategory[size_t(event.category)];
-    trace.events.push_back(event);
+    addEvent(event, trace);
 }
 
 void Reader::readDevices(ValueResult value, KinetoTrace& trace) {
@@ -753,6 +799,80 @@ void Reader::finish(KinetoTrace& trace) {
     trace.strings = strings_.release();
 }
 
+// A key for the message that names a file's keys: at most 40 bytes, cut
+// between UTF-8 characters.
+std::string keyForMessage(std::string_view key) {
+    size_t cut = std::min<size_t>(key.size(), 40);
+    while (cut < key.size() && cut > 0 && (uint8_t(key[cut]) & 0xC0) == 0x80) {
+        --cut;
+    }
+    return std::string(key.substr(0, cut));
+}
+
+// JSON that is not a trace says what it is by its first keys.
+std::string noTraceEventsMessage(const std::vector<std::string>& keys) {
+    std::string list;
+    for (const auto& key : keys) {
+        list += (list.empty() ? "" : ", ") + key;
+    }
+    return "JSON, but not a trace: no traceEvents" +
+           (list.empty() ? std::string(" (an empty object)")
+                         : " (its keys: " + list + (keys.size() == 6 ? ", ..." : "") + ")");
+}
+
+// One field of the top-level object; true for the events.
+bool Reader::readTopLevelField(od::field& field, std::string_view key, KinetoTrace& trace) {
+    FieldPath path{"", -1, ""};
+    if (key == "traceEvents") {
+        path.container = "traceEvents";
+        od::array events;
+        if (field.value().get_array().get(events) != simdjson::SUCCESS) {
+            invalid(path, "not an array");
+        }
+        readEvents(events, trace, false);
+        return true;
+    }
+    if (key == "deviceProperties") {
+        readDevices(field.value(), trace);
+    } else if (key == "distributedInfo") {
+        readDistributed(field.value(), trace);
+    } else if (key == "schemaVersion") {
+        path.container = "schemaVersion";
+        trace.schemaVersion = readInteger(field.value(), path);
+    } else if (key == "baseTimeNanoseconds") {
+        path.container = "baseTimeNanoseconds";
+        trace.baseTimeNanoseconds = readInteger(field.value(), path);
+    } else if (key == "format") {
+        std::string_view format;
+        if (field.value().get_string().get(format) == simdjson::SUCCESS &&
+            format == "stepscope-run") {
+            fail(Kind::RunFile, label_,
+                 "a StepScope run file, not a profiler trace: open it as a run");
+        }
+    }
+    return false;
+}
+
+// Kineto's layout: the events under "traceEvents", the devices and ranks beside them.
+void Reader::readTopLevelObject(od::object object, KinetoTrace& trace) {
+    const FieldPath top{"the top level"};
+    bool haveEvents = false;
+    std::vector<std::string> keys;  // the first six, for the message when there are no events
+    for (auto fieldResult : object) {
+        od::field field = get(std::move(fieldResult), top);
+        const std::string_view key = get(field.unescaped_key(), top);
+        if (keys.size() < 6) {
+            keys.push_back(keyForMessage(key));
+        }
+        if (readTopLevelField(field, key, trace)) {
+            haveEvents = true;
+        }
+    }
+    if (!haveEvents) {
+        fail(Kind::NotATrace, label_, noTraceEventsMessage(keys));
+    }
+}
+
 KinetoTrace Reader::read(const PaddedBytes& bytes) {
     refuseNonJson(bytes.view(), label_);
     KinetoTrace trace;
@@ -774,59 +894,7 @@ KinetoTrace Reader::read(const PaddedBytes& bytes) {
     } else if (type != od::json_type::object) {
         fail(Kind::NotATrace, label_, "JSON, but not a trace: the top level is not an object");
     } else {
-        od::object object = get(document.get_object(), top);
-        bool haveEvents = false;
-        std::vector<std::string> keys;
-        for (auto fieldResult : object) {
-            od::field field = get(std::move(fieldResult), top);
-            const std::string_view key = get(field.unescaped_key(), top);
-            if (keys.size() < 6) {
-                // At most 40 bytes of each, cut between UTF-8 characters.
-                size_t cut = std::min<size_t>(key.size(), 40);
-                while (cut < key.size() && cut > 0 && (uint8_t(key[cut]) & 0xC0) == 0x80) {
-                    --cut;
-                }
-                keys.emplace_back(key.substr(0, cut));
-            }
-            FieldPath path{"", -1, ""};
-            if (key == "traceEvents") {
-                path.container = "traceEvents";
-                od::array events;
-                if (field.value().get_array().get(events) != simdjson::SUCCESS) {
-                    invalid(path, "not an array");
-                }
-                readEvents(events, trace, false);
-                haveEvents = true;
-            } else if (key == "deviceProperties") {
-                readDevices(field.value(), trace);
-            } else if (key == "distributedInfo") {
-                readDistributed(field.value(), trace);
-            } else if (key == "schemaVersion") {
-                path.container = "schemaVersion";
-                trace.schemaVersion = readInteger(field.value(), path);
-            } else if (key == "baseTimeNanoseconds") {
-                path.container = "baseTimeNanoseconds";
-                trace.baseTimeNanoseconds = readInteger(field.value(), path);
-            } else if (key == "format") {
-                std::string_view format;
-                if (field.value().get_string().get(format) == simdjson::SUCCESS &&
-                    format == "stepscope-run") {
-                    fail(Kind::RunFile, label_,
-                         "a StepScope run file, not a profiler trace: open it as a run");
-                }
-            }
-        }
-        if (!haveEvents) {
-            std::string list;
-            for (const auto& key : keys) {
-                list += (list.empty() ? "" : ", ") + key;
-            }
-            fail(Kind::NotATrace, label_,
-                 "JSON, but not a trace: no traceEvents" +
-                     (list.empty()
-                          ? std::string(" (an empty object)")
-                          : " (its keys: " + list + (keys.size() == 6 ? ", ..." : "") + ")"));
-        }
+        readTopLevelObject(get(document.get_object(), top), trace);
     }
     const char* trailing = nullptr;
     if (document.current_location().get(trailing) == simdjson::SUCCESS) {

@@ -44,18 +44,8 @@ void writeEntry(PickleWriter& out, const char* action, uint64_t address, int64_t
     out.setItems();
 }
 
-}  // namespace
-
-std::string memvizPickle(const MemoryTrace& trace) {
-    if (trace.empty()) {
-        throw std::invalid_argument("memviz: the run has no memory trace; make it with --memory");
-    }
-    const std::vector<MemoryAllocation> allocations = memoryAllocations(trace);
-    PickleWriter out;
-    out.protocol();
-    out.emptyDict();
-    out.mark();
-
+// The segments: one per allocation still alive at the end, holding one block.
+void writeSegments(PickleWriter& out, const std::vector<MemoryAllocation>& allocations) {
     out.text("segments");
     out.emptyList();
     out.mark();
@@ -99,7 +89,10 @@ std::string memvizPickle(const MemoryTrace& trace) {
         out.setItems();
     }
     out.appends();
+}
 
+// The device traces: device 0's allocations and frees in the order they happened.
+void writeDeviceTraces(PickleWriter& out, const MemoryTrace& trace) {
     out.text("device_traces");
     out.emptyList();
     out.mark();
@@ -127,6 +120,21 @@ std::string memvizPickle(const MemoryTrace& trace) {
     }
     out.appends();
     out.appends();
+}
+
+}  // namespace
+
+std::string memvizPickle(const MemoryTrace& trace) {
+    if (trace.empty()) {
+        throw std::invalid_argument("memviz: the run has no memory trace; make it with --memory");
+    }
+    const std::vector<MemoryAllocation> allocations = memoryAllocations(trace);
+    PickleWriter out;
+    out.protocol();
+    out.emptyDict();
+    out.mark();
+    writeSegments(out, allocations);
+    writeDeviceTraces(out, trace);
     out.setItems();
     out.stop();
     return out.bytes();

@@ -412,73 +412,82 @@ std::vector<StepTime> stepTimes(const KinetoTrace& trace, const std::vector<char
     return steps;
 }
 
-}  // namespace
-
-RankAnalysis analyzeTrace(const KinetoTrace& trace, const TraceAnalysisOptions& options) {
-    RankAnalysis result;
-    result.rank = trace.defaultRank();
-    result.file = trace.path;
-    const std::vector<char> keep = analysedEvents(trace, options);
-    const size_t n = trace.events.size();
-
-    // Device events: what HTA's analyses take as kernels (stream != -1).
-    std::vector<char> device(n, 0);
-    std::vector<KernelType> typeOfName(trace.strings.size(), KernelType::Other);
-    std::vector<char> typed(trace.strings.size(), 0);
-    std::vector<Interval> all;
-    std::vector<std::vector<Interval>> byType(3);
+// The device events of the analysed set (what HTA's analyses take as kernels:
+// stream != -1), gathered once for every table that follows.
+struct DeviceKernels {
+    std::vector<char> device;            // by event: analysed and on a stream
+    std::vector<KernelType> typeOfName;  // by string id, where typed
+    std::vector<Interval> all;           // every kernel's interval
+    std::vector<std::vector<Interval>> byType = std::vector<std::vector<Interval>>(3);
     std::unordered_map<int32_t, Accumulator> byName;
-    std::map<std::pair<int64_t, int32_t>, Accumulator> byStream;
-    double deviceTotal = 0;
+    std::map<std::pair<int64_t, int32_t>, Accumulator> byStream;  // (stream, name)
+    double totalUs = 0;
+};
+
+DeviceKernels deviceKernels(const KinetoTrace& trace, const std::vector<char>& keep) {
+    const size_t n = trace.events.size();
+    DeviceKernels kernels;
+    kernels.device.assign(n, 0);
+    kernels.typeOfName.assign(trace.strings.size(), KernelType::Other);
+    std::vector<char> typed(trace.strings.size(), 0);
     for (size_t i = 0; i < n; ++i) {
         const TraceEvent& e = trace.events[i];
-        result.analysedEvents += keep[i];
         if (!keep[i] || e.stream == -1) {
             continue;
         }
-        device[i] = 1;
+        kernels.device[i] = 1;
         if (!typed[size_t(e.name)]) {
-            typeOfName[size_t(e.name)] = kernelTypeOf(trace.strings[size_t(e.name)]);
+            kernels.typeOfName[size_t(e.name)] = kernelTypeOf(trace.strings[size_t(e.name)]);
             typed[size_t(e.name)] = 1;
         }
-        const KernelType type = typeOfName[size_t(e.name)];
+        const KernelType type = kernels.typeOfName[size_t(e.name)];
         const Interval interval{e.startUs, endOf(e)};
-        all.push_back(interval);
+        kernels.all.push_back(interval);
         if (type != KernelType::Other) {
-            byType[size_t(type)].push_back(interval);
+            kernels.byType[size_t(type)].push_back(interval);
         }
-        byName[e.name].add(e.durationUs);
-        byStream[{e.stream, e.name}].add(e.durationUs);
-        deviceTotal += e.durationUs;
+        kernels.byName[e.name].add(e.durationUs);
+        kernels.byStream[{e.stream, e.name}].add(e.durationUs);
+        kernels.totalUs += e.durationUs;
     }
+    return kernels;
+}
 
-    if (!all.empty()) {
-        const std::vector<Interval> busy = merged(std::move(all));
-        TemporalBreakdown temporal;
-        temporal.spanUs = busy.back().end - busy.front().start;
-        temporal.idleUs = temporal.spanUs - lengthOf(busy);
-        for (auto& intervals : byType) {
-            intervals = merged(std::move(intervals));
-        }
-        temporal.computeUs = lengthOf(byType[size_t(KernelType::Computation)]);
-        temporal.nonComputeUs = temporal.spanUs - temporal.computeUs - temporal.idleUs;
-        result.temporal = temporal;
-        result.communicationUs = lengthOf(byType[size_t(KernelType::Communication)]);
-        result.kernelTypes = kernelTypeTimes(byType);
+// Busy, idle and compute time over the span the kernels cover, and the
+// overlap of kernel types; merges the kernels' intervals in place.
+void addTemporalBreakdown(DeviceKernels& kernels, RankAnalysis& result) {
+    if (kernels.all.empty()) {
+        return;
     }
+    const std::vector<Interval> busy = merged(std::move(kernels.all));
+    TemporalBreakdown temporal;
+    temporal.spanUs = busy.back().end - busy.front().start;
+    temporal.idleUs = temporal.spanUs - lengthOf(busy);
+    for (auto& intervals : kernels.byType) {
+        intervals = merged(std::move(intervals));
+    }
+    temporal.computeUs = lengthOf(kernels.byType[size_t(KernelType::Computation)]);
+    temporal.nonComputeUs = temporal.spanUs - temporal.computeUs - temporal.idleUs;
+    result.temporal = temporal;
+    result.communicationUs = lengthOf(kernels.byType[size_t(KernelType::Communication)]);
+    result.kernelTypes = kernelTypeTimes(kernels.byType);
+}
 
-    for (const auto& [name, accumulator] : byName) {
-        result.kernels.push_back(statsOf(trace.strings[size_t(name)], typeOfName[size_t(name)], -1,
-                                         accumulator, deviceTotal));
+// The kernel tables: by name, longest total first, and by stream and name.
+void addKernelTables(const KinetoTrace& trace, const DeviceKernels& kernels, RankAnalysis& result) {
+    for (const auto& [name, accumulator] : kernels.byName) {
+        result.kernels.push_back(statsOf(trace.strings[size_t(name)],
+                                         kernels.typeOfName[size_t(name)], -1, accumulator,
+                                         kernels.totalUs));
     }
     std::sort(result.kernels.begin(), result.kernels.end(),
               [](const KernelStats& a, const KernelStats& b) {
                   return a.totalUs != b.totalUs ? a.totalUs > b.totalUs : a.name < b.name;
               });
-    for (const auto& [key, accumulator] : byStream) {
+    for (const auto& [key, accumulator] : kernels.byStream) {
         result.kernelsPerStream.push_back(statsOf(trace.strings[size_t(key.second)],
-                                                  typeOfName[size_t(key.second)], key.first,
-                                                  accumulator, deviceTotal));
+                                                  kernels.typeOfName[size_t(key.second)], key.first,
+                                                  accumulator, kernels.totalUs));
     }
     std::stable_sort(result.kernelsPerStream.begin(), result.kernelsPerStream.end(),
                      [](const KernelStats& a, const KernelStats& b) {
@@ -487,18 +496,38 @@ RankAnalysis analyzeTrace(const KinetoTrace& trace, const TraceAnalysisOptions& 
                          }
                          return a.totalUs != b.totalUs ? a.totalUs > b.totalUs : a.name < b.name;
                      });
+}
 
-    result.launch = launchStatistics(trace, keep, options);
-    result.operators = operatorStats(trace, keep);
-    result.steps = stepTimes(trace, keep, device);
+// The mean duration of the analysed steps; 0 without them.
+double meanAnalysedStepUs(const std::vector<StepTime>& steps) {
+    double totalUs = 0;
     int64_t analysedSteps = 0;
-    for (const StepTime& step : result.steps) {
+    for (const StepTime& step : steps) {
         if (step.analysed) {
-            result.meanStepUs += step.durationUs;
+            totalUs += step.durationUs;
             ++analysedSteps;
         }
     }
-    result.meanStepUs = analysedSteps ? result.meanStepUs / double(analysedSteps) : 0;
+    return analysedSteps ? totalUs / double(analysedSteps) : 0;
+}
+
+}  // namespace
+
+RankAnalysis analyzeTrace(const KinetoTrace& trace, const TraceAnalysisOptions& options) {
+    RankAnalysis result;
+    result.rank = trace.defaultRank();
+    result.file = trace.path;
+    const std::vector<char> keep = analysedEvents(trace, options);
+    for (const char kept : keep) {
+        result.analysedEvents += kept;
+    }
+    DeviceKernels kernels = deviceKernels(trace, keep);
+    addTemporalBreakdown(kernels, result);
+    addKernelTables(trace, kernels, result);
+    result.launch = launchStatistics(trace, keep, options);
+    result.operators = operatorStats(trace, keep);
+    result.steps = stepTimes(trace, keep, kernels.device);
+    result.meanStepUs = meanAnalysedStepUs(result.steps);
     return result;
 }
 

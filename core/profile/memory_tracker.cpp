@@ -244,33 +244,33 @@ int64_t MemoryTracker::eventCount() const {
     return int64_t(state_->events.size());
 }
 
-MemoryTrace MemoryTracker::finish() {
-    state_->listening.store(false);
-    stopOpCallback();
-    listenerScope_.reset();
-    guard_.reset();
-    MemoryTrace trace;
-    trace.device = device_.str();
-    trace.clockOriginUs = double(state_->originNs) / 1e3;
-    const std::lock_guard lock(state_->mutex);
-    trace.paths = state_->names.names();
-    trace.phases = state_->phaseRanges;
+namespace {
 
-    // Pair allocations with frees; facts name the allocation live at their address.
-    struct Instance {
-        size_t event;  // index into trace
-        int phase;
-        int step;
-        int fact = -1;  // MemoryCategory
-        int freePhase = -1;
-        int freeStep = -1;
-        bool recomputed = false;
-    };
-    std::vector<Instance> instances;
-    std::vector<int64_t> instanceOfEvent;
+// One allocation from its alloc to its free (or the end), and what is known of it.
+struct AllocationInstance {
+    size_t event;  // index into the trace
+    int phase;
+    int step;
+    int fact = -1;  // MemoryCategory
+    int freePhase = -1;
+    int freeStep = -1;
+    bool recomputed = false;
+};
+
+struct PairedEvents {
+    std::vector<AllocationInstance> instances;
+    std::vector<int64_t> instanceOfEvent;  // by trace event; -1: allocated before tracking
+};
+
+// Puts the allocations and frees into the trace's columns and pairs each free
+// with its allocation; facts name the allocation live at their address.
+PairedEvents pairAllocations(const BlockLog<RawEvent>& events, int64_t originNs,
+                             MemoryTrace& trace) {
+    PairedEvents paired;
+    std::vector<AllocationInstance>& instances = paired.instances;
     std::unordered_map<uint64_t, size_t> live;
     int64_t runningTotal = 0;
-    state_->events.forEach([&](const RawEvent& event) {
+    events.forEach([&](const RawEvent& event) {
         if (event.fact) {
             if (const auto found = live.find(event.address); found != live.end()) {
                 instances[found->second].fact = event.fact - 1;
@@ -278,7 +278,7 @@ MemoryTrace MemoryTracker::finish() {
             return;
         }
         const size_t index = trace.timeUs.size();
-        trace.timeUs.push_back(double(event.timeNs - state_->originNs) / 1e3);
+        trace.timeUs.push_back(double(event.timeNs - originNs) / 1e3);
         trace.address.push_back(event.address);
         trace.bytes.push_back(event.bytes);
         trace.phase.push_back(event.phase);
@@ -290,19 +290,49 @@ MemoryTrace MemoryTracker::finish() {
         trace.reserved.push_back(event.reserved);
         if (event.bytes > 0) {
             live[event.address] = instances.size();
-            instanceOfEvent.push_back(int64_t(instances.size()));
+            paired.instanceOfEvent.push_back(int64_t(instances.size()));
             instances.push_back({index, event.phase, event.step});
             instances.back().recomputed = event.recomputed;
         } else if (const auto found = live.find(event.address); found != live.end()) {
             instances[found->second].freePhase = event.phase;
             instances[found->second].freeStep = event.step;
-            instanceOfEvent.push_back(int64_t(found->second));
+            paired.instanceOfEvent.push_back(int64_t(found->second));
             live.erase(found);
         } else {
-            instanceOfEvent.push_back(-1);  // allocated before tracking began
+            paired.instanceOfEvent.push_back(-1);  // allocated before tracking began
         }
     });
+    return paired;
+}
 
+// An allocation's category: a fact where the runner marked one, else what its
+// phases say. `backwardStart` holds the steps whose backward has started.
+MemoryCategory categoryOf(const AllocationInstance& instance,
+                          const std::unordered_map<int, double>& backwardStart) {
+    if (instance.fact >= 0) {
+        return MemoryCategory(instance.fact);
+    }
+    if (instance.recomputed) {
+        return MemoryCategory::Recomputed;
+    }
+    if (instance.phase == 1) {
+        const auto backward = backwardStart.find(instance.step);
+        const bool freedBeforeBackward =
+            instance.freeStep == instance.step && instance.freePhase == 1;
+        if (backward != backwardStart.end() && !freedBeforeBackward) {
+            return MemoryCategory::Activations;
+        }
+    }
+    if (instance.phase > 0 && instance.freePhase == instance.phase &&
+        instance.freeStep == instance.step) {
+        return MemoryCategory::Temporaries;
+    }
+    return MemoryCategory::Other;
+}
+
+// Every event takes its allocation's category; frees of allocations made
+// before tracking began stay Other.
+void classify(const PairedEvents& paired, MemoryTrace& trace) {
     // When backward started in each step: forward allocations alive then are activations.
     std::unordered_map<int, double> backwardStart;
     for (const auto& range : trace.phases) {
@@ -310,33 +340,30 @@ MemoryTrace MemoryTracker::finish() {
             backwardStart[range.step] = range.startUs;
         }
     }
-    auto categoryOf = [&](const Instance& instance) {
-        if (instance.fact >= 0) {
-            return MemoryCategory(instance.fact);
-        }
-        if (instance.recomputed) {
-            return MemoryCategory::Recomputed;
-        }
-        if (instance.phase == 1) {
-            const auto backward = backwardStart.find(instance.step);
-            const bool freedBeforeBackward =
-                instance.freeStep == instance.step && instance.freePhase == 1;
-            if (backward != backwardStart.end() && !freedBeforeBackward) {
-                return MemoryCategory::Activations;
-            }
-        }
-        if (instance.phase > 0 && instance.freePhase == instance.phase &&
-            instance.freeStep == instance.step) {
-            return MemoryCategory::Temporaries;
-        }
-        return MemoryCategory::Other;
-    };
     trace.category.resize(trace.timeUs.size(), uint8_t(MemoryCategory::Other));
     for (size_t i = 0; i < trace.category.size(); ++i) {
-        if (instanceOfEvent[i] >= 0) {
-            trace.category[i] = uint8_t(categoryOf(instances[size_t(instanceOfEvent[i])]));
+        if (paired.instanceOfEvent[i] >= 0) {
+            trace.category[i] = uint8_t(
+                categoryOf(paired.instances[size_t(paired.instanceOfEvent[i])], backwardStart));
         }
     }
+}
+
+}  // namespace
+
+MemoryTrace MemoryTracker::finish() {
+    state_->listening.store(false);
+    stopOpCallback();
+    listenerScope_.reset();
+    guard_.reset();
+    MemoryTrace trace;
+    trace.device = device_.str();
+    trace.clockOriginUs = double(state_->originNs) / 1e3;
+    const std::lock_guard lock(state_->mutex);
+    trace.paths = state_->names.names();
+    trace.phases = state_->phaseRanges;
+    const PairedEvents paired = pairAllocations(state_->events, state_->originNs, trace);
+    classify(paired, trace);
     if (device_.is_cuda()) {
         const auto stats = at::accelerator::getDeviceStats(device_.index());
         trace.devicePeakAllocated = stats.allocated_bytes[0].peak;

@@ -455,100 +455,124 @@ std::optional<double> optionalNumber(ondemand::value value) {
     return check(value.get_double());
 }
 
-// Reads the memory object the iterator stands on; limits are checked after
-// all columns are in, since "paths" may come after the columns.
-MemoryTrace readMemory(ondemand::object object) {
+// The memory object's parts as they are read, in any order: the columns
+// that are checked against "paths" wait here until it has come.
+struct PendingMemory {
     MemoryTrace trace;
     std::vector<int32_t> path;
     std::vector<int32_t> op;
     std::vector<uint8_t> category;
     std::vector<uint8_t> phase;
-    unsigned seen = 0;
-    enum : unsigned { kDevice = 1, kPaths = 2, kPhases = 4, kColumns = 8 };
-    unsigned columns = 0;
+    unsigned seen = 0;     // kDevice | kPaths | kPhases
+    unsigned columns = 0;  // one bit a required column, 511 when all nine have come
     bool hasOp = false;
-    for (auto field : object) {
-        const std::string_view key = check(field.unescaped_key());
-        ondemand::value value = check(field.value());
-        if (key == "device") {
-            trace.device = std::string(check(value.get_string()));
-            seen |= kDevice;
-        } else if (key == "clock_origin_us") {
-            trace.clockOriginUs = optionalNumber(value).value_or(0);
-        } else if (key == "paths") {
-            for (auto name : check(value.get_array())) {
-                trace.paths.emplace_back(check(name.get_string()));
-            }
-            seen |= kPaths;
-        } else if (key == "time_us") {
-            readColumn(value, -1, trace.timeUs);
-            columns |= 1;
-        } else if (key == "address") {
-            readColumn(value, -1, trace.address);
-            columns |= 2;
-        } else if (key == "bytes") {
-            readColumn(value, -1, trace.bytes);
-            columns |= 4;
-        } else if (key == "category") {
-            readColumn(value, int64_t(kMemoryCategories), category);
-            columns |= 8;
-        } else if (key == "phase") {
-            readColumn(value, 4, phase);
-            columns |= 16;
-        } else if (key == "step") {
-            readColumn(value, -1, trace.step);
-            columns |= 32;
-        } else if (key == "path") {
-            readColumn(value, -1, path);
-            columns |= 64;
-        } else if (key == "op") {
-            readColumn(value, -1, op);
-            hasOp = true;
-        } else if (key == "allocated") {
-            readColumn(value, -1, trace.allocated);
-            columns |= 128;
-        } else if (key == "reserved") {
-            readColumn(value, -1, trace.reserved);
-            columns |= 256;
-        } else if (key == "phases") {
-            for (auto item : check(value.get_array())) {
-                std::vector<double> range;
-                for (auto number : check(item.get_array())) {
-                    range.push_back(check(number.get_double()));
-                }
-                if (range.size() != 4) {
-                    throw Failed{};
-                }
-                trace.phases.push_back({uint8_t(range[0]), int32_t(range[1]), range[2], range[3]});
-            }
-            seen |= kPhases;
-        } else if (key == "device_peak_allocated") {
-            if (const auto peak = optionalNumber(value)) {
-                trace.devicePeakAllocated = int64_t(*peak);
-            }
-        } else if (key == "device_peak_reserved") {
-            if (const auto peak = optionalNumber(value)) {
-                trace.devicePeakReserved = int64_t(*peak);
-            }
+};
+enum : unsigned { kDevice = 1, kPaths = 2, kPhases = 4 };
+
+// "phases": [phase, step, start, end] each.
+void readPhases(ondemand::value value, std::vector<MemoryTrace::PhaseRange>& phases) {
+    for (auto item : check(value.get_array())) {
+        std::vector<double> range;
+        for (auto number : check(item.get_array())) {
+            range.push_back(check(number.get_double()));
+        }
+        if (range.size() != 4) {
+            throw Failed{};
+        }
+        phases.push_back({uint8_t(range[0]), int32_t(range[1]), range[2], range[3]});
+    }
+}
+
+// One field of the memory object; unknown keys are skipped.
+void readMemoryField(std::string_view key, ondemand::value value, PendingMemory& memory) {
+    MemoryTrace& trace = memory.trace;
+    if (key == "device") {
+        trace.device = std::string(check(value.get_string()));
+        memory.seen |= kDevice;
+    } else if (key == "clock_origin_us") {
+        trace.clockOriginUs = optionalNumber(value).value_or(0);
+    } else if (key == "paths") {
+        for (auto name : check(value.get_array())) {
+            trace.paths.emplace_back(check(name.get_string()));
+        }
+        memory.seen |= kPaths;
+    } else if (key == "time_us") {
+        readColumn(value, -1, trace.timeUs);
+        memory.columns |= 1;
+    } else if (key == "address") {
+        readColumn(value, -1, trace.address);
+        memory.columns |= 2;
+    } else if (key == "bytes") {
+        readColumn(value, -1, trace.bytes);
+        memory.columns |= 4;
+    } else if (key == "category") {
+        readColumn(value, int64_t(kMemoryCategories), memory.category);
+        memory.columns |= 8;
+    } else if (key == "phase") {
+        readColumn(value, 4, memory.phase);
+        memory.columns |= 16;
+    } else if (key == "step") {
+        readColumn(value, -1, trace.step);
+        memory.columns |= 32;
+    } else if (key == "path") {
+        readColumn(value, -1, memory.path);
+        memory.columns |= 64;
+    } else if (key == "op") {
+        readColumn(value, -1, memory.op);
+        memory.hasOp = true;
+    } else if (key == "allocated") {
+        readColumn(value, -1, trace.allocated);
+        memory.columns |= 128;
+    } else if (key == "reserved") {
+        readColumn(value, -1, trace.reserved);
+        memory.columns |= 256;
+    } else if (key == "phases") {
+        readPhases(value, trace.phases);
+        memory.seen |= kPhases;
+    } else if (key == "device_peak_allocated") {
+        if (const auto peak = optionalNumber(value)) {
+            trace.devicePeakAllocated = int64_t(*peak);
+        }
+    } else if (key == "device_peak_reserved") {
+        if (const auto peak = optionalNumber(value)) {
+            trace.devicePeakReserved = int64_t(*peak);
         }
     }
+}
+
+// Every part there, every column as long as the first, every path id in "paths".
+bool isComplete(const PendingMemory& memory) {
+    const MemoryTrace& trace = memory.trace;
     const size_t n = trace.timeUs.size();
     const auto paths = int32_t(trace.paths.size());
     const auto inPaths = [&](const std::vector<int32_t>& ids) {
         return std::all_of(ids.begin(), ids.end(),
                            [&](int32_t id) { return id >= -1 && id < paths; });
     };
-    if (seen != (kDevice | kPaths | kPhases) || columns != 511 || trace.address.size() != n ||
-        trace.bytes.size() != n || category.size() != n || phase.size() != n ||
-        trace.step.size() != n || path.size() != n || trace.allocated.size() != n ||
-        trace.reserved.size() != n || (hasOp && op.size() != n) || !inPaths(path) || !inPaths(op)) {
+    return memory.seen == (kDevice | kPaths | kPhases) && memory.columns == 511 &&
+           trace.address.size() == n && trace.bytes.size() == n && memory.category.size() == n &&
+           memory.phase.size() == n && trace.step.size() == n && memory.path.size() == n &&
+           trace.allocated.size() == n && trace.reserved.size() == n &&
+           (!memory.hasOp || memory.op.size() == n) && inPaths(memory.path) && inPaths(memory.op);
+}
+
+// Reads the memory object the iterator stands on; limits are checked after
+// all columns are in, since "paths" may come after the columns.
+MemoryTrace readMemory(ondemand::object object) {
+    PendingMemory memory;
+    for (auto field : object) {
+        const std::string_view key = check(field.unescaped_key());
+        readMemoryField(key, check(field.value()), memory);
+    }
+    if (!isComplete(memory)) {
         throw Failed{};
     }
-    trace.category = std::move(category);
-    trace.phase = std::move(phase);
-    trace.path = std::move(path);
-    trace.op = std::move(op);
-    return trace;
+    MemoryTrace& trace = memory.trace;
+    trace.category = std::move(memory.category);
+    trace.phase = std::move(memory.phase);
+    trace.path = std::move(memory.path);
+    trace.op = std::move(memory.op);
+    return std::move(trace);
 }
 
 // The file without its memory value (null in its place) and the memory read,
@@ -661,6 +685,75 @@ std::string runResultToJson(const RunResult& result, int indent) {
 
 namespace {
 
+// The format and version, which say whether the rest can be read at all.
+void checkFormatAndVersion(const FieldReader& root) {
+    if (root.stringOr("format", "") != "stepscope-run") {
+        throw RunFileError("run.format: not a StepScope run file (expected \"stepscope-run\")");
+    }
+    const int64_t version = root.integer("version");
+    if (version != kRunFileVersion) {
+        throw RunFileError("run.version: version " + std::to_string(version) +
+                           " is not supported; this StepScope reads version " +
+                           std::to_string(kRunFileVersion));
+    }
+}
+
+EnvironmentInfo readEnvironment(const FieldReader& env) {
+    EnvironmentInfo environment;
+    environment.stepscopeVersion = env.stringOr("stepscope_version", "");
+    environment.libtorchVersion = env.stringOr("libtorch_version", "");
+    environment.cudaVersion = env.stringOr("cuda_version", "");
+    environment.deviceName = env.stringOr("device_name", "");
+    environment.cpuModel = env.stringOr("cpu_model", "");
+    environment.cpuThreads = static_cast<int>(env.integer("cpu_threads"));
+    environment.hostname = env.stringOr("hostname", "");
+    environment.startedAt = env.stringOr("started_at", "");
+    environment.python = env.stringOr("python", "");
+    environment.pythonTorchVersion = env.stringOr("python_torch_version", "");
+    environment.processId = env.has("pid") ? static_cast<int>(env.integer("pid")) : 0;
+    environment.isolated = env.has("isolated") ? env.boolean("isolated") : false;
+    if (env.has("slurm") && !env.required("slurm").is_null()) {
+        const FieldReader slurm = env.object("slurm");
+        environment.slurmJobId = slurm.stringOr("job_id", "");
+        environment.slurmArrayJobId = slurm.stringOr("array_job_id", "");
+        environment.slurmArrayTaskId = slurm.stringOr("array_task_id", "");
+        environment.slurmNode = slurm.stringOr("node", "");
+    }
+    return environment;
+}
+
+std::vector<StepRecord> readSteps(const FieldReader& root) {
+    std::vector<StepRecord> steps;
+    root.forEachItem("steps", [&](const FieldReader& step) {
+        StepRecord record;
+        record.index = static_cast<int>(step.integer("index"));
+        record.warmup = step.boolean("warmup");
+        record.totalMs = step.number("total_ms");
+        record.forwardMs = step.optionalNumber("forward_ms");
+        record.backwardMs = step.optionalNumber("backward_ms");
+        record.optimizerMs = step.optionalNumber("optimizer_ms");
+        record.loss = step.optionalNumber("loss");
+        steps.push_back(record);
+    });
+    return steps;
+}
+
+// Files written before FLOP groups existed have none.
+std::vector<FlopGroupRow> readFlopGroups(const FieldReader& root) {
+    std::vector<FlopGroupRow> rows;
+    if (root.has("flop_groups")) {
+        root.forEachItem("flop_groups", [&](const FieldReader& item) {
+            FlopGroupRow row;
+            row.group = item.string("group");
+            row.flopsPerStep = item.number("flops_per_step");
+            row.msPerStep = item.number("ms_per_step");
+            row.achievedFlopsPerSecond = item.number("achieved_flops_per_second");
+            rows.push_back(row);
+        });
+    }
+    return rows;
+}
+
 // `padded`: the same text with simdjson's padding after it, where there is.
 RunResult fromJson(std::string_view text, [[maybe_unused]] const char* padded) {
 #ifdef STEPSCOPE_HAVE_SIMDJSON
@@ -677,67 +770,19 @@ RunResult fromJson(std::string_view text, [[maybe_unused]] const char* padded) {
     const json document = parseJson(text);
 #endif
     const FieldReader root(document, "run");
-    if (root.stringOr("format", "") != "stepscope-run") {
-        throw RunFileError("run.format: not a StepScope run file (expected \"stepscope-run\")");
-    }
-    const int64_t version = root.integer("version");
-    if (version != kRunFileVersion) {
-        throw RunFileError("run.version: version " + std::to_string(version) +
-                           " is not supported; this StepScope reads version " +
-                           std::to_string(kRunFileVersion));
-    }
+    checkFormatAndVersion(root);
     RunResult result;
     result.status = root.choice<RunStatus>("status", parseRunStatus,
                                            "ok, oom, failed, cancelled, refused, unavailable");
     result.message = root.stringOr("message", "");
     result.config = configFromJson(root.object("config"));
     result.parameterCount = root.object("model").integer("parameters");
-
-    const FieldReader env = root.object("environment");
-    result.environment.stepscopeVersion = env.stringOr("stepscope_version", "");
-    result.environment.libtorchVersion = env.stringOr("libtorch_version", "");
-    result.environment.cudaVersion = env.stringOr("cuda_version", "");
-    result.environment.deviceName = env.stringOr("device_name", "");
-    result.environment.cpuModel = env.stringOr("cpu_model", "");
-    result.environment.cpuThreads = static_cast<int>(env.integer("cpu_threads"));
-    result.environment.hostname = env.stringOr("hostname", "");
-    result.environment.startedAt = env.stringOr("started_at", "");
-    result.environment.python = env.stringOr("python", "");
-    result.environment.pythonTorchVersion = env.stringOr("python_torch_version", "");
-    result.environment.processId = env.has("pid") ? static_cast<int>(env.integer("pid")) : 0;
-    result.environment.isolated = env.has("isolated") ? env.boolean("isolated") : false;
-    if (env.has("slurm") && !env.required("slurm").is_null()) {
-        const FieldReader slurm = env.object("slurm");
-        result.environment.slurmJobId = slurm.stringOr("job_id", "");
-        result.environment.slurmArrayJobId = slurm.stringOr("array_job_id", "");
-        result.environment.slurmArrayTaskId = slurm.stringOr("array_task_id", "");
-        result.environment.slurmNode = slurm.stringOr("node", "");
-    }
+    result.environment = readEnvironment(root.object("environment"));
     result.compileMs = root.optionalNumber("compile_ms");
-
-    root.forEachItem("steps", [&](const FieldReader& step) {
-        StepRecord record;
-        record.index = static_cast<int>(step.integer("index"));
-        record.warmup = step.boolean("warmup");
-        record.totalMs = step.number("total_ms");
-        record.forwardMs = step.optionalNumber("forward_ms");
-        record.backwardMs = step.optionalNumber("backward_ms");
-        record.optimizerMs = step.optionalNumber("optimizer_ms");
-        record.loss = step.optionalNumber("loss");
-        result.steps.push_back(record);
-    });
+    result.steps = readSteps(root);
     result.operators = readTimeRows(root, "operators");
     result.kernels = readTimeRows(root, "kernels");
-    if (root.has("flop_groups")) {
-        root.forEachItem("flop_groups", [&](const FieldReader& item) {
-            FlopGroupRow row;
-            row.group = item.string("group");
-            row.flopsPerStep = item.number("flops_per_step");
-            row.msPerStep = item.number("ms_per_step");
-            row.achievedFlopsPerSecond = item.number("achieved_flops_per_second");
-            result.flopGroups.push_back(row);
-        });
-    }
+    result.flopGroups = readFlopGroups(root);
     if (root.has("memory") && !root.required("memory").is_null()) {
         result.memory = readMemory(root.object("memory"));
     }
