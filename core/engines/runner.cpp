@@ -165,6 +165,218 @@ void releaseMemory(RunState& state, const at::Device& device) {
     }
 }
 
+at::ScalarType attentionDtypeOf(Precision precision) {
+    return precision == Precision::Bf16   ? at::kBFloat16
+           : precision == Precision::Fp16 ? at::kHalf
+                                          : at::kFloat;
+}
+
+// One run of the LibTorch engine, in the steps a reader can name: set up the
+// device, build the model and optimizer, attach the tracers, run the steps.
+// A step that cannot go on returns the status it ends with; an exception on
+// the way maps to oom or failed, keeping what was measured and traced.
+class LibTorchRun {
+public:
+    LibTorchRun(const RunConfig& config, const RunControl& control)
+        : config_(config),
+          control_(control),
+          device_(config.device == DeviceKind::Cuda ? at::kCUDA : at::kCPU, 0),
+          progress_(control.observer, config.warmupSteps + config.measuredSteps) {
+        result_.config = config;
+        result_.environment = captureEnvironment(config);
+        result_.parameterCount = parameterCount(config.model);
+        peak_ =
+            devicePeakFlopsPerSecond(result_.environment.deviceName, config.precision, config.tf32);
+    }
+
+    RunResult run() {
+        if (auto refusal = preflightRefusal(
+                config_, control_.availableMemoryBytes.value_or(availableSystemMemory()))) {
+            return finish(RunStatus::Refused, std::move(*refusal));
+        }
+        setUpDevice();
+        try {
+            progress_.report(0, config_.warmupSteps > 0, "setup");
+            at::manual_seed(config_.seed);
+            std::shared_ptr<AttentionBackend> attention = makeAttentionBackend(config_.attention);
+            if (auto unavailable = whatCannotRun(*attention)) {
+                return finish(RunStatus::Unavailable, std::move(*unavailable));
+            }
+            buildModelAndOptimizer(std::move(attention));
+            if (auto unavailable = attachTracers()) {
+                return finish(RunStatus::Unavailable, std::move(*unavailable));
+            }
+            return runSteps();
+        } catch (const c10::OutOfMemoryError& error) {
+            return endAfterFailure(RunStatus::Oom, error.what_without_backtrace());
+        } catch (const c10::Error& error) {
+            return endAfterFailure(RunStatus::Failed, error.what_without_backtrace());
+        } catch (const std::exception& error) {
+            return endAfterFailure(RunStatus::Failed, error.what());
+        }
+    }
+
+private:
+    void setUpDevice() {
+        if (device_.is_cuda()) {
+            at::globalContext().setAllowTF32CuBLAS(config_.tf32);
+            at::globalContext().setAllowTF32CuDNN(config_.tf32);
+        }
+    }
+
+    // Why the attention backend or the optimizer cannot run this config,
+    // asked before anything is built.
+    std::optional<std::string> whatCannotRun(const AttentionBackend& attention) const {
+        const at::Tensor probe = at::empty(
+            {1, config_.model.heads, config_.contextLength, config_.model.headDim()},
+            at::TensorOptions().device(device_).dtype(attentionDtypeOf(config_.precision)));
+        if (const auto reason = attention.unavailableReason(probe)) {
+            return "attention " + config_.attention + ": " + *reason;
+        }
+        if (hasOptimizer(config_.mode)) {
+            if (const auto reason = optimizerUnavailableReason(config_.optimizer, device_)) {
+                return "optimizer " + toString(config_.optimizer) + ": " + *reason;
+            }
+        }
+        return std::nullopt;
+    }
+
+    // The memory tracker and the allocator's history start first, so that
+    // the parameters, optimizer state and inputs are in the trace.
+    void buildModelAndOptimizer(std::shared_ptr<AttentionBackend> attention) {
+        if (!config_.cudaSnapshotPath.empty() && device_.is_cuda()) {
+            history_.emplace();
+        }
+        if (config_.traceMemory) {
+            memory_.emplace(device_);
+            state_.memory = &*memory_;
+        }
+        const auto options = at::TensorOptions().device(device_).dtype(at::kFloat);
+        state_.model = TransformerLM(config_.model, std::move(attention), options);
+        state_.model->setCheckpointStrategy(config_.activationCheckpoint);
+        if (memory_) {
+            memory_->mark(state_.model->parameters(), MemoryCategory::Parameters);
+        }
+        if (hasOptimizer(config_.mode)) {
+            // lr 1e-3, weight decay 0.01, LibTorch's betas and eps (AdamWHyperParameters).
+            state_.optimizer = makeOptimizer(config_.optimizer, state_.model->parameters());
+        }
+        if (!config_.weightsPath.empty()) {
+            loadStateDict(*state_.model, readStateDict(config_.weightsPath));
+        }
+        const at::Tensor tokens = batchOfTokens(config_, device_);
+        state_.inputs = tokens.narrow(1, 0, config_.contextLength);
+        state_.targets = tokens.narrow(1, 1, config_.contextLength);
+        if (memory_) {
+            memory_->mark({tokens}, MemoryCategory::Inputs);
+        }
+    }
+
+    // The kernel tracer needs the operator tracer: its correlation ids tie
+    // each kernel to the operator and phase that launched it. Returns why
+    // kernels cannot be traced here, when they were asked for.
+    std::optional<std::string> attachTracers() {
+        timer_ = makeStepTimer(device_);
+        if (config_.traceKernels) {
+            if (auto reason = KernelTracer::unavailableReason()) {
+                return reason;
+            }
+            kernelTracer_.emplace();
+        }
+        if (config_.traceOps || config_.traceKernels) {
+            tracer_.emplace(kernelTracer_ ? &*kernelTracer_ : nullptr);
+        }
+        return std::nullopt;
+    }
+
+    RunResult runSteps() {
+        const int totalSteps = config_.warmupSteps + config_.measuredSteps;
+        for (int index = 0; index < totalSteps; ++index) {
+            if (control_.cancel && control_.cancel->load()) {
+                collectTraces();
+                releaseMemory(state_, device_);
+                return finish(RunStatus::Cancelled, "cancelled after " + std::to_string(index) +
+                                                        " of " + std::to_string(totalSteps) +
+                                                        " steps");
+            }
+            result_.steps.push_back(runStep(state_, config_, device_, *timer_, progress_, index));
+            if (control_.observer) {
+                control_.observer->onStep(result_.steps.back());
+            }
+        }
+        collectTraces();
+        releaseMemory(state_, device_);
+        return finish(RunStatus::Ok, "");
+    }
+
+    void collectOperators() {
+        if (!tracer_) {
+            return;
+        }
+        tracer_->collectKernels();
+        result_.operators = tracer_->aggregate(config_.warmupSteps);
+        result_.kernels = tracer_->aggregateKernels(config_.warmupSteps);
+        result_.flopGroups = flopGroups(config_, tracer_->forwardGroupTimes(config_.warmupSteps));
+        if (!result_.steps.empty()) {
+            result_.timeline = tracer_->timeline(result_.steps.back().index);
+        }
+    }
+
+    // Tracers stop in the reverse order they started: they chain range listeners.
+    void stopTracers() {
+        tracer_.reset();
+        kernelTracer_.reset();
+        timer_.reset();
+    }
+
+    void collectTraces() {
+        collectOperators();
+        stopTracers();
+        keepMemoryTraces();
+    }
+
+    void keepMemoryTraces() {
+        if (memory_) {
+            state_.memory = nullptr;
+            result_.memory = memory_->finish();
+            memory_.reset();
+        }
+        if (history_) {
+            history_->write(config_.cudaSnapshotPath);
+            history_.reset();
+        }
+    }
+
+    // A run that fails keeps its memory trace up to the failure: what was
+    // alive when memory ran out.
+    RunResult endAfterFailure(RunStatus status, std::string message) {
+        stopTracers();
+        keepMemoryTraces();
+        releaseMemory(state_, device_);
+        return finish(status, std::move(message));
+    }
+
+    RunResult finish(RunStatus status, std::string message) {
+        result_.status = status;
+        result_.message = std::move(message);
+        result_.summary = summarizeSteps(result_.steps, config_, peak_);
+        return result_;
+    }
+
+    const RunConfig& config_;
+    const RunControl& control_;
+    const at::Device device_;
+    RunResult result_;
+    std::optional<double> peak_;
+    Progress progress_;
+    RunState state_;
+    std::optional<CudaHistory> history_;
+    std::optional<MemoryTracker> memory_;
+    std::unique_ptr<StepTimer> timer_;
+    std::optional<KernelTracer> kernelTracer_;
+    std::optional<OperatorTracer> tracer_;
+};
+
 }  // namespace
 
 RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
@@ -179,156 +391,7 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
         at::set_num_threads(config.threads);
     }
     keepFreedMemoryForSteadySteps();
-
-    RunResult result;
-    result.config = config;
-    result.environment = captureEnvironment(config);
-    result.parameterCount = parameterCount(config.model);
-    const auto peak =
-        devicePeakFlopsPerSecond(result.environment.deviceName, config.precision, config.tf32);
-    auto finish = [&](RunStatus status, std::string message) {
-        result.status = status;
-        result.message = std::move(message);
-        result.summary = summarizeSteps(result.steps, config, peak);
-        return result;
-    };
-
-    if (auto refusal = preflightRefusal(
-            config, control.availableMemoryBytes.value_or(availableSystemMemory()))) {
-        return finish(RunStatus::Refused, std::move(*refusal));
-    }
-
-    const at::Device device(config.device == DeviceKind::Cuda ? at::kCUDA : at::kCPU, 0);
-    if (device.is_cuda()) {
-        at::globalContext().setAllowTF32CuBLAS(config.tf32);
-        at::globalContext().setAllowTF32CuDNN(config.tf32);
-    }
-    const int totalSteps = config.warmupSteps + config.measuredSteps;
-    Progress progress(control.observer, totalSteps);
-    RunState state;
-    // Outside the try: a run that fails keeps its memory trace up to the failure.
-    std::optional<CudaHistory> history;
-    std::optional<MemoryTracker> memory;
-    auto keepMemoryTraces = [&] {
-        if (memory) {
-            state.memory = nullptr;
-            result.memory = memory->finish();
-            memory.reset();
-        }
-        if (history) {
-            history->write(config.cudaSnapshotPath);
-            history.reset();
-        }
-    };
-    try {
-        progress.report(0, config.warmupSteps > 0, "setup");
-        at::manual_seed(config.seed);
-        const auto options = at::TensorOptions().device(device).dtype(at::kFloat);
-        std::shared_ptr<AttentionBackend> attention = makeAttentionBackend(config.attention);
-        // A backend that cannot run this shape or dtype says why, before anything is built.
-        const at::ScalarType attentionDtype = config.precision == Precision::Bf16   ? at::kBFloat16
-                                              : config.precision == Precision::Fp16 ? at::kHalf
-                                                                                    : at::kFloat;
-        const at::Tensor probe =
-            at::empty({1, config.model.heads, config.contextLength, config.model.headDim()},
-                      options.dtype(attentionDtype));
-        if (const auto reason = attention->unavailableReason(probe)) {
-            return finish(RunStatus::Unavailable, "attention " + config.attention + ": " + *reason);
-        }
-        if (hasOptimizer(config.mode)) {
-            if (const auto reason = optimizerUnavailableReason(config.optimizer, device)) {
-                return finish(RunStatus::Unavailable,
-                              "optimizer " + toString(config.optimizer) + ": " + *reason);
-            }
-        }
-        if (!config.cudaSnapshotPath.empty() && device.is_cuda()) {
-            history.emplace();
-        }
-        if (config.traceMemory) {
-            memory.emplace(device);
-            state.memory = &*memory;
-        }
-        state.model = TransformerLM(config.model, attention, options);
-        state.model->setCheckpointStrategy(config.activationCheckpoint);
-        if (memory) {
-            memory->mark(state.model->parameters(), MemoryCategory::Parameters);
-        }
-        if (hasOptimizer(config.mode)) {
-            // lr 1e-3, weight decay 0.01, LibTorch's betas and eps (AdamWHyperParameters).
-            state.optimizer = makeOptimizer(config.optimizer, state.model->parameters());
-        }
-        if (!config.weightsPath.empty()) {
-            loadStateDict(*state.model, readStateDict(config.weightsPath));
-        }
-        const at::Tensor tokens = batchOfTokens(config, device);
-        state.inputs = tokens.narrow(1, 0, config.contextLength);
-        state.targets = tokens.narrow(1, 1, config.contextLength);
-        if (memory) {
-            memory->mark({tokens}, MemoryCategory::Inputs);
-        }
-
-        const auto timer = makeStepTimer(device);
-        // The kernel tracer needs the operator tracer: its correlation ids
-        // tie each kernel to the operator and phase that launched it.
-        std::optional<KernelTracer> kernelTracer;
-        if (config.traceKernels) {
-            if (const auto reason = KernelTracer::unavailableReason()) {
-                return finish(RunStatus::Unavailable, *reason);
-            }
-            kernelTracer.emplace();
-        }
-        std::optional<OperatorTracer> tracer;
-        if (config.traceOps || config.traceKernels) {
-            tracer.emplace(kernelTracer ? &*kernelTracer : nullptr);
-        }
-        auto collectOperators = [&] {
-            if (!tracer) {
-                return;
-            }
-            tracer->collectKernels();
-            result.operators = tracer->aggregate(config.warmupSteps);
-            result.kernels = tracer->aggregateKernels(config.warmupSteps);
-            result.flopGroups = flopGroups(config, tracer->forwardGroupTimes(config.warmupSteps));
-            if (!result.steps.empty()) {
-                result.timeline = tracer->timeline(result.steps.back().index);
-            }
-        };
-        // Tracers stop in the reverse order they started: they chain range listeners.
-        auto collectTraces = [&] {
-            collectOperators();
-            tracer.reset();
-            kernelTracer.reset();
-            keepMemoryTraces();
-        };
-        for (int index = 0; index < totalSteps; ++index) {
-            if (control.cancel && control.cancel->load()) {
-                collectTraces();
-                releaseMemory(state, device);
-                return finish(RunStatus::Cancelled, "cancelled after " + std::to_string(index) +
-                                                        " of " + std::to_string(totalSteps) +
-                                                        " steps");
-            }
-            result.steps.push_back(runStep(state, config, device, *timer, progress, index));
-            if (control.observer) {
-                control.observer->onStep(result.steps.back());
-            }
-        }
-        collectTraces();
-    } catch (const c10::OutOfMemoryError& error) {
-        keepMemoryTraces();  // what was alive when memory ran out
-        releaseMemory(state, device);
-        return finish(RunStatus::Oom, error.what_without_backtrace());
-    } catch (const c10::Error& error) {
-        keepMemoryTraces();
-        releaseMemory(state, device);
-        return finish(RunStatus::Failed, error.what_without_backtrace());
-    } catch (const std::exception& error) {
-        keepMemoryTraces();
-        releaseMemory(state, device);
-        return finish(RunStatus::Failed, error.what());
-    }
-    releaseMemory(state, device);
-    return finish(RunStatus::Ok, "");
+    return LibTorchRun(config, control).run();
 }
 
 }  // namespace stepscope
