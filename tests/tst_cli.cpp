@@ -2,6 +2,7 @@
 // independent figures, exit codes, and messages that name the bad field.
 #include <QtTest/QtTest>
 
+#include <QCryptographicHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -39,6 +40,34 @@ class TestCli : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // Run files written before core/ moved into layers open unchanged: each
+    // command of tests/data/examples-read-before-the-move.txt, run in the
+    // examples' folder, prints exactly what the CLI before the move printed
+    // (its SHA-256, stdout and stderr together).
+    void examplesReadAsBeforeTheMove() {
+        QFile manifest(
+            QStringLiteral(STEPSCOPE_SOURCE_DIR "/tests/data/examples-read-before-the-move.txt"));
+        QVERIFY(manifest.open(QIODevice::ReadOnly | QIODevice::Text));
+        int commands = 0;
+        while (!manifest.atEnd()) {
+            const QString line = QString::fromUtf8(manifest.readLine()).trimmed();
+            if (line.isEmpty() || line.startsWith('#')) {
+                continue;
+            }
+            const QStringList words = line.split(' ', Qt::SkipEmptyParts);
+            QProcess cli;
+            cli.setProcessChannelMode(QProcess::MergedChannels);
+            cli.setWorkingDirectory(QStringLiteral(STEPSCOPE_SOURCE_DIR "/resources/examples"));
+            cli.start(QStringLiteral(STEPSCOPE_CLI), words.mid(1));
+            QVERIFY2(cli.waitForFinished(120000), qPrintable(line));
+            const QByteArray digest =
+                QCryptographicHash::hash(cli.readAll(), QCryptographicHash::Sha256).toHex();
+            QVERIFY2(digest == words.front().toLatin1(), qPrintable("now differs: " + line));
+            ++commands;
+        }
+        QCOMPARE(commands, 31);
+    }
+
     void paramsJsonMatchesClosedForm() {
         const CliResult r = runCli({"params", "--all", "--json"});
         QCOMPARE(r.exitCode, 0);
