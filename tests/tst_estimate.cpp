@@ -1,4 +1,4 @@
-// The memory prediction (bench/memory_estimate.h) against the memory
+// The memory prediction (estimate/memory_estimate.h) against the memory
 // tracker's exact measurement: tiny and small on the CPU over context,
 // precision, mode, attention backend and the memory levers (activation
 // checkpointing, the chunked loss), peak and every category's maximum within

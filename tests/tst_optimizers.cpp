@@ -1,4 +1,4 @@
-// The three AdamW implementations (bench/optimizers.h): each against a
+// The three AdamW implementations (model/optimizers.h): each against a
 // closed-form AdamW written here in double precision, through the runner
 // (the same losses, the same FLOPs, the memory they use as the tracker and
 // the estimate see it), in the run file, in a sweep and on the command line.

@@ -1,5 +1,10 @@
 #pragma once
 
+// ui/: the window, its tabs, menus and wiring (here), and the small
+// controllers beside it, each a QObject that signals the window instead of
+// calling back into it: run controller and pre-flight, file opener (off the
+// UI thread), folder watch, export menu, run list, messages, recent files.
+
 #include <QList>
 #include <QMainWindow>
 #include <QMessageBox>

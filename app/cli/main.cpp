@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     CLI::App app{"StepScope: what a Transformer training step costs, measured on LibTorch",
                  "stepscope-cli"};
     app.require_subcommand(1);
-    // The version, the LibTorch this binary loaded and CUDA (bench/build_info.h).
+    // The version, the LibTorch this binary loaded and CUDA (engines/build_info.h).
     app.set_version_flag("--version", [] { return stepscope::versionText("stepscope-cli"); });
 
     bool json = false;

@@ -1,6 +1,6 @@
 // stepscope-cli sweep|attention --slurm DIR [--submit] and --collect DIR: a
 // sweep or an attention grid as a Slurm job array, one point per task, and
-// its tables from whatever has finished. The work is in core/bench/slurm_*.h.
+// its tables from whatever has finished. The work is in core/cluster/slurm_*.h.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>

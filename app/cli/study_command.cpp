@@ -1,6 +1,6 @@
 // stepscope-cli study: the course's tables, one command each. Each study is
 // a sweep (or the attention grid) with its own table; the work is in
-// core/bench/study.h.
+// core/experiments/study.h.
 #include <cstdio>
 #include <iostream>
 #include <optional>

@@ -25,7 +25,7 @@ enum class Engine { LibTorch, PyTorch, PyTorchCompile };
 // How the loss meets the LM head: all logits at once, or chunk by chunk with
 // each chunk's logits recomputed in backward (model/chunked_loss.h).
 enum class LossKind { Full, Chunked };
-// Which AdamW steps the parameters (bench/optimizers.h): LibTorch's per-parameter
+// Which AdamW steps the parameters (model/optimizers.h): LibTorch's per-parameter
 // loop, PyTorch's multi-tensor (foreach) form, or ATen's fused kernel. The
 // same update and hyper-parameters in each.
 enum class OptimizerKind { AdamW, AdamWForeach, AdamWFused };
@@ -79,7 +79,7 @@ struct RunConfig {
     bool traceKernels = false;       // every CUDA kernel's device time (KernelTracer, CUDA only)
     bool traceMemory = false;        // record every allocation and free (MemoryTracker)
     std::string cudaSnapshotPath;    // CUDA: the caching allocator's own history, pickled here
-    // train-step: which AdamW steps the parameters (bench/optimizers.h).
+    // train-step: which AdamW steps the parameters (model/optimizers.h).
     OptimizerKind optimizer = OptimizerKind::AdamW;
     // CUDA: each measured step one replay of the step captured as a CUDA graph.
     // Refused for now: the capture is not built yet (validate() says so).

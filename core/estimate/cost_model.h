@@ -24,7 +24,7 @@ double modelFlopsPerStep(const RunConfig& config);
 double attentionForwardFlops(int64_t batch, int64_t heads, int64_t seq, int64_t d, bool causal);
 
 // The predicted memory of a run by category, from predictMemory
-// (bench/memory_estimate.h): each category's own maximum; total() sums them,
+// (estimate/memory_estimate.h): each category's own maximum; total() sums them,
 // an upper bound on the peak. Pre-flight checks use preflightBytes.
 struct MemoryEstimate {
     int64_t parameters = 0;

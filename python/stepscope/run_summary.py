@@ -1,6 +1,6 @@
 """The run file's `summary`: statistics of the measured steps, model FLOPs
-and MFU, computed as the C++ side computes them (core/bench/statistics.cpp
-summarize, core/bench/cost_model.cpp, core/results/run_result.cpp
+and MFU, computed as the C++ side computes them (core/results/statistics.cpp
+summarize, core/estimate/cost_model.cpp, core/results/run_result.cpp
 summarizeSteps). The C++ reader recomputes the summary from the steps, so a
 file reads the same either way; tst_recorder holds the two against each other.
 """

@@ -1,4 +1,4 @@
-"""The step loop, as the C++ engine runs it (core/bench/runner.cpp runStep).
+"""The step loop, as the C++ engine runs it (core/engines/runner.cpp runStep).
 
 A step: zero the gradients (modes with backward), forward and loss under
 autocast (and inference_mode for inference), mark; backward, mark;

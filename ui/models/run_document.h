@@ -1,5 +1,10 @@
 #pragma once
 
+// ui/models: data for the views, without widgets (the library
+// stepscope_ui_models, tested without widgets). A run in the session (here),
+// formats, run labels, the memory index, sweep chart data, the step table.
+// Includes core/ and Qt Core/Gui only.
+
 #include <QString>
 
 #include <memory>

@@ -1,5 +1,9 @@
 #pragma once
 
+// ui/pages: the configuration panel (here) and the tabs that are not views
+// of one run: the sweep, attention, precision and welcome pages, the example
+// runs. Includes ui/views, ui/widgets, ui/models and core/.
+
 #include <QWidget>
 
 #include <map>

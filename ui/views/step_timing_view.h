@@ -1,5 +1,9 @@
 #pragma once
 
+// ui/views: one view per tab of a run. Step timing (here), breakdown,
+// timeline, memory (with its allocation bands and saved-for-backward view),
+// compare. Includes ui/widgets, ui/models and core/.
+
 #include "widgets/run_view.h"
 
 class QCPBars;

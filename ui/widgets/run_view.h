@@ -1,5 +1,9 @@
 #pragma once
 
+// ui/widgets: what views and pages are built from. The interface of a view
+// of one run (here), the plot style, table items, icons, list input.
+// Includes ui/models and core/.
+
 #include <QList>
 #include <QString>
 #include <QWidget>
