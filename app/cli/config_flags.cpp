@@ -139,8 +139,8 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
                            "num_heads, d_ff, rope_theta)");
         command.add_option("--py-path", pyPath, "pytorch engines: a directory to import from");
         const std::string graphHelp =
-            "CUDA: capture the step once as a CUDA graph and replay it per measured step (not "
-            "built yet: refused)";
+            "CUDA: capture the step once as a CUDA graph and replay it per measured step (needs "
+            "--warmup 1+, --optimizer adamw-fused for train; not with --ops or --memory)";
         addOnOff(command, lists, "--cuda-graph", graphHelp, cudaGraph, cudaGraphValues);
         command.add_option("--python", python,
                            "pytorch engines: the Python with torch (default: $STEPSCOPE_PYTHON, "

@@ -259,7 +259,7 @@ void validateMemoryLevers(const RunConfig& config, Fail& fail) {
 }
 
 // --cuda-graph: what a captured step cannot be combined with, each named with
-// the flag that conflicts; and, until the capture exists, a refusal that says so.
+// the flag that conflicts.
 template <typename Fail>
 void validateCudaGraph(const RunConfig& config, Fail& fail) {
     if (!config.cudaGraph) {
@@ -288,9 +288,18 @@ void validateCudaGraph(const RunConfig& config, Fail& fail) {
                                "captured step would replay unchanged; allowed: --optimizer "
                                "adamw-fused (step counters on the device)");
     }
-    fail("cuda-graph",
-         "graph capture is not built yet in this StepScope, so --cuda-graph is refused on every "
-         "device; run without it");
+    if (config.traceMemory) {
+        fail("cuda-graph",
+             "--cuda-graph with --memory: a replay allocates nothing (the graph's memory is taken "
+             "once, at capture), so the memory timeline would show the capture, not the steps; "
+             "drop one of the two");
+    }
+    if (config.warmupSteps < 1) {
+        fail("cuda-graph",
+             "--cuda-graph with --warmup 0: the capture needs at least one eager step on its "
+             "stream first (cuBLAS, autograd and the optimizer's state are made there, and "
+             "capture cannot make them); allowed: --warmup 1 or more");
+    }
 }
 
 }  // namespace

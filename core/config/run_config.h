@@ -81,8 +81,8 @@ struct RunConfig {
     std::string cudaSnapshotPath;    // CUDA: the caching allocator's own history, pickled here
     // train-step: which AdamW steps the parameters (model/optimizers.h).
     OptimizerKind optimizer = OptimizerKind::AdamW;
-    // CUDA: each measured step one replay of the step captured as a CUDA graph.
-    // Refused for now: the capture is not built yet (validate() says so).
+    // CUDA: each measured step one replay of the step captured as a CUDA graph
+    // (engines/cuda_graph_step.h); validate() names what it cannot be combined with.
     bool cudaGraph = false;
     Engine engine = Engine::LibTorch;
     std::string compileMode = "default";  // pytorch-compile: torch.compile's mode

@@ -10,12 +10,14 @@
 #include <c10/util/Exception.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 
 #include "attention/attention_registry.h"
 #include "engines/autocast_scope.h"
 #include "engines/cpu_allocator.h"
+#include "engines/cuda_graph_step.h"
 #include "engines/environment.h"
 #include "engines/evaluate.h"
 #include "engines/python_worker.h"
@@ -97,16 +99,15 @@ private:
     Clock::time_point begin_;
 };
 
-StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& device,
-                   StepTimer& timer, Progress& progress, int index) {
-    StepRecord record;
-    record.index = index;
-    record.warmup = index < config.warmupSteps;
+// The phases of one step, calling endOfPhase after each phase that runs
+// (forward, then backward and optimizer where the mode has them); returns the
+// loss. An eager step marks its timer there; a captured one records an event
+// inside the graph.
+at::Tensor runPhases(RunState& state, const RunConfig& config, const at::Device& device,
+                     Progress& progress, int index, const std::function<void()>& endOfPhase) {
+    const bool warmup = index < config.warmupSteps;
     at::Tensor loss;
-
-    const TraceRange stepRange("step " + std::to_string(index));
-    timer.start();
-    progress.report(index, record.warmup, "forward");
+    progress.report(index, warmup, "forward");
     if (hasBackward(config.mode)) {
         state.model->zero_grad(/*set_to_none=*/true);
     }
@@ -123,26 +124,35 @@ StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& d
                                           state.targets, config.lossChunkTokens)
                 : crossEntropyLoss(state.model->forward(state.inputs), state.targets);
     }
-    timer.mark();
+    endOfPhase();
     if (hasBackward(config.mode)) {
-        progress.report(index, record.warmup, "backward");
+        progress.report(index, warmup, "backward");
         const TraceRange range("backward");
         loss.backward();
-        timer.mark();
+        endOfPhase();
         if (state.memory) {
             state.memory->mark(gradientsOf(state.model), MemoryCategory::Gradients);
         }
     }
     if (hasOptimizer(config.mode)) {
-        progress.report(index, record.warmup, "optimizer");
+        progress.report(index, warmup, "optimizer");
         const TraceRange range("optimizer");
         state.optimizer->step();
-        timer.mark();
+        endOfPhase();
         if (state.memory) {
             state.memory->mark(state.optimizer->state(), MemoryCategory::OptimizerState);
         }
     }
-    const std::vector<double> times = timer.finish();  // synchronises the device
+    return loss;
+}
+
+// A step's record from its phase times (each phase the mode runs, then the
+// total) and its loss, read back outside every phase.
+StepRecord stepRecord(const RunConfig& config, int index, const std::vector<double>& times,
+                      const at::Tensor& loss) {
+    StepRecord record;
+    record.index = index;
+    record.warmup = index < config.warmupSteps;
     record.forwardMs = times[0];
     if (hasBackward(config.mode)) {
         record.backwardMs = times[1];
@@ -151,11 +161,19 @@ StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& d
         record.optimizerMs = times[2];
     }
     record.totalMs = times.back();
-    {
-        const TraceRange range("bookkeeping");  // outside every phase: reading the loss back
-        record.loss = loss.item<double>();
-    }
+    const TraceRange range("bookkeeping");
+    record.loss = loss.item<double>();
     return record;
+}
+
+StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& device,
+                   StepTimer& timer, Progress& progress, int index) {
+    const TraceRange stepRange("step " + std::to_string(index));
+    timer.start();
+    const at::Tensor loss =
+        runPhases(state, config, device, progress, index, [&timer] { timer.mark(); });
+    const std::vector<double> times = timer.finish();  // synchronises the device
+    return stepRecord(config, index, times, loss);
 }
 
 void releaseMemory(RunState& state, const at::Device& device) {
@@ -195,6 +213,11 @@ public:
             return finish(RunStatus::Refused, std::move(*refusal));
         }
         setUpDevice();
+        if (config_.cudaGraph) {
+            // Everything of a graph run, from the model's first tensor to the
+            // last replay, on one side stream: capture cannot use the default one.
+            sideStream_.emplace(device_);
+        }
         try {
             progress_.report(0, config_.warmupSteps > 0, "setup");
             at::manual_seed(config_.seed);
@@ -299,7 +322,10 @@ private:
                                                         " of " + std::to_string(totalSteps) +
                                                         " steps");
             }
-            result_.steps.push_back(runStep(state_, config_, device_, *timer_, progress_, index));
+            result_.steps.push_back(
+                config_.cudaGraph && index >= config_.warmupSteps
+                    ? replayStep(index)
+                    : runStep(state_, config_, device_, *timer_, progress_, index));
             if (control_.observer) {
                 control_.observer->onStep(result_.steps.back());
             }
@@ -307,6 +333,20 @@ private:
         collectTraces();
         releaseMemory(state_, device_);
         return finish(RunStatus::Ok, "");
+    }
+
+    // The first measured step is captured, then every measured step replays
+    // the graph; the warm-up steps before ran eagerly on the same stream.
+    StepRecord replayStep(int index) {
+        if (!graph_) {
+            graph_ = std::make_unique<CudaGraphStep>([&](const std::function<void()>& endOfPhase) {
+                return runPhases(state_, config_, device_, progress_, index, endOfPhase);
+            });
+            result_.cudaGraphKernels = graph_->kernelNodes();
+        }
+        progress_.report(index, false, "replay");
+        const TraceRange stepRange("step " + std::to_string(index));
+        return stepRecord(config_, index, graph_->replay(), graph_->loss());
     }
 
     void collectOperators() {
@@ -327,6 +367,7 @@ private:
         tracer_.reset();
         kernelTracer_.reset();
         timer_.reset();
+        graph_.reset();
     }
 
     void collectTraces() {
@@ -366,6 +407,7 @@ private:
     const RunConfig& config_;
     const RunControl& control_;
     const at::Device device_;
+    std::optional<CudaSideStream> sideStream_;  // --cuda-graph: outlives every tensor below
     RunResult result_;
     std::optional<double> peak_;
     Progress progress_;
@@ -375,6 +417,7 @@ private:
     std::unique_ptr<StepTimer> timer_;
     std::optional<KernelTracer> kernelTracer_;
     std::optional<OperatorTracer> tracer_;
+    std::unique_ptr<CudaGraphStep> graph_;
 };
 
 }  // namespace

@@ -88,6 +88,10 @@ std::string formatRunReport(const RunResult& r) {
         << "device     " << toString(c.device) << ": " << r.environment.deviceName << " ("
         << r.environment.cpuThreads << " CPU threads)\n"
         << "engine     " << engineLabel(r) << "\n";
+    if (r.cudaGraphKernels) {
+        out << "cuda graph captured once; each measured step replays its " << *r.cudaGraphKernels
+            << " kernels\n";
+    }
     if (r.compileMs) {
         out << "compile    " << fixedDecimals(*r.compileMs / 1000.0)
             << " s for the first call, not "
@@ -163,6 +167,9 @@ std::string formatRunMarkdown(const RunResult& r, const std::vector<std::string>
         << "| precision | " << toString(c.precision) << (c.tf32 ? " + TF32" : "") << " |\n"
         << "| attention | " << c.attention << " |\n"
         << "| steps | " << c.warmupSteps << " warm-up + " << c.measuredSteps << " measured |\n"
+        << (r.cudaGraphKernels ? "| CUDA graph | captured once; each measured step replays its " +
+                                     std::to_string(*r.cudaGraphKernels) + " kernels |\n"
+                               : std::string())
         << "| device | " << toString(c.device) << ": " << r.environment.deviceName << " |\n"
         << "| engine | " << engineLabel(r) << " |\n"
         << (r.compileMs ? "| compile | " + fixedDecimals(*r.compileMs / 1000.0) +

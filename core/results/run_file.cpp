@@ -641,7 +641,7 @@ std::string runResultToJson(const RunResult& result, int indent) {
                          {"optimizer_ms", optionalNumber(step.optimizerMs)},
                          {"loss", optionalNumber(step.loss)}});
     }
-    const json document = {
+    json document = {
         {"format", "stepscope-run"},
         {"version", kRunFileVersion},
         {"status", toString(result.status)},
@@ -680,6 +680,9 @@ std::string runResultToJson(const RunResult& result, int indent) {
           {"device_peak_flops_per_second", optionalNumber(s.devicePeakFlopsPerSecond)},
           {"mfu", optionalNumber(s.mfu)}}},
     };
+    if (result.cudaGraphKernels) {
+        document["cuda_graph_kernels"] = *result.cudaGraphKernels;
+    }
     return document.dump(indent) + "\n";
 }
 
@@ -779,6 +782,9 @@ RunResult fromJson(std::string_view text, [[maybe_unused]] const char* padded) {
     result.parameterCount = root.object("model").integer("parameters");
     result.environment = readEnvironment(root.object("environment"));
     result.compileMs = root.optionalNumber("compile_ms");
+    if (root.has("cuda_graph_kernels")) {
+        result.cudaGraphKernels = root.integer("cuda_graph_kernels");
+    }
     result.steps = readSteps(root);
     result.operators = readTimeRows(root, "operators");
     result.kernels = readTimeRows(root, "kernels");

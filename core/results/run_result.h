@@ -81,6 +81,9 @@ struct RunResult {
     std::vector<StepRecord> steps;
     // pytorch-compile: the first compiled call, which compiles; not a step.
     std::optional<double> compileMs;
+    // --cuda-graph: the kernel nodes of the captured step, which each measured
+    // step launched as one graph; absent for eager runs.
+    std::optional<int64_t> cudaGraphKernels;
     RunSummary summary;
     std::vector<TimeRow> operators;        // with traceOps: measured steps, per phase
     std::vector<TimeRow> kernels;          // with traceKernels: device time, per phase
