@@ -35,7 +35,7 @@ def run_once(args, label, checkpoint, loss, round_index):
                "--mode", "train-step", "--precision", args.precision, "--warmup",
                str(args.warmup), "--steps", str(args.steps), "--threads", str(args.threads),
                "--activation-checkpoint", checkpoint, "--loss", loss, "--loss-chunk",
-               str(args.loss_chunk), "--memory", "--force", "--out", out]
+               str(args.loss_chunk), "--memory", "--force", "--device", args.device, "--out", out]
     if not (args.reuse and os.path.exists(out)):
         done = subprocess.run([args.cli] + command, capture_output=True, text=True)
         if done.returncode != 0:
@@ -63,6 +63,7 @@ def main():
     parser.add_argument("--ctx", type=int, default=512)
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--precision", default="fp32")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
