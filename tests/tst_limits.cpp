@@ -291,6 +291,49 @@ private Q_SLOTS:
                  qPrintable(r.err));
     }
 
+    // --- flags -------------------------------------------------------------------
+
+    void flagValuesOutOfRangeAreRefusedNamingTheFlag_data() {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("batch past int64")
+            << QStringList{"run", "--batch", "99999999999999999999"}
+            << "--batch: 99999999999999999999 is out of range; allowed: 1..1048576";
+        QTest::newRow("estimate batch 2^62")
+            << QStringList{"estimate", "--batch", "4611686018427387904"}
+            << "--batch: must be ≤ 1048576, got 4611686018427387904";
+        QTest::newRow("vocab 0") << QStringList{"run", "--vocab", "0"}
+                                 << "--vocab: must be ≥ 1, got 0; allowed: 1..16777215";
+        QTest::newRow("max-ctx 0") << QStringList{"run", "--max-ctx", "0"}
+                                   << "--max-ctx: must be ≥ 1, got 0; allowed: 1..1048576";
+        QTest::newRow("heads 0") << QStringList{"run", "--heads", "0"}
+                                 << "--heads: must be ≥ 1, got 0";
+        QTest::newRow("layers in a sweep")
+            << QStringList{"sweep", "--layers", "4096", "--out", "unused"}
+            << "--layers: must be ≤ 1024";
+        QTest::newRow("ctx list") << QStringList{"sweep", "--ctx", "16,0", "--out", "unused"}
+                                  << "--ctx: must be ≥ 1, got 0";
+        QTest::newRow("not a number")
+            << QStringList{"run", "--batch", "0x10"} << "--batch: '0x10' is not a whole number";
+        QTest::newRow("threads") << QStringList{"run", "--threads", "100000"}
+                                 << "--threads: must be ≤ " + QString::number(maxCpuThreads());
+    }
+
+    void flagValuesOutOfRangeAreRefusedNamingTheFlag() {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, message);
+        const CliResult r = runBounded(arguments, 60);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY2(!r.out.contains("fits"), r.out.constData());
+    }
+
+    void threadsHelpSaysWhy() {
+        const CliResult help = runCli({"run", "--help"});
+        QVERIFY2(help.out.contains("hardware threads") && help.out.contains("process table"),
+                 help.out.constData());
+    }
+
 };
 
 QTEST_GUILESS_MAIN(TestLimits)
