@@ -317,6 +317,12 @@ private Q_SLOTS:
             << QStringList{"run", "--batch", "0x10"} << "--batch: '0x10' is not a whole number";
         QTest::newRow("threads") << QStringList{"run", "--threads", "100000"}
                                  << "--threads: must be ≤ " + QString::number(maxCpuThreads());
+        QTest::newRow("preset and dims")
+            << QStringList{"run", "--model",  "small", "--d-model", "64", "--d-ff",
+                           "256", "--layers", "2",     "--heads",   "4"}
+            << "--model small and custom dims";
+        QTest::newRow("out is a folder")
+            << QStringList{"run", "--out", "."} << "--out: '.' is a folder";
     }
 
     void flagValuesOutOfRangeAreRefusedNamingTheFlag() {
@@ -332,6 +338,17 @@ private Q_SLOTS:
         const CliResult help = runCli({"run", "--help"});
         QVERIFY2(help.out.contains("hardware threads") && help.out.contains("process table"),
                  help.out.constData());
+    }
+
+    // An --out that cannot be written is said before a long run, not after it.
+    void unwritableOutIsRefusedBeforeTheRun() {
+        const CliResult r =
+            runBounded(QStringList{"run"} + kNano +
+                           QStringList{"--steps", "100000", "--out", "/proc/stepscope/run.json"},
+                       30);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("--out: cannot write in the folder '/proc'"), qPrintable(r.err));
+        QVERIFY2(!r.err.contains("step 0"), qPrintable(r.err));
     }
 
 };

@@ -158,6 +158,10 @@ int commandRun(const ConfigFlags& flags, const std::string& configFile, const st
     return guarded([&] {
         const RunConfig config =
             configFile.empty() ? flags.toRunConfig() : readConfigFile(configFile);
+        // Before the run, not after it: a run can take hours.
+        if (const auto reason = outFile.empty() ? std::nullopt : whyCannotWriteFile(outFile)) {
+            throw InvalidConfigError(std::vector<ConfigError>{{"--out", *reason}});
+        }
         StderrProgress progress;
         EventPrinter printer;
         RunControl control;

@@ -238,6 +238,14 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
         }
         return own.value_or(ModelDims{}.*field);
     };
+    if (customDims && !models.empty() && dModel && dFf && layers && heads) {
+        // The dims make their own model: the preset would be dropped without a word.
+        throw InvalidConfigError(
+            {{"model", "--model " + joinNames(models) +
+                           " and custom dims (--d-model, --d-ff, --layers, --heads) were both "
+                           "given, and the dims make their own model; give --model NAME alone, "
+                           "or the four dims without --model"}});
+    }
     if (customDims && !(dModel && dFf && layers && heads)) {
         // Half a custom model would run with zeros for the rest.
         std::vector<std::string> missing;
