@@ -351,6 +351,49 @@ private Q_SLOTS:
         QVERIFY2(!r.err.contains("step 0"), qPrintable(r.err));
     }
 
+    // --- runs that did not end well say so in their exit status ----------------
+
+    void ctrlCDuringTheLastSweepPointExitsNonZero() {
+        const QString out = path("cancelled-sweep");
+        QProcess sweep;
+        sweep.start(QStringLiteral(STEPSCOPE_CLI),
+                    QStringList{"sweep"} + kNano +
+                        QStringList{"--warmup", "0", "--steps", "100000", "--out", out});
+        QVERIFY(sweep.waitForStarted());
+        QByteArray err;
+        QElapsedTimer waited;
+        waited.start();
+        while (!err.contains("step 1") && waited.elapsed() < 120000) {
+            sweep.waitForReadyRead(1000);
+            err += sweep.readAllStandardError();
+        }
+        QVERIFY2(err.contains("step 1"), err.constData());
+        ::kill(pid_t(sweep.processId()), SIGINT);
+        QVERIFY(sweep.waitForFinished(60000));
+        err += sweep.readAllStandardError();
+        QCOMPARE(sweep.exitCode(), 3);
+        QVERIFY2(err.contains("sweep cancelled"), err.constData());
+        const QStringList files = QDir(out).entryList({"nano*.json"});
+        QCOMPARE(files.size(), 1);
+        QCOMPARE(toString(readRunFile(QDir(out).filePath(files[0]).toStdString()).status),
+                 std::string("cancelled"));
+    }
+
+    void nanWeightsFailTheRunAndTheEval() {
+        const QString file = path("nan-run.json");
+        const CliResult run = runCli(QStringList{"run"} + kNano +
+                                     QStringList{"--weights", path("nan.pt"), "--warmup", "0",
+                                                 "--steps", "1", "--out", file});
+        QCOMPARE(run.exitCode, 3);
+        QVERIFY2(run.err.contains("run failed: the loss is NaN"), qPrintable(run.err));
+        QCOMPARE(toString(readRunFile(file.toStdString()).status), std::string("failed"));
+
+        const CliResult eval = runCli({"eval", "--model", "nano", "--vocab", "97", "--weights",
+                                       path("nan.pt"), "--tokens", path("tokens.pt"), "--json"});
+        QCOMPARE(eval.exitCode, 3);
+        QVERIFY2(eval.err.contains("the loss is NaN"), qPrintable(eval.err));
+        QVERIFY2(!eval.out.contains("null"), eval.out.constData());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLimits)

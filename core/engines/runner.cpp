@@ -10,6 +10,7 @@
 #include <c10/util/Exception.h>
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -156,6 +157,21 @@ StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& d
         record.loss = loss.item<double>();
     }
     return record;
+}
+
+// Why a run whose loss came out NaN or infinite failed: the weights or the
+// tokens hold NaN or Inf (or training diverged), so the steps computed on
+// garbage and a train step spreads it into every weight.
+std::optional<std::string> nonFiniteLoss(const std::vector<StepRecord>& steps) {
+    for (const auto& step : steps) {
+        if (step.loss && !std::isfinite(*step.loss)) {
+            return "the loss is " + std::string(std::isnan(*step.loss) ? "NaN" : "infinite") +
+                   " from step " + std::to_string(step.index) +
+                   " on: the weights or the tokens hold NaN or Inf, or training diverged (the "
+                   "steps' times are kept)";
+        }
+    }
+    return std::nullopt;
 }
 
 void releaseMemory(RunState& state, const at::Device& device) {
@@ -306,6 +322,9 @@ private:
         }
         collectTraces();
         releaseMemory(state_, device_);
+        if (auto nonFinite = nonFiniteLoss(result_.steps)) {
+            return finish(RunStatus::Failed, std::move(*nonFinite));
+        }
         return finish(RunStatus::Ok, "");
     }
 
