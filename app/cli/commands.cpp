@@ -2,26 +2,28 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
-#include "experiments/attention_benchmark.h"
-#include "engines/environment.h"
-#include "engines/evaluate.h"
-#include "engines/runner.h"
-#include "experiments/sweep.h"
 #include "cli/guarded.h"
 #include "cli/stderr_progress.h"
+#include "engines/environment.h"
+#include "engines/evaluate.h"
 #include "engines/isolated_run.h"
+#include "engines/runner.h"
 #include "estimate/cost_model.h"
 #include "estimate/memory_estimate.h"
 #include "experiments/accumulation_lab.h"
+#include "experiments/attention_benchmark.h"
 #include "experiments/dtype_flow.h"
+#include "experiments/sweep.h"
+#include "interop/chrome_trace.h"
+#include "interop/memviz_export.h"
 #include "results/attention_file.h"
 #include "results/breakdown.h"
-#include "interop/chrome_trace.h"
 #include "results/memory_report.h"
-#include "interop/memviz_export.h"
 #include "results/report.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
@@ -158,6 +160,10 @@ int commandRun(const ConfigFlags& flags, const std::string& configFile, const st
     return guarded([&] {
         const RunConfig config =
             configFile.empty() ? flags.toRunConfig() : readConfigFile(configFile);
+        // Before the run, not after it: a run can take hours.
+        if (const auto reason = outFile.empty() ? std::nullopt : whyCannotWriteFile(outFile)) {
+            throw InvalidConfigError(std::vector<ConfigError>{{"--out", *reason}});
+        }
         StderrProgress progress;
         EventPrinter printer;
         RunControl control;
@@ -250,8 +256,16 @@ int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resum
         }
         std::fprintf(stderr, "stepscope: %zu of %zu points, tables in %s/sweep.csv and sweep.md\n",
                      results.size(), expandSweep(spec).size(), outDir.c_str());
+        // Ctrl-C during the last point leaves every point with a file, the last cancelled.
+        const bool cancelled =
+            cancelRequested().load() || std::any_of(results.begin(), results.end(), [](auto& r) {
+                return r.status == RunStatus::Cancelled;
+            });
+        if (cancelled) {
+            std::fprintf(stderr, "stepscope: sweep cancelled; --resume runs what is left\n");
+        }
         const bool complete = results.size() == expandSweep(spec).size();
-        return complete ? kExitOk : kExitRunFailed;
+        return complete && !cancelled ? kExitOk : kExitRunFailed;
     });
 }
 
@@ -271,6 +285,12 @@ int commandEval(const ConfigFlags& flags, const std::string& weights, const std:
         } catch (const std::runtime_error& error) {
             std::cerr << "stepscope-cli: " << error.what() << "\n";
             return kExitBadInput;
+        }
+        if (!std::isfinite(result.loss)) {
+            std::cerr << "stepscope-cli: eval: the loss is "
+                      << (std::isnan(result.loss) ? "NaN" : "infinite")
+                      << ": the weights or the tokens hold NaN or Inf\n";
+            return kExitRunFailed;
         }
         if (json) {
             std::cout

@@ -1,9 +1,11 @@
 #include "cli/config_flags.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "attention/attention_registry.h"
 #include "config/config_field.h"
+#include "config/limits.h"
 #include "engines/evaluate.h"
 #include "engines/runner.h"
 #include "interop/checkpoint.h"
@@ -32,6 +34,35 @@ void addOnOff(CLI::App& command, bool lists, const std::string& name, const std:
 
 }  // namespace
 
+CLI::Validator integerIn(int64_t min, int64_t max) {
+    const std::string range = allowedRange(min, max);
+    return CLI::Validator(
+        [min, max, range](std::string& text) -> std::string {
+            // Read here, before CLI11's own reading clamps what overflows to INT64_MAX.
+            int64_t value = 0;
+            const char* end = text.data() + text.size();
+            const auto [stop, error] = std::from_chars(text.data(), end, value);
+            if (error == std::errc::result_out_of_range) {
+                return text + " is out of range; " + range;
+            }
+            if (error != std::errc() || stop != end) {
+                return "'" + text + "' is not a whole number; " + range;
+            }
+            if (value < min) {
+                return "must be ≥ " + std::to_string(min) + ", got " + text + "; " + range;
+            }
+            if (value > max) {
+                return "must be ≤ " + std::to_string(max) + ", got " + text + "; " + range;
+            }
+            return {};
+        },
+        "INT in " + std::to_string(min) + ".." + std::to_string(max));
+}
+
+CLI::Validator integerIn(const IntegerLimit& limit) {
+    return integerIn(limit.min, limit.max);
+}
+
 void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
                         const std::vector<std::string>& listFlags) {
     // One value in a single run; a comma list in a sweep, or where a study
@@ -52,21 +83,32 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
                                      " (default nano; or give the dims; with --weights and "
                                      "neither, the weights' shape). The course's newer edition "
                                      "calls the 2560-wide model xl: that is 2.7B here"));
-        command.add_option("--d-model", dModel,
-                           "custom model width (with --d-ff --layers --heads)");
-        command.add_option("--d-ff", dFf, "custom MLP width");
-        command.add_option("--layers", layers, "custom number of blocks");
-        command.add_option("--heads", heads, "custom number of attention heads");
-        command.add_option("--vocab", vocab,
-                           "vocabulary size (default: the preset's; 10000 for all but "
-                           "leaderboard's 151936)");
+        command
+            .add_option("--d-model", dModel, "custom model width (with --d-ff --layers --heads)")
+            ->check(integerIn(kDModelLimit));
+        command.add_option("--d-ff", dFf, "custom MLP width")->check(integerIn(kDFfLimit));
+        command.add_option("--layers", layers, "custom number of blocks")
+            ->check(integerIn(kLayersLimit));
+        command.add_option("--heads", heads, "custom number of attention heads")
+            ->check(integerIn(kHeadsLimit));
+        command
+            .add_option("--vocab", vocab,
+                        "vocabulary size (default: the preset's; 10000 for all but "
+                        "leaderboard's 151936)")
+            ->check(integerIn(kVocabLimit));
     }
     if (groups & kWorkloadFlags) {
-        command.add_option("--max-ctx", maxContext,
-                           "the model's maximum context length (default: the preset's; 2048 "
-                           "for all but leaderboard's 32768)");
-        multi(command.add_option("--ctx", contexts, "context length"))->capture_default_str();
-        multi(command.add_option("--batch", batches, "batch size"))->capture_default_str();
+        command
+            .add_option("--max-ctx", maxContext,
+                        "the model's maximum context length (default: the preset's; 2048 "
+                        "for all but leaderboard's 32768)")
+            ->check(integerIn(kMaxContextLimit));
+        multi(command.add_option("--ctx", contexts, "context length"))
+            ->check(integerIn(kContextLimit))
+            ->capture_default_str();
+        multi(command.add_option("--batch", batches, "batch size"))
+            ->check(integerIn(kBatchLimit))
+            ->capture_default_str();
         multi(command.add_option("--mode", modes, "mode: " + joinNames(runModeNames())))
             ->capture_default_str();
         multi(command.add_option("--precision", precisions,
@@ -106,7 +148,13 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
         multi(command.add_option("--device", devices, "device: " + joinNames(deviceNames())))
             ->capture_default_str();
         multi(command.add_option("--seed", seeds, "random seed"))->capture_default_str();
-        multi(command.add_option("--threads", threads, "CPU threads (0: LibTorch's default)"))
+        multi(command.add_option("--threads", threads,
+                                 "CPU threads (0: LibTorch's default); at most 4 × this "
+                                 "machine's hardware threads, " +
+                                     std::to_string(maxCpuThreads()) +
+                                     ": more only adds switching, and a huge count exhausts the "
+                                     "process table"))
+            ->check(integerIn(0, maxCpuThreads()))
             ->capture_default_str();
         command.add_flag("--force", force, "run even when the CPU pre-flight says it will not fit");
     }
@@ -190,6 +238,14 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
         }
         return own.value_or(ModelDims{}.*field);
     };
+    if (customDims && !models.empty() && dModel && dFf && layers && heads) {
+        // The dims make their own model: the preset would be dropped without a word.
+        throw InvalidConfigError(
+            {{"model", "--model " + joinNames(models) +
+                           " and custom dims (--d-model, --d-ff, --layers, --heads) were both "
+                           "given, and the dims make their own model; give --model NAME alone, "
+                           "or the four dims without --model"}});
+    }
     if (customDims && !(dModel && dFf && layers && heads)) {
         // Half a custom model would run with zeros for the rest.
         std::vector<std::string> missing;

@@ -5,10 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "config/limits.h"
 #include "config/run_config.h"
 #include "experiments/sweep.h"
 
 namespace stepscope::cli {
+
+// A whole number in min..max, read without CLI11's clamping of what
+// overflows int64; the message names the range.
+CLI::Validator integerIn(int64_t min, int64_t max);
+CLI::Validator integerIn(const IntegerLimit& limit);
 
 // Groups of config flags, so a command lists only the flags it reads.
 enum FlagGroups : unsigned {

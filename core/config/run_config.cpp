@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "config/limits.h"
 #include "util/strings.h"
 
 namespace stepscope {
@@ -94,29 +95,18 @@ bool isPythonTarget(const std::string& target) {
     }
 }
 
-template <typename Fail>
-bool requirePositive(Fail& fail, const std::string& field, int64_t value) {
-    if (value <= 0) {
-        fail(field, "must be a positive integer, got " + std::to_string(value));
-        return false;
-    }
-    return true;
-}
-
 bool containsName(const std::vector<std::string>& names, const std::string& name) {
     return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// The model's sizes, and the heads they must split into for RoPE.
+// The model's sizes within the world's limits (config/limits.h), and the
+// heads they must split into for RoPE.
 template <typename Fail>
 void validateModelDims(const ModelDims& m, Fail& fail) {
-    const bool dModelOk = requirePositive(fail, "d_model", m.dModel);
-    requirePositive(fail, "d_ff", m.dFf);
-    requirePositive(fail, "layers", m.layers);
-    const bool headsOk = requirePositive(fail, "heads", m.heads);
-    requirePositive(fail, "vocab", m.vocabSize);
-    requirePositive(fail, "max_context", m.maxContext);
-    if (dModelOk && headsOk) {
+    for (const auto& problem : modelLimitProblems(m)) {
+        fail(problem.field, problem.message);
+    }
+    if (m.dModel > 0 && m.heads > 0) {
         if (m.dModel % m.heads != 0) {
             fail("heads", "d_model " + std::to_string(m.dModel) + " is not divisible by heads " +
                               std::to_string(m.heads) + "; allowed: a divisor of d_model");
@@ -127,27 +117,34 @@ void validateModelDims(const ModelDims& m, Fail& fail) {
     }
 }
 
-// The input's shape and how many steps run on how many threads.
+// The input's shape and the tensors it makes, and how many steps run on how many threads.
 template <typename Fail>
 void validateRunShape(const RunConfig& config, Fail& fail) {
     const ModelDims& m = config.model;
-    if (requirePositive(fail, "ctx", config.contextLength) && m.maxContext > 0 &&
-        config.contextLength > m.maxContext) {
+    const bool beyondModel =
+        config.contextLength > 0 && m.maxContext > 0 && config.contextLength > m.maxContext;
+    if (beyondModel) {
         fail("ctx", "context length " + std::to_string(config.contextLength) +
                         " exceeds the model's maximum context " + std::to_string(m.maxContext) +
                         "; allowed: 1.." + std::to_string(m.maxContext) +
                         " (raise it with --max-ctx)");
     }
-    requirePositive(fail, "batch", config.batchSize);
+    for (const auto& problem : workloadLimitProblems(m, config.contextLength, config.batchSize)) {
+        if (!(beyondModel && problem.field == "ctx")) {
+            fail(problem.field, problem.message);
+        }
+    }
     if (config.warmupSteps < 0) {
         fail("warmup", "must be 0 or more, got " + std::to_string(config.warmupSteps));
     }
     if (config.measuredSteps < 1) {
         fail("steps", "must be at least 1, got " + std::to_string(config.measuredSteps));
     }
-    if (config.threads < 0) {
+    if (config.threads < 0 || config.threads > maxCpuThreads()) {
         fail("threads",
-             "must be 0 (LibTorch's default) or more, got " + std::to_string(config.threads));
+             "must be 0 (LibTorch's default) up to 4 × this machine's hardware "
+             "threads, got " +
+                 std::to_string(config.threads) + "; " + allowedRange(0, maxCpuThreads()));
     }
 }
 

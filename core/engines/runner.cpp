@@ -10,6 +10,7 @@
 #include <c10/util/Exception.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -176,6 +177,21 @@ StepRecord runStep(RunState& state, const RunConfig& config, const at::Device& d
     return stepRecord(config, index, times, loss);
 }
 
+// Why a run whose loss came out NaN or infinite failed: the weights or the
+// tokens hold NaN or Inf (or training diverged), so the steps computed on
+// garbage and a train step spreads it into every weight.
+std::optional<std::string> nonFiniteLoss(const std::vector<StepRecord>& steps) {
+    for (const auto& step : steps) {
+        if (step.loss && !std::isfinite(*step.loss)) {
+            return "the loss is " + std::string(std::isnan(*step.loss) ? "NaN" : "infinite") +
+                   " from step " + std::to_string(step.index) +
+                   " on: the weights or the tokens hold NaN or Inf, or training diverged (the "
+                   "steps' times are kept)";
+        }
+    }
+    return std::nullopt;
+}
+
 void releaseMemory(RunState& state, const at::Device& device) {
     state = RunState{};
     if (device.is_cuda()) {
@@ -332,6 +348,9 @@ private:
         }
         collectTraces();
         releaseMemory(state_, device_);
+        if (auto nonFinite = nonFiniteLoss(result_.steps)) {
+            return finish(RunStatus::Failed, std::move(*nonFinite));
+        }
         return finish(RunStatus::Ok, "");
     }
 

@@ -4,7 +4,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
+
+#include "config/limits.h"
 
 namespace stepscope {
 
@@ -66,6 +69,17 @@ std::optional<PretrainedFolder> readPretrainedFolder(const std::string& path) {
     dims.dFf = configField(config, configFile, "d_ff");
     if (const auto theta = config.find("rope_theta"); theta != config.end() && theta->is_number()) {
         dims.ropeTheta = theta->get<double>();
+    }
+    // The course's names for the fields the limits name as a run file does.
+    static const std::map<std::string, std::string> courseNames{
+        {"vocab", "vocab_size"}, {"max_context", "context_length"},
+        {"d_model", "d_model"},  {"layers", "num_layers"},
+        {"heads", "num_heads"},  {"d_ff", "d_ff"}};
+    for (const auto& problem : modelLimitProblems(dims)) {
+        const auto course = courseNames.find(problem.field);
+        throw std::runtime_error("'" + configFile + "': \"" +
+                                 (course == courseNames.end() ? problem.field : course->second) +
+                                 "\" " + problem.message);
     }
     dims.name = customModelName(dims);
     return pretrained;

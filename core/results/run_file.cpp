@@ -7,6 +7,7 @@
 #include <simdjson.h>
 #endif
 
+#include "config/limits.h"
 #include "results/breakdown.h"
 #include "util/atomic_file.h"
 #include "util/strings.h"
@@ -220,6 +221,15 @@ RunConfig configFromJson(const FieldReader& reader) {
     config.pyPath = reader.stringOr("py_path", "");
     config.weightsPath = reader.stringOr("weights", "");
     config.tokensPath = reader.stringOr("tokens", "");
+    // Numbers beyond the world's limits are refused here, before a reader
+    // loops over the layers or sizes anything by them (config/limits.h).
+    for (const auto& problem : modelLimitProblems(config.model)) {
+        throw RunFileError(model.where(problem.field) + ": " + problem.message);
+    }
+    for (const auto& problem :
+         workloadLimitProblems(config.model, config.contextLength, config.batchSize)) {
+        throw RunFileError(reader.where(problem.field) + ": " + problem.message);
+    }
     return config;
 }
 

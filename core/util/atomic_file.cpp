@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +43,38 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
         throw std::runtime_error("cannot rename '" + temporary + "' to '" + path +
                                  "': " + error.message());
     }
+}
+
+std::optional<std::string> whyCannotWriteFile(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code error;
+    if (path.empty() || fs::is_directory(path, error)) {
+        return "'" + path + "' is a folder; name the file to write";
+    }
+    // The nearest folder that exists: writeFileAtomically makes the ones below it.
+    fs::path folder = fs::path(path).parent_path();
+    while (!folder.empty() && !fs::exists(folder, error)) {
+        folder = folder.parent_path();
+    }
+    if (folder.empty()) {
+        folder = ".";
+    }
+    if (!fs::is_directory(folder, error)) {
+        std::ostringstream message;  // (not operator+: GCC 12 warns falsely on it here)
+        message << "'" << folder.string() << "' above '" << path << "' is a file, not a folder";
+        return message.str();
+    }
+    std::string probe = (folder / ".stepscope-write-probe.XXXXXX").string();
+    const int descriptor = ::mkstemp(probe.data());
+    if (descriptor < 0) {
+        std::ostringstream message;
+        message << "cannot write in the folder '" << folder.string()
+                << "': " << std::strerror(errno);
+        return message.str();
+    }
+    ::close(descriptor);
+    std::remove(probe.c_str());
+    return std::nullopt;
 }
 
 std::string readFile(const std::string& path) {

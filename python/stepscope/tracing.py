@@ -2,6 +2,7 @@
 memory), the ranges that give the run its structure, and the rows and
 memory object made from it afterwards."""
 import contextlib
+import os
 import warnings
 
 import torch
@@ -47,6 +48,12 @@ class Tracer:
         return self._profile is not None
 
     def start(self):
+        if not torch.cuda.is_available():
+            # A CUDA build of torch on a machine without a driver: Kineto
+            # still asks for the GPUs and logs "gpuGetDeviceCount failed" as
+            # an error, though nothing is wrong. It reads this on first use;
+            # a level the user set is kept.
+            os.environ.setdefault("KINETO_LOG_LEVEL", "5")
         activities = [ProfilerActivity.CPU]
         if self.spec.trace_kernels:
             activities.append(ProfilerActivity.CUDA)

@@ -162,6 +162,21 @@ def test_memory_is_the_workers_trace(traced):
 
 # --- how it ends ---------------------------------------------------------------
 
+def test_a_cpu_machine_without_numpy_gets_no_warning_or_gpu_error(tmp_path):
+    """Issue 33: a fresh venv (torch, no NumPy) on a CPU machine printed torch's
+    NumPy warning and Kineto's "gpuGetDeviceCount failed" on every recording."""
+    hide_numpy = ("import runpy, sys; sys.modules['numpy'] = None; "
+                  "sys.argv[0] = 'stepscope'; runpy.run_module('stepscope', run_name='__main__')")
+    env = worker_env()
+    env.pop("KINETO_LOG_LEVEL", None)
+    done = subprocess.run([sys.executable, "-c", hide_numpy, *QUICK, "--ops", "--memory",
+                           "--out", str(tmp_path / "nano.json")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "NumPy" not in done.stderr and "gpuGetDeviceCount" not in done.stderr, done.stderr
+    assert "stepscope-record: run file written" in done.stderr
+
+
 def test_a_failed_run_is_written_and_exits_3(tmp_path):
     path = tmp_path / "failed.json"
     done = record(*QUICK, "--py-model", "user_lms:raises_lm", "--py-path", str(DATA_DIR),
