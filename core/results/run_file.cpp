@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #ifdef STEPSCOPE_HAVE_SIMDJSON
 #include <simdjson.h>
 #endif
@@ -813,6 +814,38 @@ MemoryTrace memoryTraceFromJson(const json& memory, const std::string& where) {
 
 std::string runConfigToJson(const RunConfig& config) {
     return configJson(config).dump();
+}
+
+namespace {
+
+void addDifferences(const json& file, const json& here, const std::string& prefix,
+                    std::vector<std::string>& differences) {
+    if (file.is_object() && here.is_object()) {
+        std::set<std::string> keys;
+        for (const auto& [key, value] : file.items()) {
+            keys.insert(key);
+        }
+        for (const auto& [key, value] : here.items()) {
+            keys.insert(key);
+        }
+        for (const auto& key : keys) {
+            const json none;
+            addDifferences(file.contains(key) ? file.at(key) : none,
+                           here.contains(key) ? here.at(key) : none, prefix + key + ".",
+                           differences);
+        }
+    } else if (file != here) {
+        differences.push_back(prefix.substr(0, prefix.size() - 1) + ": " + file.dump() +
+                              " (file), " + here.dump() + " (here)");
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> configDifferences(const RunConfig& file, const RunConfig& here) {
+    std::vector<std::string> differences;
+    addDifferences(configJson(file), configJson(here), "", differences);
+    return differences;
 }
 
 RunConfig runConfigFromJson(const std::string& text) {
