@@ -608,6 +608,8 @@ private Q_SLOTS:
              withTask("result", "points/../../outside.json"),
              {"--collect", dir}},
             {"tasks[0].result", withTask("result", outside), {"--collect", dir}},
+            {"details", with("details", QJsonArray{}), {"--collect", dir}},
+            {"tasks[0].arguments", withTask("arguments", "run"), {"--collect", dir}},
         };
         for (const auto& tampered : cases) {
             QVERIFY(writeFile(dir + "/slurm-array.json", QJsonDocument(tampered.array).toJson()));
@@ -619,6 +621,17 @@ private Q_SLOTS:
                      "a tampered name reached the script");
         }
         QVERIFY(!QFile::exists(outside));
+
+        // A point whose file cannot be read is listed as such; the rest are collected.
+        QVERIFY(writeFile(dir + "/slurm-array.json", QJsonDocument(original).toJson()));
+        QVERIFY(writeFile(dir + "/points/" + pointName(0), "{\"format\": 1e999}"));
+        const Outcome collected = runCli({"sweep", "--collect", dir});
+        QCOMPARE(collected.exitCode, 3);
+        QVERIFY2(collected.err.contains("failed point 0") && collected.err.contains("unreadable") &&
+                     collected.err.contains("out of range") &&
+                     !collected.err.contains("json.exception"),
+                 qPrintable(collected.err));
+        QVERIFY(QFile::remove(dir + "/points/" + pointName(0)));
 
         // A value StepScope writes quoted may hold anything: the rebuilt script
         // exports it as it is and runs nothing of it.
