@@ -274,7 +274,7 @@ private Q_SLOTS:
         QCOMPARE(runFilesIn(dir), QStringList{pointName(2)});
         const RunResult result = readRunFile((dir + "/points/" + pointName(2)).toStdString());
         QCOMPARE(toString(result.status), std::string("ok"));
-        const RunConfig& expected = expectedPoints()[2];
+        const RunConfig expected = expectedPoints()[2];  // a copy: the vector is a temporary
         QCOMPARE(result.config.contextLength, expected.contextLength);
         QCOMPARE(toString(result.config.mode), toString(expected.mode));
         QCOMPARE(result.config.model.name, expected.model.name);
