@@ -43,6 +43,8 @@ command -v cmake >/dev/null || debs+=(cmake)
 command -v g++ >/dev/null || debs+=(g++)
 command -v python3 >/dev/null || debs+=(python3)
 python3 -c "import venv, ensurepip" 2>/dev/null || debs+=(python3-venv)
+# clang and its libFuzzer runtime: the readers' fuzz targets (tests/fuzz/).
+debs+=(clang libclang-rt-dev)
 if [ "$want_gui" = 1 ]; then
   debs+=(qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev xvfb xauth)
 fi

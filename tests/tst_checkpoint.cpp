@@ -10,6 +10,11 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <fstream>
+
 #include "attention/attention_registry.h"
 #include "engines/evaluate.h"
 #include "interop/checkpoint.h"
@@ -30,6 +35,31 @@ class TestCheckpoint : public QObject {
         ModelDims dims = *findPreset("nano");
         dims.vocabSize = 97;
         return dims;
+    }
+
+    // A torch.save zip archive whose data.pkl is `pickle`, as a hand-made
+    // (hostile) file would be.
+    QString archiveWithPickle(const QString& name, const std::string& pickle) const {
+        const QString path = fixture(name);
+        caffe2::serialize::PyTorchStreamWriter writer(path.toStdString());
+        writer.writeRecord("data.pkl", pickle.data(), pickle.size());
+        writer.writeEndOfFile();
+        return path;
+    }
+
+    // Lists nested `depth` deep: `depth` empty lists, then APPEND folds each
+    // into the one below it.
+    static std::string nestedLists(size_t depth) {
+        return std::string(depth, ']') + std::string(depth - 1, 'a');
+    }
+
+    static QString readError(const QString& path) {
+        try {
+            readTensor(path.toStdString());
+        } catch (const std::runtime_error& error) {
+            return error.what();
+        }
+        return "(no error)";
     }
 
     static TransformerLM freshModel() {
@@ -168,6 +198,57 @@ private Q_SLOTS:
         } catch (const std::runtime_error& error) {
             QVERIFY2(QString(error.what()).contains("holds a tensor, not a state dict"),
                      error.what());
+        }
+    }
+
+    // Issue 33: freeing a 200,000-deep value recursively overflowed the stack.
+    void deeplyNestedPickleIsRefusedWithoutCrashing() {
+        const QString deep = archiveWithPickle("deep.pt", "\x80\x02" + nestedLists(200000) + ".");
+        QVERIFY2(readError(deep).contains("nest deeper than 1000 levels"), qPrintable(deep));
+        // Built and thrown away before STOP: the reader frees it without recursion.
+        const QString dropped =
+            archiveWithPickle("dropped.pt", "\x80\x02" + nestedLists(200000) + "0N.");
+        QVERIFY2(readError(dropped).contains("holds a None, not a tensor"),
+                 qPrintable(readError(dropped)));
+        // A chain behind a value the memo shares still counts in full: (Y, X)
+        // with Y 600 lists deep and X 600 lists around Y; Y is walked first.
+        const std::string chain = "(" + nestedLists(600) + "q\x01" + std::string(600, ']') +
+                                  "h\x01" + std::string(600, 'a') + "t.";
+        QVERIFY2(readError(archiveWithPickle("shared.pt", "\x80\x02" + chain))
+                     .contains("nest deeper than 1000 levels"),
+                 "a shared chain was not counted");
+        const QString shallow =
+            archiveWithPickle("shallow.pt", "\x80\x02" + nestedLists(900) + ".");
+        QVERIFY2(readError(shallow).contains("holds a list, not a tensor"),
+                 qPrintable(readError(shallow)));
+    }
+
+    void selfContainingPickleIsRefused() {
+        const QString cycle = archiveWithPickle("cycle.pt", "\x80\x02]q\x01h\x01" "a.");
+        QVERIFY2(readError(cycle).contains("contains itself"), qPrintable(readError(cycle)));
+    }
+
+    // Issue 33 item 7: these surfaced as std::vector's range check (or UB).
+    void stackUnderflowIsAPlainMessage() {
+        for (const char* pickle : {"N(0t.", "2.", "N(2t.", "(0."}) {
+            const QString message = readError(archiveWithPickle("underflow.pt", pickle));
+            QVERIFY2(message.contains("underflow.pt") && message.contains("empty stack"),
+                     qPrintable(message));
+        }
+    }
+
+    void tokenTensorWithNoRowsIsAPlainMessage() {
+        const QString path = fixture("no_rows.pt");
+        const std::vector<char> bytes =
+            torch::jit::pickle_save(at::zeros({0, 8}, at::TensorOptions().dtype(at::kLong)));
+        std::ofstream(path.toStdString(), std::ios::binary).write(bytes.data(), bytes.size());
+        try {
+            readTokenBatch(path.toStdString(), nanoDims());
+            QFAIL("a (0, 8) token batch was accepted");
+        } catch (const std::exception& error) {
+            const QString message = error.what();
+            QVERIFY2(message.contains("no rows") && !message.contains("Exception raised from"),
+                     qPrintable(message));
         }
     }
 };

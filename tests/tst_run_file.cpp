@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 
 #include "engines/runner.h"
+#include "results/attention_file.h"
 #include "results/run_file.h"
 #include "test_support.h"
 
@@ -145,6 +146,99 @@ private Q_SLOTS:
                  qPrintable(readError(foreign)));
 
         QVERIFY(readError(dir_.filePath("missing.json")).contains("cannot open"));
+    }
+
+    // Issue 33: these gave nlohmann's own message, without the file or field.
+    void hostileValuesNameTheFileAndTheField() {
+        RunResult traced = result_;
+        traced.memory.device = "cpu";
+        traced.memory.paths = {"root"};
+        MemoryTrace& memory = traced.memory;  // one allocation of 64 bytes
+        memory.timeUs = {0};
+        memory.address = {4096};
+        memory.bytes = {64};
+        memory.category = {0};
+        memory.phase = {0};
+        memory.step = {0};
+        memory.path = {0};
+        memory.allocated = {64};
+        memory.reserved = {64};
+        const QString path = dir_.filePath("traced.json");
+        writeRunFile(traced, path.toStdString());
+        QCOMPARE(readRunFile(path.toStdString()).memory.paths.size(), size_t{1});
+        QFile original(path);
+        QVERIFY(original.open(QIODevice::ReadOnly));
+        const QByteArray text = original.readAll();
+        const QJsonObject run = QJsonDocument::fromJson(text).object();
+
+        auto withMemory = [&](const char* key, const QJsonValue& value) {
+            QJsonObject changed = run;
+            QJsonObject memory = changed["memory"].toObject();
+            memory[key] = value;
+            changed["memory"] = memory;
+            return QJsonDocument(changed).toJson();
+        };
+        const struct {
+            const char* name;
+            QByteArray text;
+            const char* says;
+        } cases[] = {
+            {"overflow.json",
+             QByteArray(text).replace("\"total_ms\": ", "\"total_ms\": 1e999, \"_\": "),
+             "out of range"},
+            {"paths.json", withMemory("paths", QJsonArray{1}),
+             "run.memory.paths[0]: expected a string"},
+            {"phases.json", withMemory("phases", QJsonArray{"x"}),
+             "run.memory.phases[0]: expected"},
+            {"phase-range.json", withMemory("phases", QJsonArray{QJsonArray{1e300, 0, 0, 1}}),
+             "run.memory.phases[0]: expected"},
+            {"picture.png", QByteArray("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16),
+             "not a StepScope run file"},
+        };
+        for (const auto& bad : cases) {
+            const QString file = dir_.filePath(bad.name);
+            writeText(file, bad.text);
+            const QString message = readError(file);
+            QVERIFY2(message.contains(file) && message.contains(bad.says) &&
+                         !message.contains("[json.exception"),
+                     qPrintable(QString(bad.name) + ": " + message));
+        }
+        // The command line says the same, once, with no parser's tag.
+        const test::CliResult shown = test::runCli({"show", dir_.filePath("picture.png")});
+        QCOMPARE(shown.exitCode, 2);
+        QVERIFY2(
+            shown.err.contains("not a StepScope run file") && !shown.err.contains("json.exception"),
+            qPrintable(shown.err));
+    }
+
+    void attentionFileFieldsAreNamed() {
+        const std::string point =
+            R"({"backend": "naive", "d": 64, "seq": 128, "batch": 1, "heads": 2,
+                "precision": "fp32", "causal": true, "status": "ok"})";
+        const std::string file =
+            R"({"format": "stepscope-attention", "version": 1, "points": [)" + point + "]}";
+        QCOMPARE(attentionFileFromJson(file).points.size(), size_t{1});
+        const std::pair<std::string, const char*> cases[] = {
+            {R"("d": 64)", "points[0].d: expected an integer"},
+            {R"("causal": true)", "points[0].causal: expected true or false"},
+            {R"("status": "ok")", "points[0].status: expected a string"},
+        };
+        for (const auto& [good, says] : cases) {
+            std::string bad = file;
+            bad.replace(bad.find(good), good.size(), good.substr(0, good.find(':')) + ": []");
+            try {
+                attentionFileFromJson(bad);
+                QFAIL(says);
+            } catch (const RunFileError& error) {
+                QVERIFY2(QString(error.what()).contains(says), error.what());
+            }
+        }
+        try {
+            attentionFileFromJson(R"({"format": "stepscope-attention", "version": 1e999})");
+            QFAIL("1e999 read");
+        } catch (const RunFileError& error) {
+            QVERIFY2(QString(error.what()).contains("out of range"), error.what());
+        }
     }
 };
 

@@ -8,6 +8,9 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -17,6 +20,7 @@
 #include "results/attention_file.h"
 #include "results/run_file.h"
 #include "test_support.h"
+#include "util/strings.h"
 
 using namespace stepscope;
 
@@ -270,7 +274,7 @@ private Q_SLOTS:
         QCOMPARE(runFilesIn(dir), QStringList{pointName(2)});
         const RunResult result = readRunFile((dir + "/points/" + pointName(2)).toStdString());
         QCOMPARE(toString(result.status), std::string("ok"));
-        const RunConfig& expected = expectedPoints()[2];
+        const RunConfig expected = expectedPoints()[2];  // a copy: the vector is a temporary
         QCOMPARE(result.config.contextLength, expected.contextLength);
         QCOMPARE(toString(result.config.mode), toString(expected.mode));
         QCOMPARE(result.config.model.name, expected.model.name);
@@ -553,6 +557,115 @@ private Q_SLOTS:
         QCOMPARE(nothing.exitCode, 0);
         QVERIFY2(nothing.err.contains("nothing to submit"), qPrintable(nothing.err));
         QVERIFY(contents(dir + "/stepscope.sbatch").contains("#SBATCH --array=1-2\n"));
+    }
+
+    // Issue 33: a tampered slurm-array.json became lines of the rebuilt
+    // script, wrote inputs anywhere and made --collect read outside DIR.
+    void tamperedArrayFileRunsNothingAndTouchesNothingOutside() {
+        QTemporaryDir temp;
+        const QString dir = temp.filePath("array");
+        QCOMPARE(runCli(kSweep + QStringList{"--slurm", dir}).exitCode, 0);
+        const QJsonObject original =
+            QJsonDocument::fromJson(contents(dir + "/slurm-array.json")).object();
+        const QString marker = temp.filePath("MARKER");
+        const QString outside = temp.filePath("outside.json");
+        const QString touch = "touch " + marker;
+        auto withTask = [&](const char* key, const QJsonValue& value) {
+            QJsonObject array = original;
+            QJsonArray tasks = array["tasks"].toArray();
+            QJsonObject task = tasks[0].toObject();
+            task[key] = value;
+            tasks[0] = task;
+            array["tasks"] = tasks;
+            return array;
+        };
+        auto with = [&](const char* key, const QJsonValue& value) {
+            QJsonObject array = original;
+            array[key] = value;
+            return array;
+        };
+        const struct {
+            const char* field;  // the message names it
+            QJsonObject array;
+            QStringList command;
+        } cases[] = {
+            {"job_name", with("job_name", "x\n" + touch), {"--slurm", dir, "--resume"}},
+            {"job_name", with("job_name", "x;" + touch), {"--slurm", dir, "--resume"}},
+            {"kind", with("kind", "sweep\n" + touch), {"--slurm", dir, "--resume"}},
+            {"tasks[0].name", withTask("name", "a\n" + touch), {"--slurm", dir, "--resume"}},
+            {"tasks[0].name", withTask("name", "a;" + touch), {"--slurm", dir, "--resume"}},
+            {"environment[0]",
+             with("environment", QJsonArray{"X=1;" + touch + ";Y=2"}),
+             {"--slurm", dir, "--resume"}},
+            {"environment[0]",
+             with("environment", QJsonArray{"LD_PRELOAD=/tmp/x.so"}),
+             {"--slurm", dir, "--resume"}},
+            {"tasks[0].input", withTask("input", outside), {"--slurm", dir, "--resume"}},
+            {"tasks[0].input",
+             withTask("input", "inputs/../../outside.json"),
+             {"--slurm", dir, "--resume"}},
+            {"tasks[0].result",
+             withTask("result", "points/../../outside.json"),
+             {"--collect", dir}},
+            {"tasks[0].result", withTask("result", outside), {"--collect", dir}},
+            {"details", with("details", QJsonArray{}), {"--collect", dir}},
+            {"tasks[0].arguments", withTask("arguments", "run"), {"--collect", dir}},
+        };
+        for (const auto& tampered : cases) {
+            QVERIFY(writeFile(dir + "/slurm-array.json", QJsonDocument(tampered.array).toJson()));
+            const Outcome refused = runCli(QStringList{"sweep"} + tampered.command);
+            QVERIFY2(refused.exitCode == 2 && refused.err.contains(tampered.field) &&
+                         refused.err.contains("slurm-array.json"),
+                     qPrintable(QString(tampered.field) + ": " + refused.err));
+            QVERIFY2(!contents(dir + "/stepscope.sbatch").contains("touch"),
+                     "a tampered name reached the script");
+        }
+        QVERIFY(!QFile::exists(outside));
+
+        // A point whose file cannot be read is listed as such; the rest are collected.
+        QVERIFY(writeFile(dir + "/slurm-array.json", QJsonDocument(original).toJson()));
+        QVERIFY(writeFile(dir + "/points/" + pointName(0), "{\"format\": 1e999}"));
+        const Outcome collected = runCli({"sweep", "--collect", dir});
+        QCOMPARE(collected.exitCode, 3);
+        QVERIFY2(collected.err.contains("failed point 0") && collected.err.contains("unreadable") &&
+                     collected.err.contains("out of range") &&
+                     !collected.err.contains("json.exception"),
+                 qPrintable(collected.err));
+        QVERIFY(QFile::remove(dir + "/points/" + pointName(0)));
+
+        // A value StepScope writes quoted may hold anything: the rebuilt script
+        // exports it as it is and runs nothing of it.
+        const QString hostile = "/x'$(" + touch + ")`" + touch + "`\n" + touch + ";'";
+        QVERIFY(
+            writeFile(dir + "/slurm-array.json",
+                      QJsonDocument(with("environment", QJsonArray{"STEPSCOPE_PYTHON=" + hostile}))
+                          .toJson()));
+        const Outcome resumed = runCli({"sweep", "--slurm", dir, "--resume"});
+        QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err));
+        const QString printer = temp.filePath("print-python.sh");
+        QVERIFY(writeFile(printer, "#!/bin/sh\nprintf '%s' \"$STEPSCOPE_PYTHON\"\n"));
+        QVERIFY(QFile::setPermissions(printer, QFileDevice::ReadOwner | QFileDevice::ExeOwner));
+        const Outcome task = runTask(dir, 0, {"STEPSCOPE_CLI=" + printer});
+        QVERIFY2(task.exitCode == 0, qPrintable(task.err));
+        QCOMPARE(task.out, hostile);
+        QVERIFY2(!QFile::exists(marker), "a command from slurm-array.json ran");
+    }
+
+    // The quoting every argument and exported value goes through, checked
+    // against bash itself.
+    void shellQuoteGivesBackEachStringThroughBash() {
+        const std::string hostile[] = {"",        "plain",     "two words", "it's",  "'",
+                                       "''\\'",   "$(id)",     "`id`",      "a\nb",  "a;b|c&d",
+                                       "*?[]{}~", "\"$HOME\"", "tab\there", "#hash", "--x=y"};
+        for (const std::string& text : hostile) {
+            const Outcome echoed = runProgram(
+                "bash", {"-c", QString::fromStdString("printf '%s' " + shellQuote(text))});
+            QCOMPARE(echoed.out, QString::fromStdString(text));
+        }
+        QVERIFY(isPlainName("nano_ctx8_forward_fp32.json"));
+        for (const char* notPlain : {"", "a b", "a;b", "a\nb", "a/b", "$x"}) {
+            QVERIFY2(!isPlainName(notPlain), notPlain);
+        }
     }
 
     void directoryHoldingSomethingElseIsRefusedUntouched() {

@@ -58,6 +58,20 @@ int csvRows(const QString& dir) {
     return int(csv.readAll().trimmed().split('\n').size()) - 1;  // minus the header
 }
 
+// What --resume said about the run files it did not reuse.
+class RerunLog final : public SweepObserver {
+public:
+    void onPointRerun(int index, const std::string& file, const std::string& why) override {
+        reruns.push_back({index, file, why});
+    }
+    struct Rerun {
+        int index;
+        std::string file;
+        std::string why;
+    };
+    std::vector<Rerun> reruns;
+};
+
 class CancelAfterPoints final : public SweepObserver {
 public:
     CancelAfterPoints(std::atomic<bool>& flag, int points) : flag_(flag), points_(points) {}
@@ -145,6 +159,49 @@ private Q_SLOTS:
         QCOMPARE(int(runSweep(spec, control).size()), 4);
         QCOMPARE(calls, 2);
         QCOMPARE(csvRows(dir.path()), 4);
+    }
+
+    // Issue 33: resuming with --batch 2 a folder made with --batch 1 ran
+    // nothing and reported batch 1.
+    void resumeRunsAgainThePointsMadeWithAnotherConfigAndSaysSo() {
+        QTemporaryDir dir;
+        SweepSpec first = twoByTwo(dir.path());
+        first.base.batchSize = 1;
+        runSweep(first);
+
+        SweepSpec second = twoByTwo(dir.path());
+        second.base.batchSize = 2;
+        second.resume = true;
+        int calls = 0;
+        RerunLog log;
+        SweepControl control;
+        control.observer = &log;
+        control.runPoint = [&calls](const RunConfig& config, const RunControl& runControl) {
+            ++calls;
+            return runBenchmark(config, runControl);
+        };
+        const auto results = runSweep(second, control);
+        QCOMPARE(calls, 4);
+        QCOMPARE(int(log.reruns.size()), 4);
+        for (const auto& rerun : log.reruns) {
+            QVERIFY2(rerun.why.find("batch: 1 (file), 2 (here)") != std::string::npos,
+                     rerun.why.c_str());
+        }
+        for (const auto& result : results) {
+            QCOMPARE(result.config.batchSize, int64_t{2});
+            QCOMPARE(
+                readRunFile(dir.filePath(QString::fromStdString(sweepPointFileName(result.config)))
+                                .toStdString())
+                    .config.batchSize,
+                int64_t{2});
+        }
+
+        // The same config again: every point is reused, none said.
+        calls = 0;
+        log.reruns.clear();
+        runSweep(second, control);
+        QCOMPARE(calls, 0);
+        QVERIFY(log.reruns.empty());
     }
 
     void sweepOverBatchAndAttentionRunsEveryCombination() {

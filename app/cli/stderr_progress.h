@@ -47,6 +47,10 @@ public:
                      file.c_str());
     }
 
+    void onPointRerun(int, const std::string& file, const std::string& why) override {
+        std::fprintf(stderr, "  not reusing %s: %s; running it again\n", file.c_str(), why.c_str());
+    }
+
     // The sweep's axes, so that points are named as their files are.
     void setAxes(std::vector<SweepAxis> axes) { axes_ = std::move(axes); }
 

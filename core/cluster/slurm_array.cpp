@@ -46,6 +46,61 @@ void refuseNewline(const std::string& flag, const std::string& value) {
     }
 }
 
+// What StepScope's own arrays export; a folder asking for any other variable
+// (LD_PRELOAD, PATH…) was not written by StepScope.
+constexpr const char* kExportedVariables[] = {"STEPSCOPE_PYTHON"};
+
+void checkScriptName(const std::string& field, const std::string& value) {
+    if (!isPlainName(value)) {
+        throw SlurmError(field + ": '" + printableText(value) +
+                         "' may hold only letters, digits, '.', '_' and '-' (it is written "
+                         "into the job script)");
+    }
+}
+
+// `path` is `folder`/NAME: relative, one level down, no "..", so that what
+// the array reads or writes stays inside its directory.
+void checkPathInFolder(const std::string& field, const std::string& path,
+                       const std::string& folder) {
+    const std::string prefix = folder + "/";
+    const std::string name = path.rfind(prefix, 0) == 0 ? path.substr(prefix.size()) : "";
+    if (!isPlainName(name) || name == "." || name == "..") {
+        throw SlurmError(field + ": '" + printableText(path) + "' must be a file in the array's " +
+                         folder + "/ folder (" + folder +
+                         "/NAME, NAME of letters, digits, '.', '_' and '-')");
+    }
+}
+
+}  // namespace
+
+void checkArrayForScript(const SlurmArray& array) {
+    checkScriptName("kind", array.kind);
+    checkScriptName("job_name", array.jobName);
+    for (size_t i = 0; i < array.environment.size(); ++i) {
+        const std::string& variable = array.environment[i];
+        const std::string name = variable.substr(0, variable.find('='));
+        const bool known = std::any_of(std::begin(kExportedVariables), std::end(kExportedVariables),
+                                       [&](const char* exported) { return name == exported; });
+        if (!known || name.size() == variable.size()) {
+            throw SlurmError(
+                "environment[" + std::to_string(i) + "]: '" + printableText(variable) +
+                "' must be NAME=value with NAME one of " +
+                joinNames({std::begin(kExportedVariables), std::end(kExportedVariables)}));
+        }
+    }
+    for (size_t i = 0; i < array.tasks.size(); ++i) {
+        const SlurmTask& task = array.tasks[i];
+        const std::string where = "tasks[" + std::to_string(i) + "]";
+        checkScriptName(where + ".name", task.name);
+        checkPathInFolder(where + ".result", task.resultFile, "points");
+        if (!task.inputFile.empty()) {
+            checkPathInFolder(where + ".input", task.inputFile, "inputs");
+        }
+    }
+}
+
+namespace {
+
 json taskJson(const SlurmTask& task) {
     return {{"name", task.name},
             {"result", task.resultFile},
@@ -69,25 +124,77 @@ json arrayJson(const SlurmArray& array) {
             {"tasks", tasks}};
 }
 
+// `object[key]`, which must be there and of `type`; `where` names it in the
+// message ("tasks[2].input").
+const json& member(const json& object, const std::string& key, json::value_t type,
+                   const std::string& where) {
+    const auto found = object.find(key);
+    if (found == object.end()) {
+        throw SlurmError(where + " is missing");
+    }
+    const bool numberWanted = type == json::value_t::number_integer;
+    if (numberWanted ? !found->is_number_integer() : found->type() != type) {
+        throw SlurmError(where + " must be " +
+                         (type == json::value_t::string   ? std::string("a string")
+                          : type == json::value_t::array  ? std::string("a list")
+                          : type == json::value_t::object ? std::string("an object")
+                                                          : std::string("an integer")) +
+                         ", not " + (found->is_null() ? "null" : found->type_name()));
+    }
+    return *found;
+}
+
+std::string textMember(const json& object, const std::string& key, const std::string& where) {
+    return member(object, key, json::value_t::string, where).get<std::string>();
+}
+
+std::vector<std::string> textList(const json& object, const std::string& key,
+                                  const std::string& where) {
+    std::vector<std::string> texts;
+    const json& list = member(object, key, json::value_t::array, where);
+    for (size_t i = 0; i < list.size(); ++i) {
+        if (!list[i].is_string()) {
+            throw SlurmError(where + "[" + std::to_string(i) + "] must be a string, not " +
+                             list[i].type_name());
+        }
+        texts.push_back(list[i].get<std::string>());
+    }
+    return texts;
+}
+
+SlurmTask taskFromJson(const json& task, const std::string& where) {
+    if (!task.is_object()) {
+        throw SlurmError(where + " must be an object, not " + std::string(task.type_name()));
+    }
+    return {textMember(task, "name", where + ".name"),
+            textMember(task, "result", where + ".result"),
+            textList(task, "arguments", where + ".arguments"),
+            textMember(task, "input", where + ".input"),
+            textMember(task, "input_text", where + ".input_text")};
+}
+
 SlurmArray arrayFromJson(const json& document) {
     SlurmArray array;
-    array.kind = document.at("kind").get<std::string>();
-    array.jobName = document.at("job_name").get<std::string>();
-    array.details = document.at("details");
-    array.environment = document.at("environment").get<std::vector<std::string>>();
-    const std::string runner = document.value("runner", "cli");
+    array.kind = textMember(document, "kind", "kind");
+    array.jobName = textMember(document, "job_name", "job_name");
+    array.details = member(document, "details", json::value_t::object, "details");
+    if (array.details.contains("varying_fields")) {
+        textList(array.details, "varying_fields", "details.varying_fields");
+    }
+    array.environment = textList(document, "environment", "environment");
+    const std::string runner =
+        document.contains("runner") ? textMember(document, "runner", "runner") : "cli";
     if (const auto parsed = parseSlurmRunner(runner)) {
         array.runner = *parsed;
     } else {
-        throw SlurmError("its runner '" + runner + "' is not known; this StepScope knows " +
-                         joinNames(slurmRunnerNames()));
+        throw SlurmError("runner: '" + printableText(runner) +
+                         "' is not known; this StepScope knows " + joinNames(slurmRunnerNames()));
     }
-    for (const auto& task : document.at("tasks")) {
-        array.tasks.push_back(
-            {task.at("name").get<std::string>(), task.at("result").get<std::string>(),
-             task.at("arguments").get<std::vector<std::string>>(),
-             task.at("input").get<std::string>(), task.at("input_text").get<std::string>()});
+    const json& tasks = member(document, "tasks", json::value_t::array, "tasks");
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        array.tasks.push_back(taskFromJson(tasks[i], "tasks[" + std::to_string(i) + "]"));
     }
+    checkArrayForScript(array);
     return array;
 }
 
@@ -217,6 +324,7 @@ std::string slurmArrayRange(const std::vector<int>& taskIndices, int limit) {
 std::string slurmJobScript(const SlurmArray& array, const std::string& directory,
                            const std::string& cli, const SlurmOptions& options,
                            const std::vector<int>& taskIndices) {
+    checkArrayForScript(array);  // names below go in unquoted
     std::ostringstream out;
     const int last = int(array.tasks.size()) - 1;
     out << "#!/bin/bash\n"
@@ -340,12 +448,16 @@ void writeSlurmArray(const std::string& directory, const SlurmArray& array, cons
                      const SlurmOptions& options, const std::vector<int>& taskIndices,
                      const std::string& flag) {
     checkSlurmOptions(options);
+    checkArrayForScript(array);
     checkSlurmDirectory(directory, array, flag);
     const fs::path root = fs::absolute(directory);
     refuseNewline(flag, root.string());  // the script names it on one line
     try {
         for (const char* sub : {"inputs", "points", "logs"}) {
             fs::create_directories(root / sub);
+            if (fs::is_symlink(root / sub)) {  // it would lead the files elsewhere
+                throw SlurmError(std::string(sub) + "/ is a symbolic link");
+            }
         }
         for (const auto& task : array.tasks) {
             if (!task.inputFile.empty()) {

@@ -77,6 +77,13 @@ struct SlurmArray {
 constexpr const char* kSlurmArrayFile = "slurm-array.json";
 constexpr const char* kSlurmScriptFile = "stepscope.sbatch";
 
+// Throws SlurmError naming the field ("tasks[2].name") where `array` would
+// put into a script or a path what StepScope never writes: a kind, job or
+// point name beyond [A-Za-z0-9._-]+, an environment variable other than
+// those StepScope exports, an input or result outside DIR/inputs/ or
+// DIR/points/. Every array read from a folder and every script passes it.
+void checkArrayForScript(const SlurmArray& array);
+
 // The array's job script: #SBATCH lines for `options`, --array for
 // `taskIndices` (ascending) and the logs; task i runs its arguments in
 // `directory` (absolute) with `cli` ($STEPSCOPE_CLI overrides it), or with

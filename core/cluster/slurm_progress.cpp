@@ -24,6 +24,13 @@ std::optional<std::string> SlurmProgress::resultFile(const std::string& director
                                                      const SlurmTask& task) {
     const std::string file = (fs::path(directory) / task.resultFile).string();
     std::error_code error;
+    if (fs::is_symlink(fs::path(directory) / "points", error) || fs::is_symlink(file, error)) {
+        // A link could lead the collector to read a file outside the folder.
+        failed.push_back({index, task.name,
+                          "unreadable: " + task.resultFile + " is a symbolic link (or under one)",
+                          ""});
+        return std::nullopt;
+    }
     if (fs::exists(file, error)) {
         return file;
     }

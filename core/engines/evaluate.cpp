@@ -16,6 +16,10 @@ at::Tensor readTokenBatch(const std::string& path, const ModelDims& dims) {
         throw std::runtime_error("tokens: '" + path +
                                  "' must hold an int64 tensor of shape (batch, seq)");
     }
+    if (tokens.size(0) == 0) {
+        throw std::runtime_error("tokens: '" + path + "' holds no rows (shape (0, " +
+                                 std::to_string(tokens.size(1)) + ")); need at least one sequence");
+    }
     if (tokens.size(1) < 2) {
         throw std::runtime_error("tokens: need at least 2 tokens per row to predict one");
     }

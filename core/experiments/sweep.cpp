@@ -200,6 +200,32 @@ std::string sweepPointFileName(const RunConfig& config, const std::vector<SweepA
     return name + ".json";
 }
 
+namespace {
+
+// Empty when `file` holds an ok run of `point` (read into `result`), else
+// why the point must run again.
+std::string whyNotReused(const std::string& file, const RunConfig& point, RunResult& result) {
+    try {
+        result = readRunFile(file);
+    } catch (const std::exception& unreadable) {
+        return std::string("unreadable: ") + unreadable.what();
+    }
+    if (result.status != RunStatus::Ok) {
+        return "it says " + toString(result.status);
+    }
+    const std::vector<std::string> differences = configDifferences(result.config, point);
+    if (!differences.empty()) {
+        std::string text = "it was made with another config (";
+        for (size_t i = 0; i < differences.size(); ++i) {
+            text += (i ? "; " : "") + differences[i];
+        }
+        return text + ")";
+    }
+    return {};
+}
+
+}  // namespace
+
 std::vector<RunResult> runSweep(const SweepSpec& spec, const SweepControl& control) {
     const std::vector<RunConfig> points = expandSweep(spec);
     const ValidationContext context = validationContext();
@@ -234,11 +260,10 @@ std::vector<RunResult> runSweep(const SweepSpec& spec, const SweepControl& contr
         RunResult result;
         bool reused = false;
         if (spec.resume && std::filesystem::exists(file)) {
-            try {
-                result = readRunFile(file);
-                reused = result.status == RunStatus::Ok;
-            } catch (const RunFileError&) {
-                reused = false;  // unreadable: run the point again
+            const std::string why = whyNotReused(file, points[i], result);
+            reused = why.empty();
+            if (!reused && control.observer) {
+                control.observer->onPointRerun(i, file, why);
             }
         }
         if (!reused) {

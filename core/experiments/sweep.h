@@ -35,8 +35,10 @@ struct SweepSpec {
     // Fields beyond the four above; not model, ctx, mode or precision, each
     // at most once, no value twice.
     std::vector<SweepAxis> axes;
-    std::string outDir;   // one run file per point, plus sweep.csv and sweep.md
-    bool resume = false;  // keep points whose run file already says ok
+    std::string outDir;  // one run file per point, plus sweep.csv and sweep.md
+    // Keep points whose run file says ok and holds this point's config; the
+    // others run again, and the observer hears why.
+    bool resume = false;
 };
 
 class SweepObserver {
@@ -48,6 +50,11 @@ public:
     virtual void onPointFinished(int index, int total, const RunResult& result,
                                  const std::string& runFile) {
         (void)index, (void)total, (void)result, (void)runFile;
+    }
+    // --resume found `runFile` but runs the point again: `why` says what is
+    // wrong with it (unreadable, not ok, another config).
+    virtual void onPointRerun(int index, const std::string& runFile, const std::string& why) {
+        (void)index, (void)runFile, (void)why;
     }
 };
 

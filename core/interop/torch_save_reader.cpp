@@ -7,13 +7,105 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <stdexcept>
+#include <type_traits>
 
 #include "interop/torch_storage_types.h"
 
 namespace stepscope {
 
 namespace {
+
+// Python's own pickler gives up near this depth (its recursion limit), so a
+// deeper file was made by hand.
+constexpr size_t kMaxDepth = 1000;
+
+// The values a list, tuple or dict holds directly (keys too); none for others.
+std::vector<const PyValue*> childrenOf(const PyValue& value) {
+    std::vector<const PyValue*> children;
+    if (const auto* sequence = std::get_if<std::shared_ptr<PySequence>>(&value.value)) {
+        for (const auto& item : (*sequence)->items) {
+            children.push_back(&item);
+        }
+    } else if (const auto* dict = std::get_if<std::shared_ptr<PyDict>>(&value.value)) {
+        for (const auto& [key, item] : (*dict)->items) {
+            children.push_back(&key);
+            children.push_back(&item);
+        }
+    }
+    return children;
+}
+
+const void* containerOf(const PyValue& value) {
+    if (const auto* sequence = std::get_if<std::shared_ptr<PySequence>>(&value.value)) {
+        return sequence->get();
+    }
+    if (const auto* dict = std::get_if<std::shared_ptr<PyDict>>(&value.value)) {
+        return dict->get();
+    }
+    return nullptr;
+}
+
+// The containers `root` reaches, walked without recursion; throws when they
+// nest deeper than kMaxDepth or one holds itself. Heights are memoised per
+// container, so values the memo shares are walked once yet a chain hidden
+// behind a shared value still counts in full.
+std::set<const void*> containersReached(const PyValue& root) {
+    std::map<const void*, size_t> height;  // 0 while on the path
+    struct Frame {
+        const void* container;
+        std::vector<const PyValue*> children;
+        size_t next = 0;
+        size_t tallest = 0;  // of the children done so far
+    };
+    std::vector<Frame> path;
+    const std::string tooDeep = "values nest deeper than " + std::to_string(kMaxDepth) +
+                                " levels (Python's pickler stops near 1000)";
+    // The height of a value already walked, 0 for a scalar or one it starts.
+    auto enter = [&](const PyValue& value) -> size_t {
+        const void* container = containerOf(value);
+        if (!container) {
+            return 0;
+        }
+        const auto [found, isNew] = height.try_emplace(container, 0);
+        if (!isNew) {
+            if (found->second == 0) {
+                throw std::runtime_error("a list, tuple or dict contains itself");
+            }
+            return found->second;
+        }
+        if (path.size() >= kMaxDepth) {
+            throw std::runtime_error(tooDeep);
+        }
+        path.push_back({container, childrenOf(value)});
+        return 0;
+    };
+    enter(root);
+    while (!path.empty()) {
+        Frame& frame = path.back();
+        if (frame.next < frame.children.size()) {
+            const size_t parent = path.size() - 1;
+            const size_t known = enter(*frame.children[frame.next++]);  // may grow `path`
+            path[parent].tallest = std::max(path[parent].tallest, known);
+            continue;
+        }
+        const size_t own = frame.tallest + 1;
+        if (own > kMaxDepth) {
+            throw std::runtime_error(tooDeep);
+        }
+        height[frame.container] = own;
+        path.pop_back();
+        if (!path.empty()) {
+            path.back().tallest = std::max(path.back().tallest, own);
+        }
+    }
+    std::set<const void*> reached;
+    for (const auto& entry : height) {
+        reached.insert(entry.first);
+    }
+    return reached;
+}
 
 std::vector<int64_t> intList(const PyValue& value, const char* what) {
     const auto* sequence = std::get_if<std::shared_ptr<PySequence>>(&value.value);
@@ -32,10 +124,31 @@ std::vector<int64_t> intList(const PyValue& value, const char* what) {
 }
 
 // A stack machine over the pickle opcodes that torch.save emits.
+//
+// Every container it makes stays in sequences_ or dicts_ until the end, so
+// popping or replacing a value never frees a nested chain recursively; the
+// destructor empties the containers the result does not reach one by one (no
+// recursion, and cycles made through the memo are broken). The result is
+// refused when it nests deeper than kMaxDepth or holds itself, so whoever
+// frees it later recurses at most kMaxDepth levels.
 class Unpickler {
 public:
     Unpickler(const char* data, size_t size, caffe2::serialize::PyTorchStreamReader& archive)
         : data_(data), size_(size), archive_(archive) {}
+    Unpickler(const Unpickler&) = delete;
+    Unpickler& operator=(const Unpickler&) = delete;
+    ~Unpickler() {
+        for (auto& sequence : sequences_) {
+            if (!kept_.contains(sequence.get())) {
+                sequence->items.clear();
+            }
+        }
+        for (auto& dict : dicts_) {
+            if (!kept_.contains(dict.get())) {
+                dict->items.clear();
+            }
+        }
+    }
 
     PyValue run() {
         while (true) {
@@ -44,13 +157,26 @@ public:
                 if (stack_.empty()) {
                     throw std::runtime_error("pickle ends with an empty stack");
                 }
-                return stack_.back();
+                PyValue result = stack_.back();
+                kept_ = containersReached(result);
+                return result;
             }
             step(opcode);
         }
     }
 
 private:
+    template <typename Container>
+    std::shared_ptr<Container> make() {
+        auto container = std::make_shared<Container>();
+        if constexpr (std::is_same_v<Container, PySequence>) {
+            sequences_.push_back(container);
+        } else {
+            dicts_.push_back(container);
+        }
+        return container;
+    }
+
     const char* readBytes(size_t n) {
         if (position_ + n > size_) {
             throw std::runtime_error("pickle is truncated");
@@ -76,8 +202,9 @@ private:
         }
     }
     PyValue pop() {
-        if (stack_.empty()) {
-            throw std::runtime_error("pickle pops an empty stack");
+        if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back())) {
+            throw std::runtime_error("pickle pops an empty stack (stack underflow at byte " +
+                                     std::to_string(position_ - 1) + ")");
         }
         PyValue value = std::move(stack_.back());
         stack_.pop_back();
@@ -95,7 +222,7 @@ private:
         return items;
     }
     void pushTuple(std::vector<PyValue> items) {
-        auto tuple = std::make_shared<PySequence>();
+        auto tuple = make<PySequence>();
         tuple->isTuple = true;
         tuple->items = std::move(items);
         stack_.push_back({tuple});
@@ -191,7 +318,7 @@ private:
             return (*args)->items[0];
         }
         if (name == "collections.OrderedDict" || name == "builtins.dict") {
-            return {std::make_shared<PyDict>()};
+            return {make<PyDict>()};
         }
         return {PyOpaque{name}};
     }
@@ -213,8 +340,11 @@ private:
             case '1':
                 popToMark();
                 break;
-            case '2': {
-                PyValue top = stack_.at(stack_.size() - 1);
+            case '2': {  // DUP
+                if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back())) {
+                    throw std::runtime_error("pickle duplicates the top of an empty stack");
+                }
+                PyValue top = stack_.back();
                 stack_.push_back(std::move(top));
                 break;
             }
@@ -334,10 +464,10 @@ private:
                 break;
             }
             case ']':
-                stack_.push_back({std::make_shared<PySequence>()});
+                stack_.push_back({make<PySequence>()});
                 break;
             case 'l': {
-                auto list = std::make_shared<PySequence>();
+                auto list = make<PySequence>();
                 list->items = popToMark();
                 stack_.push_back({list});
                 break;
@@ -353,11 +483,11 @@ private:
                 append(popToMark());
                 break;
             case '}':
-                stack_.push_back({std::make_shared<PyDict>()});
+                stack_.push_back({make<PyDict>()});
                 break;
             case 'd': {
                 std::vector<PyValue> flat = popToMark();
-                stack_.push_back({std::make_shared<PyDict>()});
+                stack_.push_back({make<PyDict>()});
                 setItems(std::move(flat));
                 break;
             }
@@ -412,6 +542,9 @@ private:
     std::vector<size_t> marks_;
     std::map<size_t, PyValue> memo_;
     std::map<std::string, at::Tensor> storages_;
+    std::vector<std::shared_ptr<PySequence>> sequences_;
+    std::vector<std::shared_ptr<PyDict>> dicts_;
+    std::set<const void*> kept_;  // the containers the result reaches
 };
 
 // A missing file, a directory or a file of another kind, said in words

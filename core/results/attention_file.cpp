@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include "estimate/cost_model.h"
 #include "results/run_file.h"
@@ -40,13 +42,59 @@ json pointJson(const AttentionPoint& p) {
             {"score_matrix_bytes", p.scoreMatrixBytes}};
 }
 
+// Whether `value` holds a T: a string, a bool, an integer that fits, a number.
 template <typename T>
-std::optional<T> optionalField(const json& object, const char* key) {
+bool holds(const json& value) {
+    if constexpr (std::is_same_v<T, std::string>) {
+        return value.is_string();
+    } else if constexpr (std::is_same_v<T, bool>) {
+        return value.is_boolean();
+    } else if constexpr (std::is_integral_v<T>) {
+        return value.is_number_integer() &&
+               (value.is_number_unsigned() ? value.get<uint64_t>() <= uint64_t(INT64_MAX) : true);
+    } else {
+        return value.is_number();
+    }
+}
+
+template <typename T>
+const char* kindOf() {
+    if constexpr (std::is_same_v<T, std::string>) {
+        return "a string";
+    } else if constexpr (std::is_same_v<T, bool>) {
+        return "true or false";
+    } else if constexpr (std::is_integral_v<T>) {
+        return "an integer";
+    } else {
+        return "a number";
+    }
+}
+
+// `object[key]` as a T, or RunFileError naming `where`.`key`.
+template <typename T>
+T field(const json& object, const char* key, const std::string& where) {
+    const auto found = object.find(key);
+    if (found == object.end()) {
+        throw RunFileError(where + "." + key + ": missing");
+    }
+    if (!holds<T>(*found)) {
+        throw RunFileError(where + "." + key + ": expected " + kindOf<T>());
+    }
+    return found->get<T>();
+}
+
+template <typename T>
+T fieldOr(const json& object, const char* key, const std::string& where, T fallback) {
+    return object.contains(key) ? field<T>(object, key, where) : fallback;
+}
+
+template <typename T>
+std::optional<T> optionalField(const json& object, const char* key, const std::string& where) {
     const auto found = object.find(key);
     if (found == object.end() || found->is_null()) {
         return std::nullopt;
     }
-    return found->get<T>();
+    return field<T>(object, key, where);
 }
 
 std::string cell(const std::optional<double>& value, int decimals) {
@@ -55,16 +103,23 @@ std::string cell(const std::optional<double>& value, int decimals) {
 
 EnvironmentInfo environmentFromJson(const json& object) {
     EnvironmentInfo env;
-    env.libtorchVersion = object.value("libtorch_version", "");
-    env.cudaVersion = object.value("cuda_version", "");
-    env.deviceName = object.value("device_name", "");
-    env.cpuThreads = object.value("cpu_threads", 0);
-    env.startedAt = object.value("started_at", "");
+    const std::string where = "environment";
+    env.libtorchVersion = fieldOr<std::string>(object, "libtorch_version", where, "");
+    env.cudaVersion = fieldOr<std::string>(object, "cuda_version", where, "");
+    env.deviceName = fieldOr<std::string>(object, "device_name", where, "");
+    const int64_t threads = fieldOr<int64_t>(object, "cpu_threads", where, 0);
+    if (!std::in_range<int>(threads) || threads < 0) {
+        throw RunFileError("environment.cpu_threads: " + std::to_string(threads) +
+                           " is not a thread count");
+    }
+    env.cpuThreads = int(threads);
+    env.startedAt = fieldOr<std::string>(object, "started_at", where, "");
     if (const auto slurm = object.find("slurm"); slurm != object.end() && slurm->is_object()) {
-        env.slurmJobId = slurm->value("job_id", "");
-        env.slurmArrayJobId = slurm->value("array_job_id", "");
-        env.slurmArrayTaskId = slurm->value("array_task_id", "");
-        env.slurmNode = slurm->value("node", "");
+        const std::string at = "environment.slurm";
+        env.slurmJobId = fieldOr<std::string>(*slurm, "job_id", at, "");
+        env.slurmArrayJobId = fieldOr<std::string>(*slurm, "array_job_id", at, "");
+        env.slurmArrayTaskId = fieldOr<std::string>(*slurm, "array_task_id", at, "");
+        env.slurmNode = fieldOr<std::string>(*slurm, "node", at, "");
     }
     return env;
 }
@@ -108,6 +163,9 @@ AttentionFile attentionFileFromJson(const std::string& text) {
     std::vector<AttentionPoint>& points = file.points;
     try {
         const json document = json::parse(text);
+        if (!document.is_object()) {
+            throw RunFileError("not a StepScope attention file (format \"stepscope-attention\")");
+        }
         if (document.value("format", "") != "stepscope-attention") {
             throw RunFileError("not a StepScope attention file (format \"stepscope-attention\")");
         }
@@ -116,31 +174,47 @@ AttentionFile attentionFileFromJson(const std::string& text) {
                                std::to_string(document.value("version", 0)) +
                                " is not supported; this StepScope reads version 1");
         }
-        file.environment = environmentFromJson(document.value("environment", json::object()));
-        for (const auto& item : document.at("points")) {
+        const json environment = document.value("environment", json::object());
+        if (!environment.is_object()) {
+            throw RunFileError("environment: expected an object");
+        }
+        file.environment = environmentFromJson(environment);
+        const auto list = document.find("points");
+        if (list == document.end() || !list->is_array()) {
+            throw RunFileError("points: expected an array");
+        }
+        for (size_t i = 0; i < list->size(); ++i) {
+            const json& item = (*list)[i];
+            const std::string where = "points[" + std::to_string(i) + "]";
+            if (!item.is_object()) {
+                throw RunFileError(where + ": expected an object");
+            }
             AttentionPoint p;
-            p.backend = item.at("backend").get<std::string>();
-            p.kernel = item.value("kernel", p.backend);
-            p.d = item.at("d").get<int64_t>();
-            p.seq = item.at("seq").get<int64_t>();
-            p.batch = item.at("batch").get<int64_t>();
-            p.heads = item.at("heads").get<int64_t>();
-            p.precision =
-                parsePrecision(item.at("precision").get<std::string>()).value_or(Precision::Fp32);
-            p.causal = item.at("causal").get<bool>();
-            p.status = item.at("status").get<std::string>();
-            p.message = item.value("message", "");
-            p.forwardMs = optionalField<double>(item, "forward_ms");
-            p.backwardMs = optionalField<double>(item, "backward_ms");
-            p.memBeforeBackwardBytes = optionalField<int64_t>(item, "mem_before_backward_bytes");
-            p.peakBytes = optionalField<int64_t>(item, "peak_bytes");
-            p.forwardTflops = optionalField<double>(item, "forward_tflops");
-            p.backwardTflops = optionalField<double>(item, "backward_tflops");
-            p.scoreMatrixBytes = item.value("score_matrix_bytes", int64_t{0});
+            p.backend = field<std::string>(item, "backend", where);
+            p.kernel = fieldOr<std::string>(item, "kernel", where, p.backend);
+            p.d = field<int64_t>(item, "d", where);
+            p.seq = field<int64_t>(item, "seq", where);
+            p.batch = field<int64_t>(item, "batch", where);
+            p.heads = field<int64_t>(item, "heads", where);
+            p.precision = parsePrecision(field<std::string>(item, "precision", where))
+                              .value_or(Precision::Fp32);
+            p.causal = field<bool>(item, "causal", where);
+            p.status = field<std::string>(item, "status", where);
+            p.message = fieldOr<std::string>(item, "message", where, "");
+            p.forwardMs = optionalField<double>(item, "forward_ms", where);
+            p.backwardMs = optionalField<double>(item, "backward_ms", where);
+            p.memBeforeBackwardBytes =
+                optionalField<int64_t>(item, "mem_before_backward_bytes", where);
+            p.peakBytes = optionalField<int64_t>(item, "peak_bytes", where);
+            p.forwardTflops = optionalField<double>(item, "forward_tflops", where);
+            p.backwardTflops = optionalField<double>(item, "backward_tflops", where);
+            p.scoreMatrixBytes = fieldOr<int64_t>(item, "score_matrix_bytes", where, 0);
             points.push_back(p);
         }
+    } catch (const json::out_of_range& error) {  // 1e999
+        throw RunFileError(std::string("a number is out of range: ") + error.what());
     } catch (const json::exception& error) {
-        throw RunFileError(std::string("attention file: ") + error.what());
+        throw RunFileError(std::string("not valid JSON: ") + error.what());
     }
     return file;
 }

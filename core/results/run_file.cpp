@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
 #ifdef STEPSCOPE_HAVE_SIMDJSON
 #include <simdjson.h>
 #endif
@@ -120,11 +122,27 @@ private:
     std::string path_;
 };
 
+// nlohmann's message without its "[json.exception.parse_error.101] " tag.
+std::string withoutTag(const json::exception& error) {
+    const std::string text = error.what();
+    const size_t end = text.rfind("] ", text.find(' '));
+    return text.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? text.substr(end + 2)
+                                                                              : text;
+}
+
 json parseJson(std::string_view text) {
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos || text[first] != '{') {
+        throw RunFileError(
+            "not a StepScope run file (a JSON file made by StepScope; this one "
+            "does not even start as JSON)");
+    }
     try {
         return json::parse(text);
-    } catch (const json::parse_error& error) {
-        throw RunFileError(std::string("not valid JSON: ") + error.what());
+    } catch (const json::out_of_range& error) {  // 1e999
+        throw RunFileError("a number is out of range: " + withoutTag(error));
+    } catch (const json::exception& error) {
+        throw RunFileError("not valid JSON: " + withoutTag(error));
     }
 }
 
@@ -381,8 +399,16 @@ MemoryTrace readMemory(const FieldReader& reader) {
     MemoryTrace trace;
     trace.device = reader.string("device");
     trace.clockOriginUs = reader.optionalNumber("clock_origin_us").value_or(0);
-    for (const json& path : reader.required("paths")) {
-        trace.paths.push_back(path.get<std::string>());
+    const json& paths = reader.required("paths");
+    if (!paths.is_array()) {
+        throw RunFileError(reader.where("paths") + ": expected an array of strings");
+    }
+    for (size_t i = 0; i < paths.size(); ++i) {
+        if (!paths[i].is_string()) {
+            throw RunFileError(reader.where("paths") + "[" + std::to_string(i) +
+                               "]: expected a string");
+        }
+        trace.paths.push_back(paths[i].get<std::string>());
     }
     trace.timeUs = readColumn<double>(reader, "time_us", size_t(-1));
     const size_t n = trace.timeUs.size();
@@ -397,9 +423,20 @@ MemoryTrace readMemory(const FieldReader& reader) {
     }
     trace.allocated = readColumn<int64_t>(reader, "allocated", n);
     trace.reserved = readColumn<int64_t>(reader, "reserved", n);
-    for (const json& range : reader.required("phases")) {
-        if (!range.is_array() || range.size() != 4) {
-            throw RunFileError(reader.where("phases") + ": expected [phase, step, start, end]");
+    const json& phases = reader.required("phases");
+    if (!phases.is_array()) {
+        throw RunFileError(reader.where("phases") + ": expected an array");
+    }
+    for (size_t i = 0; i < phases.size(); ++i) {
+        const json& range = phases[i];
+        const bool fits = range.is_array() && range.size() == 4 && range[0].is_number_integer() &&
+                          range[0].get<int64_t>() >= 0 && range[0].get<int64_t>() < 4 &&
+                          range[1].is_number_integer() &&
+                          std::in_range<int32_t>(range[1].get<int64_t>()) && range[2].is_number() &&
+                          range[3].is_number();
+        if (!fits) {
+            throw RunFileError(reader.where("phases") + "[" + std::to_string(i) +
+                               "]: expected [phase 0-3, step, start_us, end_us]");
         }
         trace.phases.push_back({range[0].get<uint8_t>(), range[1].get<int32_t>(),
                                 range[2].get<double>(), range[3].get<double>()});
@@ -486,7 +523,10 @@ void readPhases(ondemand::value value, std::vector<MemoryTrace::PhaseRange>& pha
         for (auto number : check(item.get_array())) {
             range.push_back(check(number.get_double()));
         }
-        if (range.size() != 4) {
+        // Casting a double that does not fit is undefined: the careful path says which.
+        if (range.size() != 4 || !(range[0] >= 0 && range[0] < 4) ||
+            !(range[1] >= std::numeric_limits<int32_t>::min() &&
+              range[1] <= std::numeric_limits<int32_t>::max())) {
             throw Failed{};
         }
         phases.push_back({uint8_t(range[0]), int32_t(range[1]), range[2], range[3]});
@@ -831,6 +871,38 @@ std::string runConfigToJson(const RunConfig& config) {
     return configJson(config).dump();
 }
 
+namespace {
+
+void addDifferences(const json& file, const json& here, const std::string& prefix,
+                    std::vector<std::string>& differences) {
+    if (file.is_object() && here.is_object()) {
+        std::set<std::string> keys;
+        for (const auto& [key, value] : file.items()) {
+            keys.insert(key);
+        }
+        for (const auto& [key, value] : here.items()) {
+            keys.insert(key);
+        }
+        for (const auto& key : keys) {
+            const json none;
+            addDifferences(file.contains(key) ? file.at(key) : none,
+                           here.contains(key) ? here.at(key) : none, prefix + key + ".",
+                           differences);
+        }
+    } else if (file != here) {
+        differences.push_back(prefix.substr(0, prefix.size() - 1) + ": " + file.dump() +
+                              " (file), " + here.dump() + " (here)");
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> configDifferences(const RunConfig& file, const RunConfig& here) {
+    std::vector<std::string> differences;
+    addDifferences(configJson(file), configJson(here), "", differences);
+    return differences;
+}
+
 RunConfig runConfigFromJson(const std::string& text) {
     const json document = parseJson(text);
     return configFromJson(FieldReader(document, "config"));
@@ -849,7 +921,7 @@ RunResult readRunFile(const std::string& path) {
     }
     try {
         return fromJson(std::string_view(text.data(), text.size()), text.data());
-    } catch (const RunFileError& error) {
+    } catch (const std::exception& error) {  // any reader's error names the file
         throw RunFileError("'" + path + "': " + error.what());
     }
 #else
@@ -861,7 +933,7 @@ RunResult readRunFile(const std::string& path) {
     }
     try {
         return runResultFromJson(text);
-    } catch (const RunFileError& error) {
+    } catch (const std::exception& error) {  // any reader's error names the file
         throw RunFileError("'" + path + "': " + error.what());
     }
 #endif

@@ -24,6 +24,11 @@ RunResult runResultFromJson(const std::string& json);  // throws RunFileError na
 std::string runConfigToJson(const RunConfig& config);
 RunConfig runConfigFromJson(const std::string& json);  // throws RunFileError
 
+// Where two configs differ, as a run file spells them: "batch: 1 (file), 2
+// (here)" for each field, nested ones dotted ("model.layers"); empty when
+// they are the same.
+std::vector<std::string> configDifferences(const RunConfig& file, const RunConfig& here);
+
 // A run file's "memory" object alone, already parsed (the Python worker sends
 // one inside an event); throws RunFileError naming the field, under `where`.
 MemoryTrace memoryTraceFromJson(const nlohmann::json& memory, const std::string& where = "memory");

@@ -28,4 +28,12 @@ std::string csvField(const std::string& text);
 // shell reads, else in single quotes, each ' written as '\''.
 std::string shellQuote(const std::string& text);
 
+// True for a name a script may hold as it is, outside quotes and in
+// comments: one or more of [A-Za-z0-9._-].
+bool isPlainName(const std::string& text);
+
+// `text` with control characters written as \n, \x1b…: fit to quote in a
+// one-line message.
+std::string printableText(const std::string& text);
+
 }  // namespace stepscope

@@ -1,0 +1,21 @@
+// libFuzzer target for the attention file reader (issue 33): any bytes give
+// the file's points or one RunFileError naming the field, never a crash or
+// another exception. Seeds: resources/examples/attention-cpu.json.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "results/attention_file.h"
+#include "results/run_file.h"
+
+using namespace stepscope;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    try {
+        const AttentionFile file =
+            attentionFileFromJson(std::string(reinterpret_cast<const char*>(data), size));
+        formatAttentionCsv(file.points);
+    } catch (const RunFileError&) {
+    }
+    return 0;
+}
