@@ -21,6 +21,7 @@
 #include "interop/memviz_export.h"
 #include "interop/recording_summary.h"
 #include "interop/run_memory_snapshot.h"
+#include "interop/snapshot_as_run.h"
 #include "interop/snapshot_stacks.h"
 #include "interop/snapshot_timeline.h"
 #include "profile/memory_trace.h"
@@ -819,6 +820,30 @@ private Q_SLOTS:
         QCOMPARE(exported.endBytes, direct.endBytes);
         QCOMPARE(exported.byCategoryAtPeak, direct.byCategoryAtPeak);
         QCOMPARE(exported.byCategoryAtPeak.front().first, std::string("activations"));
+    }
+
+    // A snapshot's device as a run's memory trace (what the app's memory view
+    // draws): the same running sum, peak and blocks as the timeline, the
+    // blocks alive before the trace at its first instant, sites as paths.
+    void snapshotAsARunTraceKeepsTheFigures() {
+        const MemorySnapshot snapshot = readMemorySnapshot(fixture("basic_p2.pickle"));
+        const SnapshotTimeline timeline = buildTimeline(snapshot, 0);
+        const MemoryTrace trace = memoryTraceOfSnapshot(timeline);
+        QCOMPARE(trace.device, std::string("cuda:0"));
+        const MemorySummary summary = summarizeMemory(trace, 1);
+        QCOMPARE(summary.peakBytes, int64_t(5'224'288));
+        QCOMPARE(summary.peakTimeUs, 20.0);
+        QCOMPARE(trace.allocated.back(), int64_t(1'524'288));
+        QCOMPARE(memoryAllocations(trace).size(), timeline.blocks.size());
+        QCOMPARE(trace.timeUs.front(), 0.0);
+        // Hand count: 1,000,000 (segment) + 700,000 (freed without an alloc) before the trace.
+        QCOMPARE(trace.allocated[1], int64_t(1'700'000));
+        QCOMPARE(summary.top.front().bytes, int64_t(3'000'000));
+        QCOMPARE(summary.top.front().path, std::string("model.py:20 forward"));
+        QCOMPARE(summary.top.front().category, MemoryCategory::Activations);
+        QCOMPARE(summary.atPeak[size_t(MemoryCategory::Parameters)], int64_t(524'288));
+        QCOMPARE(*std::max_element(trace.reserved.begin(), trace.reserved.end()),
+                 int64_t(6'291'456));
     }
 
     // `stepscope-cli memory FILE`: a snapshot's summary as the JSON,
