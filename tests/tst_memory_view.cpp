@@ -353,6 +353,70 @@ private Q_SLOTS:
         QVERIFY(view.plot()->yAxis->range().upper * kMiB >= 1100);
     }
 
+    // A PyTorch memory snapshot (its JSON form, written here) opens into the
+    // Memory tab as a recording of its own: the peak in the caption, hover
+    // names the site, a site click highlights its allocations; a pickle that
+    // asks to run a command is the app's own error dialog.
+    void aPyTorchSnapshotOpensIntoTheMemoryTab() {
+        const QString path = dir_.filePath("snapshot.json");
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(R"({"segments": [], "device_traces": [[
+            {"action": "alloc", "addr": 256, "size": 3000000, "stream": 0, "time_us": 1000,
+             "frames": [{"filename": "/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py",
+                         "line": 10, "name": "forward"},
+                        {"filename": "model.py", "line": 20, "name": "forward"}]},
+            {"action": "alloc", "addr": 512, "size": 1000000, "stream": 0, "time_us": 1010,
+             "frames": [{"filename": "train.py", "line": 5, "name": "main"}]},
+            {"action": "free_completed", "addr": 256, "size": 3000000, "stream": 0,
+             "time_us": 1020, "frames": []},
+            {"action": "alloc", "addr": 768, "size": 500000, "stream": 0, "time_us": 1030,
+             "frames": [{"filename": "model.py", "line": 20, "name": "forward"}]}]]})");
+        file.close();
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        QCOMPARE(window.currentTab(), static_cast<QWidget*>(window.memoryView()));
+        QVERIFY(
+            window.documents().back().title.contains("snapshot.json · PyTorch memory snapshot"));
+        MemoryView* view = window.memoryView();
+        // The peak: 3,000,000 + 1,000,000 bytes, 10 µs after the first event.
+        QVERIFY2(view->caption().contains("peak 3.81 MiB at 0.010 ms"),
+                 qPrintable(view->caption()));
+        const MemoryAllocation* hit = view->allocationAt(15, 100);
+        QVERIFY(hit);
+        QCOMPARE(hit->bytes, int64_t(3'000'000));
+        QVERIFY2(view->describe(*hit).contains("model.py:20 forward"),
+                 qPrintable(view->describe(*hit)));
+        QVERIFY(view->describe(*hit).contains("activations"));
+        // The site groups the first and the last allocation; a click marks both.
+        QStandardItemModel* sites = view->sitesModel();
+        int row = -1;
+        for (int r = 0; r < sites->rowCount(); ++r) {
+            if (sites->index(r, 4).data().toString() == "model.py:20 forward") {
+                row = r;
+            }
+        }
+        QVERIFY(row >= 0);
+        QCOMPARE(sites->index(row, 6).data(Qt::UserRole).toLongLong(), 2LL);
+        view->selectSite(row);
+        QCOMPARE(view->highlighted().size(), size_t(2));
+
+        const QString hostile = dir_.filePath("hostile.pickle");
+        QFile pickle(hostile);
+        QVERIFY(pickle.open(QIODevice::WriteOnly));
+        pickle.write(
+            QByteArray("\x80\x02"
+                       "cposix\nsystem\nq\x00X\x04\x00\x00\x00trueq\x01\x85q\x02Rq\x03.",
+                       36));
+        pickle.close();
+        QVERIFY(!window.openRunFile(hostile));
+        QVERIFY(window.lastErrorDialog() && window.lastErrorDialog()->isVisible());
+        QVERIFY2(window.lastErrorDialog()->text().contains("asks to call posix.system"),
+                 qPrintable(window.lastErrorDialog()->text()));
+    }
+
     void followingTheTimelineCanBeSwitchedOff() {
         const QString path = dir_.filePath("timeline.json");
         const QString error = cliRun(path, {"--memory", "--ops", "--mode", "train-step"}, 2);
