@@ -243,7 +243,10 @@ void MemoryView::showRun(const RunDocument* document) {
     const MemorySummary& summary = data_->summary;
     peakBytes_ = summary.peakBytes;
     peakTimeUs_ = summary.peakTimeUs;
-    peakText_ = tr("peak %1 (%2)").arg(bytesText(summary.peakBytes), phaseName(summary.peakPhase));
+    peakText_ =
+        trace.phases.empty()  // a PyTorch snapshot: no phases to name
+            ? tr("peak %1").arg(bytesText(summary.peakBytes))
+            : tr("peak %1 (%2)").arg(bytesText(summary.peakBytes), phaseName(summary.peakPhase));
     drawCategories();
 
     // Phase bands along the time axis.
