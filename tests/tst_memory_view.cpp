@@ -25,7 +25,9 @@
 #include "models/run_document.h"
 #include "results/run_file.h"
 #include "results/saved_for_backward.h"
+#include "views/compare_view.h"
 #include "views/kernel_timeline_view.h"
+#include "views/memory_compare_view.h"
 #include "views/memory_view.h"
 #include "views/saved_view.h"
 
@@ -415,6 +417,76 @@ private Q_SLOTS:
         QVERIFY(window.lastErrorDialog() && window.lastErrorDialog()->isVisible());
         QVERIFY2(window.lastErrorDialog()->text().contains("asks to call posix.system"),
                  qPrintable(window.lastErrorDialog()->text()));
+    }
+
+    // Compare memory: two snapshots ticked, both on one axis from their first
+    // event, both peaks, and the sites alive at each peak, largest change first.
+    void twoSnapshotsCompareOnOneAxis() {
+        const auto write = [&](const char* name, const QJsonArray& events) {
+            QFile file(dir_.filePath(name));
+            if (!file.open(QIODevice::WriteOnly)) {
+                return QString();
+            }
+            QJsonObject snapshot;
+            snapshot["segments"] = QJsonArray();
+            snapshot["device_traces"] = QJsonArray{events};
+            file.write(QJsonDocument(snapshot).toJson());
+            return file.fileName();
+        };
+        const auto frame = [](const char* file, int line, const char* function) {
+            return QJsonArray{QJsonObject{{"filename", file}, {"line", line}, {"name", function}}};
+        };
+        const auto event = [](const char* action, int addr, int size, int time,
+                              const QJsonArray& frames) {
+            return QJsonObject{{"action", action}, {"addr", addr},    {"size", size},
+                               {"stream", 0},      {"time_us", time}, {"frames", frames}};
+        };
+        const QJsonArray forward20 = frame("model.py", 20, "forward");
+        const QJsonArray forward30 = frame("model.py", 30, "forward");
+        // A: 3,000,000 at model.py:20 and 1,000,000 at train.py:5 (peak 4,000,000 at 10 us).
+        const QString a = write("compare_a.json",
+                                {event("alloc", 256, 3000000, 100, forward20),
+                                 event("alloc", 512, 1000000, 110, frame("train.py", 5, "main")),
+                                 event("free_completed", 512, 1000000, 120, {})});
+        // B: 3,000,000 at model.py:20 and 2,000,000 at model.py:30 (peak 5,000,000 at 30 us).
+        const QString b =
+            write("compare_b.json", {event("alloc", 256, 3000000, 5000, forward20),
+                                     event("alloc", 768, 2000000, 5030, forward30),
+                                     event("free_completed", 768, 2000000, 5040, {})});
+        QVERIFY(!a.isEmpty() && !b.isEmpty());
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(window.openRunFile(a));
+        QVERIFY(window.openRunFile(b));
+        window.setCompared({window.documents()[0].id, window.documents()[1].id});
+        CompareView* compare = window.compareView();
+        MemoryCompareView* memory = compare->memoryCompare();
+        QCOMPARE(compare->pages()->currentWidget(), static_cast<QWidget*>(memory));
+        QCOMPARE(memory->plot()->graphCount(), 2);
+        // Aligned at the first event: B's peak at 0.030 ms, not 4.93 ms after A's start.
+        double peakB = 0;
+        double peakBAt = -1;
+        const auto* data = memory->plot()->graph(1)->data().data();
+        for (auto it = data->constBegin(); it != data->constEnd(); ++it) {
+            if (it->value > peakB) {
+                peakB = it->value;
+                peakBAt = it->key;
+            }
+        }
+        QCOMPARE(qint64(std::llround(peakB * 1024 * 1024)), qint64(5'000'000));
+        QCOMPARE(peakBAt, 0.030);
+        QVERIFY2(memory->caption().contains("B − A at the peak: +976.56 KiB"),
+                 qPrintable(memory->caption()));
+        QTableWidget* table = memory->table();
+        QCOMPARE(table->rowCount(), 3);
+        QCOMPARE(table->item(0, MemoryCompareView::Site)->text(), QString("model.py:30 forward"));
+        QCOMPARE(table->item(0, MemoryCompareView::Delta)->data(Qt::UserRole).toLongLong(),
+                 2'000'000LL);
+        QCOMPARE(table->item(1, MemoryCompareView::Site)->text(), QString("train.py:5 main"));
+        QCOMPARE(table->item(1, MemoryCompareView::Delta)->data(Qt::UserRole).toLongLong(),
+                 -1'000'000LL);
+        QCOMPARE(table->item(2, MemoryCompareView::Delta)->data(Qt::UserRole).toLongLong(), 0LL);
     }
 
     void followingTheTimelineCanBeSwitchedOff() {
