@@ -7,7 +7,11 @@
 //     queries the memory view answers on hover and on zoom.
 //  4. The UI thread while that run file opens: a 2 ms probe timer records
 //     the longest gap between its ticks from File → Open until it is drawn.
-// Sections can be named: stepscope-ui-bench [stream] [steps] [memory] [open].
+//  5. A PyTorch memory snapshot of a million events: read, open into the
+//     Memory tab and draw, hover, and what the app then holds (its RSS).
+// Sections can be named: stepscope-ui-bench [stream] [steps] [memory] [open]
+// [snapshot [FILE.pickle]] (without FILE, the synthetic run's million events
+// written as a snapshot by StepScope's memory_viz export).
 // `stepscope-ui-bench gallery RUN.json OUTDIR` instead saves pictures of the
 // memory view of that run in each of its modes (docs/memory-view.md).
 #include <qcustomplot.h>
@@ -24,11 +28,15 @@
 #include <memory>
 #include <random>
 
+#include "interop/memory_snapshot.h"
+#include "interop/memviz_export.h"
+#include "interop/snapshot_timeline.h"
 #include "main_window.h"
 #include "models/memory_index.h"
 #include "pages/config_panel.h"
 #include "profile/memory_trace.h"
 #include "results/run_file.h"
+#include "util/atomic_file.h"
 #include "views/memory_view.h"
 #include "views/step_timing_view.h"
 
@@ -171,6 +179,80 @@ Opened openAndDraw(const QString& path, const QString& tab,
     QApplication::processEvents();
     opened.openMs = double(timer.nsecsElapsed()) / 1e6;
     return opened;
+}
+
+// The process's resident memory now, in MB (Linux; 0 elsewhere).
+double residentMb() {
+    QFile status("/proc/self/status");
+    if (!status.open(QIODevice::ReadOnly)) {
+        return 0;
+    }
+    for (const QByteArray& line : status.readAll().split('\n')) {
+        if (line.startsWith("VmRSS:")) {
+            return line.mid(6).trimmed().split(' ').first().toDouble() / 1024.0;
+        }
+    }
+    return 0;
+}
+
+// A snapshot opened as a user opens it, three times: the reader and the
+// timeline alone, then File → Open into the Memory tab and the draw, hover
+// in both modes, and the RSS with the window still open.
+void benchSnapshot(const QString& given, const QTemporaryDir& dir) {
+    QString path = given;
+    if (path.isEmpty()) {
+        path = dir.filePath("snapshot-1m.pickle");
+        writeFileAtomically(path.toStdString(), memvizPickle(syntheticMemoryRun(1000000).memory));
+    }
+    std::printf(
+        "\n## Open a PyTorch memory snapshot (%s, %.1f MB)\n\n"
+        "Read: readMemorySnapshot + the busiest device's timeline. Open + draw: File → Open\n"
+        "into the Memory tab (read off the UI thread, indexed) and the category chart drawn.\n"
+        "Hover: the allocation under the cursor. RSS: the process with the window open.\n\n"
+        "| attempt | events | read ms | open + draw ms | hover (category) ms | "
+        "each allocation ms | hover (each) ms | RSS MB |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        qPrintable(QFileInfo(path).fileName()), double(QFileInfo(path).size()) / 1e6);
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+        QElapsedTimer timer;
+        timer.start();
+        size_t events = 0;
+        {
+            const MemorySnapshot snapshot = readMemorySnapshot(path.toStdString());
+            events = buildTimeline(snapshot, busiestDevice(snapshot)).events;
+        }
+        const double readMs = double(timer.nsecsElapsed()) / 1e6;
+        ui::MainWindow window;
+        window.resize(1400, 900);
+        window.selectTab("Memory");
+        window.show();
+        QApplication::processEvents();
+        timer.restart();
+        if (!window.openRunFile(path)) {
+            std::fprintf(stderr, "ui-bench: %s did not open\n", qPrintable(path));
+            return;
+        }
+        ui::MemoryView* view = window.memoryView();
+        view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        QApplication::processEvents();
+        const double openMs = double(timer.nsecsElapsed()) / 1e6;
+        const MemoryTrace& trace = window.documents().back().result.memory;
+        const double middle = trace.timeUs[trace.size() / 2];
+        timer.restart();
+        view->allocationAt(middle, 1e6);
+        const double hoverCategoryMs = double(timer.nsecsElapsed()) / 1e6;
+        timer.restart();
+        view->setMode(ui::MemoryView::Mode::Allocations);
+        view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const double eachMs = double(timer.nsecsElapsed()) / 1e6;
+        const QRect area = view->plot()->axisRect()->rect();
+        timer.restart();
+        view->hoverAt(QPointF(area.center().x(), area.bottom() - 5));
+        const double hoverEachMs = double(timer.nsecsElapsed()) / 1e6;
+        std::printf("| %d | %zu | %.0f | %.0f | %.2f | %.0f | %.2f | %.0f |\n", attempt, events,
+                    readMs, openMs, hoverCategoryMs, eachMs, hoverEachMs, residentMb());
+        std::fflush(stdout);
+    }
 }
 
 // Opens `path` in a fresh window showing `tab` while a probe timer ticks on
@@ -415,6 +497,11 @@ int main(int argc, char** argv) {
             "allocation under the cursor in %.2f ms (category) / %.2f ms (each allocation); the "
             "band of one allocation alive throughout in %.1f ms.\n",
             index.aliveAt(end).size(), crowded.size(), buildMs, worst[0], worst[1], bandMs);
+    }
+
+    if (sections.contains("snapshot")) {
+        const qsizetype at = sections.indexOf("snapshot");
+        benchSnapshot(at + 1 < sections.size() ? sections[at + 1] : QString(), dir);
     }
 
     if (sections.contains("open")) {

@@ -25,7 +25,9 @@
 #include "models/run_document.h"
 #include "results/run_file.h"
 #include "results/saved_for_backward.h"
+#include "views/compare_view.h"
 #include "views/kernel_timeline_view.h"
+#include "views/memory_compare_view.h"
 #include "views/memory_view.h"
 #include "views/saved_view.h"
 
@@ -351,6 +353,140 @@ private Q_SLOTS:
         view.setTimeRange(75, 90);
         QVERIFY(view.plot()->yAxis->range().upper * kMiB < 1500);
         QVERIFY(view.plot()->yAxis->range().upper * kMiB >= 1100);
+    }
+
+    // A PyTorch memory snapshot (its JSON form, written here) opens into the
+    // Memory tab as a recording of its own: the peak in the caption, hover
+    // names the site, a site click highlights its allocations; a pickle that
+    // asks to run a command is the app's own error dialog.
+    void aPyTorchSnapshotOpensIntoTheMemoryTab() {
+        const QString path = dir_.filePath("snapshot.json");
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(R"({"segments": [], "device_traces": [[
+            {"action": "alloc", "addr": 256, "size": 3000000, "stream": 0, "time_us": 1000,
+             "frames": [{"filename": "/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py",
+                         "line": 10, "name": "forward"},
+                        {"filename": "model.py", "line": 20, "name": "forward"}]},
+            {"action": "alloc", "addr": 512, "size": 1000000, "stream": 0, "time_us": 1010,
+             "frames": [{"filename": "train.py", "line": 5, "name": "main"}]},
+            {"action": "free_completed", "addr": 256, "size": 3000000, "stream": 0,
+             "time_us": 1020, "frames": []},
+            {"action": "alloc", "addr": 768, "size": 500000, "stream": 0, "time_us": 1030,
+             "frames": [{"filename": "model.py", "line": 20, "name": "forward"}]}]]})");
+        file.close();
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        QCOMPARE(window.currentTab(), static_cast<QWidget*>(window.memoryView()));
+        QVERIFY(
+            window.documents().back().title.contains("snapshot.json · PyTorch memory snapshot"));
+        MemoryView* view = window.memoryView();
+        // The peak: 3,000,000 + 1,000,000 bytes, 10 µs after the first event.
+        QVERIFY2(view->caption().contains("peak 3.81 MiB at 0.010 ms"),
+                 qPrintable(view->caption()));
+        const MemoryAllocation* hit = view->allocationAt(15, 100);
+        QVERIFY(hit);
+        QCOMPARE(hit->bytes, int64_t(3'000'000));
+        QVERIFY2(view->describe(*hit).contains("model.py:20 forward"),
+                 qPrintable(view->describe(*hit)));
+        QVERIFY(view->describe(*hit).contains("activations"));
+        // The site groups the first and the last allocation; a click marks both.
+        QStandardItemModel* sites = view->sitesModel();
+        int row = -1;
+        for (int r = 0; r < sites->rowCount(); ++r) {
+            if (sites->index(r, 4).data().toString() == "model.py:20 forward") {
+                row = r;
+            }
+        }
+        QVERIFY(row >= 0);
+        QCOMPARE(sites->index(row, 6).data(Qt::UserRole).toLongLong(), 2LL);
+        view->selectSite(row);
+        QCOMPARE(view->highlighted().size(), size_t(2));
+
+        const QString hostile = dir_.filePath("hostile.pickle");
+        QFile pickle(hostile);
+        QVERIFY(pickle.open(QIODevice::WriteOnly));
+        pickle.write(
+            QByteArray("\x80\x02"
+                       "cposix\nsystem\nq\x00X\x04\x00\x00\x00trueq\x01\x85q\x02Rq\x03.",
+                       36));
+        pickle.close();
+        QVERIFY(!window.openRunFile(hostile));
+        QVERIFY(window.lastErrorDialog() && window.lastErrorDialog()->isVisible());
+        QVERIFY2(window.lastErrorDialog()->text().contains("asks to call posix.system"),
+                 qPrintable(window.lastErrorDialog()->text()));
+    }
+
+    // Compare memory: two snapshots ticked, both on one axis from their first
+    // event, both peaks, and the sites alive at each peak, largest change first.
+    void twoSnapshotsCompareOnOneAxis() {
+        const auto write = [&](const char* name, const QJsonArray& events) {
+            QFile file(dir_.filePath(name));
+            if (!file.open(QIODevice::WriteOnly)) {
+                return QString();
+            }
+            QJsonObject snapshot;
+            snapshot["segments"] = QJsonArray();
+            snapshot["device_traces"] = QJsonArray{events};
+            file.write(QJsonDocument(snapshot).toJson());
+            return file.fileName();
+        };
+        const auto frame = [](const char* file, int line, const char* function) {
+            return QJsonArray{QJsonObject{{"filename", file}, {"line", line}, {"name", function}}};
+        };
+        const auto event = [](const char* action, int addr, int size, int time,
+                              const QJsonArray& frames) {
+            return QJsonObject{{"action", action}, {"addr", addr},    {"size", size},
+                               {"stream", 0},      {"time_us", time}, {"frames", frames}};
+        };
+        const QJsonArray forward20 = frame("model.py", 20, "forward");
+        const QJsonArray forward30 = frame("model.py", 30, "forward");
+        // A: 3,000,000 at model.py:20 and 1,000,000 at train.py:5 (peak 4,000,000 at 10 us).
+        const QString a = write("compare_a.json",
+                                {event("alloc", 256, 3000000, 100, forward20),
+                                 event("alloc", 512, 1000000, 110, frame("train.py", 5, "main")),
+                                 event("free_completed", 512, 1000000, 120, {})});
+        // B: 3,000,000 at model.py:20 and 2,000,000 at model.py:30 (peak 5,000,000 at 30 us).
+        const QString b =
+            write("compare_b.json", {event("alloc", 256, 3000000, 5000, forward20),
+                                     event("alloc", 768, 2000000, 5030, forward30),
+                                     event("free_completed", 768, 2000000, 5040, {})});
+        QVERIFY(!a.isEmpty() && !b.isEmpty());
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(window.openRunFile(a));
+        QVERIFY(window.openRunFile(b));
+        window.setCompared({window.documents()[0].id, window.documents()[1].id});
+        CompareView* compare = window.compareView();
+        MemoryCompareView* memory = compare->memoryCompare();
+        QCOMPARE(compare->pages()->currentWidget(), static_cast<QWidget*>(memory));
+        QCOMPARE(memory->plot()->graphCount(), 2);
+        // Aligned at the first event: B's peak at 0.030 ms, not 4.93 ms after A's start.
+        double peakB = 0;
+        double peakBAt = -1;
+        const auto* data = memory->plot()->graph(1)->data().data();
+        for (auto it = data->constBegin(); it != data->constEnd(); ++it) {
+            if (it->value > peakB) {
+                peakB = it->value;
+                peakBAt = it->key;
+            }
+        }
+        QCOMPARE(qint64(std::llround(peakB * 1024 * 1024)), qint64(5'000'000));
+        QCOMPARE(peakBAt, 0.030);
+        QVERIFY2(memory->caption().contains("B − A at the peak: +976.56 KiB"),
+                 qPrintable(memory->caption()));
+        QTableWidget* table = memory->table();
+        QCOMPARE(table->rowCount(), 3);
+        QCOMPARE(table->item(0, MemoryCompareView::Site)->text(), QString("model.py:30 forward"));
+        QCOMPARE(table->item(0, MemoryCompareView::Delta)->data(Qt::UserRole).toLongLong(),
+                 2'000'000LL);
+        QCOMPARE(table->item(1, MemoryCompareView::Site)->text(), QString("train.py:5 main"));
+        QCOMPARE(table->item(1, MemoryCompareView::Delta)->data(Qt::UserRole).toLongLong(),
+                 -1'000'000LL);
+        QCOMPARE(table->item(2, MemoryCompareView::Delta)->data(Qt::UserRole).toLongLong(), 0LL);
     }
 
     void followingTheTimelineCanBeSwitchedOff() {

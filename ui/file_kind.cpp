@@ -17,6 +17,10 @@ FileKind fileKind(const QString& path, QString* error) {
         return FileKind::Other;
     }
     QByteArray head = file.read(kFormatHeadBytes);
+    if (head.startsWith('\x80')) {
+        return FileKind::MemorySnapshot;  // a pickle: read by the snapshot reader, which runs
+                                          // nothing
+    }
     if (!head.contains("\"stepscope-") && !file.atEnd()) {
         head += file.readAll();  // written by another tool in another key order
     }
@@ -25,6 +29,9 @@ FileKind fileKind(const QString& path, QString* error) {
     }
     if (head.contains("\"stepscope-run\"")) {
         return FileKind::Run;
+    }
+    if (head.trimmed().startsWith('{') && head.contains("\"device_traces\"")) {
+        return FileKind::MemorySnapshot;
     }
     // `stepscope-cli dtypes --json`: an array of {what, kind, dtype}.
     return head.trimmed().startsWith('[') && head.contains("\"dtype\"") ? FileKind::DtypeFlow

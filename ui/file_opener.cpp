@@ -11,6 +11,9 @@
 #include "cluster/slurm_array.h"
 #include "cluster/slurm_attention.h"
 #include "file_kind.h"
+#include "interop/memory_snapshot.h"
+#include "interop/snapshot_as_run.h"
+#include "interop/snapshot_timeline.h"
 #include "models/dtype_flow_file.h"
 #include "models/memory_run_data.h"
 #include "results/attention_file.h"
@@ -88,6 +91,32 @@ Opened readFolder(const QString& path) {
     return opened;
 }
 
+// A PyTorch memory snapshot: its busiest device as a run with only a memory
+// trace, titled by the file. Its path stays empty, so Save asks where to
+// write a run file instead of writing over the snapshot.
+Opened readSnapshot(const QString& path) {
+    try {
+        const MemorySnapshot snapshot = readMemorySnapshot(path.toStdString());
+        const int device = busiestDevice(snapshot);
+        Opened opened;
+        opened.kind = Opened::Kind::Run;
+        opened.path = path;
+        opened.run = std::make_shared<RunDocument>();
+        opened.run->result.memory = memoryTraceOfSnapshot(buildTimeline(snapshot, device));
+        opened.run->ownTitle = FileOpener::tr("%1 · PyTorch memory snapshot · device %2")
+                                   .arg(QFileInfo(path).fileName())
+                                   .arg(device);
+        opened.run->memoryData = prepareMemoryRunData(opened.run->result);
+        return opened;
+    } catch (const SnapshotError& error) {
+        return failed(FileOpener::tr("Cannot open memory snapshot"),
+                      QString::fromUtf8(error.what()));
+    } catch (const std::invalid_argument& error) {
+        return failed(FileOpener::tr("Cannot open memory snapshot"),
+                      QString("'%1': %2").arg(path, QString::fromUtf8(error.what())));
+    }
+}
+
 Opened readFilePath(const QString& path) {
     const QFileInfo info(path);
     if (info.isDir()) {
@@ -136,6 +165,8 @@ Opened readFilePath(const QString& path) {
                 opened.run->memoryData = prepareMemoryRunData(opened.run->result);
                 opened.kind = Opened::Kind::Run;
                 return opened;
+            case FileKind::MemorySnapshot:
+                return readSnapshot(path);
             case FileKind::Other:
                 break;
         }
@@ -147,7 +178,8 @@ Opened readFilePath(const QString& path) {
                   FileOpener::tr("'%1' is not a StepScope run file (a JSON file made by "
                                  "StepScope's app or its command line, \"format\": "
                                  "\"stepscope-run\"), nor an attention file (\"format\": "
-                                 "\"stepscope-attention\").")
+                                 "\"stepscope-attention\"), nor a PyTorch memory snapshot "
+                                 "(torch.cuda.memory._dump_snapshot).")
                       .arg(path));
 }
 

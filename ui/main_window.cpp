@@ -182,7 +182,8 @@ void MainWindow::createMenus() {
     QAction* open = file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
         const QStringList paths = QFileDialog::getOpenFileNames(
             this, tr("Open run, attention or sweep files"), QString(),
-            tr("StepScope files (*.json sweep.csv sweep.md study.csv study.md);;All files (*)"));
+            tr("StepScope files (*.json sweep.csv sweep.md study.csv study.md);;PyTorch memory "
+               "snapshots (*.pickle *.pkl *.json);;All files (*)"));
         if (!paths.isEmpty()) {
             openFiles(paths);
         }
@@ -484,10 +485,16 @@ void MainWindow::connectOpener() {
     connect(opener_, &FileOpener::openFailed, messages_, &Messages::showError);
     connect(opener_, &FileOpener::runOpened, this,
             [this](const QString& path, std::shared_ptr<RunDocument> run) {
+                // A PyTorch memory snapshot is a memory trace and nothing else.
+                const bool memoryOnly = run->result.steps.empty() && !run->result.memory.empty();
                 const int id = runs_->add(std::move(*run)).id;
                 recent_->add(path);
                 runs_->select(id);
-                showRunTabIfWelcome();
+                if (memoryOnly) {
+                    tabs_->setCurrentWidget(memory_);
+                } else {
+                    showRunTabIfWelcome();
+                }
             });
     connect(opener_, &FileOpener::attentionOpened, this,
             [this](const QString& path, const std::vector<AttentionPoint>& points) {

@@ -33,7 +33,9 @@ RunDocument& RunList::add(RunResult result, const QString& path) {
 RunDocument& RunList::add(RunDocument document) {
     document.id = nextId_++;
     document.title =
-        QString("#%1 %2").arg(document.id).arg(defaultTitle(document.result));  // until listed
+        QString("#%1 %2")
+            .arg(document.id)
+            .arg(document.ownTitle.isEmpty() ? defaultTitle(document.result) : document.ownTitle);
     documents_.push_back(std::move(document));
     if (MemoryRunData* memory = documents_.back().memoryData.get()) {
         memory->follow(documents_.back().result);  // the run moved in here
@@ -94,14 +96,20 @@ const RunDocument* RunList::addLiveSteps(const std::vector<StepRecord>& steps) {
 }
 
 void RunList::refresh() {
-    // Titles name what differs among the runs of the session.
+    // Titles name what differs among the runs of the session; a recording
+    // with a title of its own (a snapshot) keeps it and takes no part.
     QList<RunConfig> configs;
     for (const RunDocument& document : documents_) {
-        configs << document.result.config;
+        if (document.ownTitle.isEmpty()) {
+            configs << document.result.config;
+        }
     }
     const QStringList labels = listLabels(configs);
-    for (size_t i = 0; i < documents_.size(); ++i) {
-        documents_[i].title = QString("#%1 %2").arg(documents_[i].id).arg(labels[int(i)]);
+    int next = 0;
+    for (RunDocument& document : documents_) {
+        document.title = QString("#%1 %2")
+                             .arg(document.id)
+                             .arg(document.ownTitle.isEmpty() ? labels[next++] : document.ownTitle);
     }
     const QSignalBlocker blocker(list_);
     for (int row = 0; row < list_->count(); ++row) {

@@ -1,11 +1,12 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <string>
 
-#include "experiments/attention_benchmark.h"
-#include "cluster/slurm_array.h"
 #include "cli/config_flags.h"
+#include "cluster/slurm_array.h"
+#include "experiments/attention_benchmark.h"
 
 namespace stepscope::cli {
 
@@ -51,6 +52,15 @@ int commandCollect(const CLI::App& command, const std::string& dir);
 int commandEval(const ConfigFlags& flags, const std::string& weights, const std::string& tokens,
                 bool json);
 int commandShow(const std::string& file, bool json);
+// memory FILE for a PyTorch memory snapshot (the busiest device unless
+// `device`), and memory A --against B for any two recordings (run files with
+// a memory trace, snapshots): summaries and the difference by site
+// (recording_command.cpp). Exit 2 for a file neither reads, or one that asks
+// for code to run.
+int commandMemoryRecordings(const std::string& file, const std::string& against,
+                            std::optional<int> device, size_t top, bool json);
+// Whether `path` is not a StepScope run file (so memory FILE reads it as a snapshot).
+bool isMemorySnapshotFile(const std::string& path);
 
 struct AttentionFlags {
     std::vector<std::string> backends{"naive", "tiled", "sdpa"};

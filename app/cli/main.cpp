@@ -4,10 +4,10 @@
 
 #include <csignal>
 
-#include "experiments/attention_benchmark.h"
-#include "engines/build_info.h"
-#include "experiments/study.h"
 #include "cli/commands.h"
+#include "engines/build_info.h"
+#include "experiments/attention_benchmark.h"
+#include "experiments/study.h"
 #include "util/strings.h"
 
 using namespace stepscope::cli;
@@ -226,9 +226,22 @@ int main(int argc, char** argv) {
     std::string memoryFile;
     size_t memoryTop = 10;
     auto* memoryCommand = app.add_subcommand(
-        "memory", "peak, categories at peak and largest allocations of a run made with --memory");
-    memoryCommand->add_option("file", memoryFile, "run file")->required();
-    memoryCommand->add_option("--top", memoryTop, "how many allocations to list")
+        "memory",
+        "peak, categories at peak and largest allocations of a run made with --memory, or of "
+        "a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot); --against: two of them "
+        "side by side");
+    memoryCommand->add_option("file", memoryFile, "run file or PyTorch memory snapshot")
+        ->required();
+    std::string memoryAgainst;
+    memoryCommand->add_option("--against", memoryAgainst,
+                              "a second recording (run file or snapshot): both summaries and "
+                              "the difference by allocation site at each one's peak");
+    std::optional<int> memoryDevice;
+    memoryCommand->add_option("--device", memoryDevice,
+                              "a snapshot's device (default: the one with the most events)");
+    memoryCommand
+        ->add_option("--top", memoryTop,
+                     "how many allocations (sites, for snapshots and --against) to list")
         ->capture_default_str();
     memoryCommand->add_flag("--json", json, "print JSON");
     bool memorySaved = false;
@@ -319,8 +332,18 @@ int main(int argc, char** argv) {
         return commandExport(exportFile, exportChromeTrace, exportMemviz);
     }
     if (memoryCommand->parsed()) {
-        return memorySaved ? commandMemorySaved(memoryFile, json)
-                           : commandMemory(memoryFile, memoryTop, json);
+        if (memorySaved && (!memoryAgainst.empty() || memoryDevice)) {
+            std::cerr << "stepscope-cli: memory: --saved reads one run file; it takes neither "
+                         "--against nor --device\n";
+            return kExitBadInput;
+        }
+        if (memorySaved) {
+            return commandMemorySaved(memoryFile, json);
+        }
+        if (memoryAgainst.empty() && !memoryDevice && !isMemorySnapshotFile(memoryFile)) {
+            return commandMemory(memoryFile, memoryTop, json);
+        }
+        return commandMemoryRecordings(memoryFile, memoryAgainst, memoryDevice, memoryTop, json);
     }
     if (dtypes->parsed()) {
         return commandDtypes(dtypesFlags, json);

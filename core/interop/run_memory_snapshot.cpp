@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <unordered_map>
 
-// The one place interop reads a run's trace (moving to "profile/memory_trace.h").
 #include "profile/memory_trace.h"
 
 namespace stepscope {

@@ -2,12 +2,12 @@
 // bytes, as a pickle or as JSON, give a snapshot whose every device makes a
 // timeline, a summary and its JSON, or one SnapshotError; never a crash.
 //
-//   clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore \
-//       tests/fuzz/fuzz_memory_snapshot.cpp core/util/pickle_reader.cpp \
-//       core/interop/memory_snapshot.cpp core/interop/snapshot_stacks.cpp \
-//       core/interop/snapshot_timeline.cpp core/interop/recording_summary.cpp \
+//   (one command line:) clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore
+//       tests/fuzz/fuzz_memory_snapshot.cpp core/util/pickle_reader.cpp
+//       core/interop/memory_snapshot.cpp core/interop/snapshot_stacks.cpp
+//       core/interop/snapshot_timeline.cpp core/interop/recording_summary.cpp
 //       -o fuzz_memory_snapshot
-//   ./fuzz_memory_snapshot -max_total_time=60 -dict=tests/fuzz/fuzz_memory_snapshot.dict \
+//   ./fuzz_memory_snapshot -max_total_time=60 -dict=tests/fuzz/fuzz_memory_snapshot.dict
 //       CORPUS_DIR  (seeds: tests/data/make_memory_snapshots.py's files)
 #include <cstddef>
 #include <cstdint>

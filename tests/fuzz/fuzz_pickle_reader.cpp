@@ -3,7 +3,7 @@
 // read twice: with no policy (a snapshot's), and with torch.save's (its
 // globals and persistent ids as inert records), then every value is visited.
 //
-//   clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore \
+//   (one command line:) clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore
 //       tests/fuzz/fuzz_pickle_reader.cpp core/util/pickle_reader.cpp -o fuzz_pickle_reader
 //   ./fuzz_pickle_reader -max_total_time=60 CORPUS_DIR  (seeds: make_memory_snapshots.py's files)
 #include <cstddef>

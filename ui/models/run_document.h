@@ -22,6 +22,9 @@ struct RunDocument {
     RunResult result;
     QString path;  // empty until saved or when made in this session
     QString title;
+    // A recording that is not a run of ours (a PyTorch memory snapshot): the
+    // title it keeps, instead of one made from its (default) config.
+    QString ownTitle;
     bool modified = false;  // made or changed since last saved
     // What the memory views draw of `result`, prepared where the run file was
     // read (off the UI thread); null for a run made here, whose views work it

@@ -5,11 +5,15 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "models/format.h"
 #include "models/run_document.h"
+#include "views/memory_compare_view.h"
 #include "widgets/plot_style.h"
 
 namespace stepscope::ui {
@@ -100,12 +104,28 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     // Two runs' eight rows whole, and the chart the larger share.
     keepSaneSize(plot_);
     splitter->setSizes({280, 420});
+    auto* times = new QWidget;
+    auto* timesLayout = new QVBoxLayout(times);
+    timesLayout->addWidget(hint);
+    timesLayout->addWidget(splitter);
+    memory_ = new MemoryCompareView;
+    pages_ = new QTabWidget;
+    pages_->addTab(times, tr("Step times"));
+    pages_->addTab(memory_, tr("Memory"));
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(hint);
-    layout->addWidget(splitter);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(pages_);
 }
 
 void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringList& labels) {
+    memory_->showRuns(runs, labels);
+    // Recordings with no steps (PyTorch snapshots) have only their memory to compare.
+    const bool anySteps = std::any_of(runs.begin(), runs.end(), [](const RunDocument* run) {
+        return !run->result.steps.empty();
+    });
+    if (runs.size() >= 2 && !anySteps) {
+        pages_->setCurrentWidget(memory_);
+    }
     table_->clearContents();
     table_->setRowCount(0);
     plot_->clearGraphs();

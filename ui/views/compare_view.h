@@ -6,11 +6,13 @@
 #include "widgets/run_view.h"
 
 class QCustomPlot;
+class QTabWidget;
 class QTableWidget;
 
 namespace stepscope::ui {
 
 struct RunDocument;
+class MemoryCompareView;
 
 // Two or more runs side by side: per phase and run the spread of the
 // measured steps (median, mean, std, CV), each run's median ratio to the
@@ -26,6 +28,9 @@ public:
     void showRuns(const QList<const RunDocument*>& runs, const QStringList& labels);
     QList<ExportTarget> exportTargets();
     QTableWidget* table() const { return table_; }
+    // The "Memory" page beside the step times: two recordings on one axis.
+    MemoryCompareView* memoryCompare() const { return memory_; }
+    QTabWidget* pages() const { return pages_; }
     enum Column { Phase, Run, Median, Mean, Std, Cv, Ratio, Verdict, ColumnCount };
     // A difference with a Mann–Whitney p-value at or above this is noise.
     static constexpr double kNoiseP = 0.05;
@@ -33,6 +38,8 @@ public:
 private:
     QTableWidget* table_;
     QCustomPlot* plot_;
+    QTabWidget* pages_;
+    MemoryCompareView* memory_;
 };
 
 }  // namespace stepscope::ui

@@ -243,7 +243,10 @@ void MemoryView::showRun(const RunDocument* document) {
     const MemorySummary& summary = data_->summary;
     peakBytes_ = summary.peakBytes;
     peakTimeUs_ = summary.peakTimeUs;
-    peakText_ = tr("peak %1 (%2)").arg(bytesText(summary.peakBytes), phaseName(summary.peakPhase));
+    peakText_ =
+        trace.phases.empty()  // a PyTorch snapshot: no phases to name
+            ? tr("peak %1").arg(bytesText(summary.peakBytes))
+            : tr("peak %1 (%2)").arg(bytesText(summary.peakBytes), phaseName(summary.peakPhase));
     drawCategories();
 
     // Phase bands along the time axis.
@@ -284,16 +287,20 @@ void MemoryView::showRun(const RunDocument* document) {
     estimate_->appendRow({new QStandardItem(tr("residual-stream tensor")), new QStandardItem("–"),
                           new QStandardItem("–"),
                           bytesItem(residualStreamBytes(document->result.config))});
+    // A PyTorch memory snapshot has no steps: its peak is a time alone.
+    const QString peakWhere =
+        trace.phases.empty()
+            ? QString()
+            : tr(" in %1 of step %2").arg(phaseName(summary.peakPhase)).arg(summary.peakStep);
     caption_->setText(
-        tr("%1 events (%2 allocations) on %3; peak %4 at %5 ms in %6 of step %7. Wheel zooms and "
+        tr("%1 events (%2 allocations) on %3; peak %4 at %5 ms%6. Wheel zooms and "
            "drag pans along time; hover shows an allocation; the table lists allocation sites "
            "alive in view (click one to see it on the chart).")
             .arg(qulonglong(trace.size()))
             .arg(qulonglong(index_->size()))
             .arg(QString::fromStdString(trace.device), bytesText(summary.peakBytes))
-            .arg(summary.peakTimeUs / 1e3, 0, 'f', 1)
-            .arg(phaseName(summary.peakPhase))
-            .arg(summary.peakStep));
+            .arg(summary.peakTimeUs / 1e3, 0, 'f', 3)
+            .arg(peakWhere));
     clamping_ = true;
     plot_->xAxis->setRange(index_->startUs() / 1e3, index_->endUs() / 1e3);
     clamping_ = false;
@@ -896,6 +903,10 @@ const MemoryAllocation* MemoryView::allocationAt(double timeUs, double bytes) co
 
 const MemoryAllocation* MemoryView::hovered() const {
     return hovered_ >= 0 ? &index_->allocations()[size_t(hovered_)] : nullptr;
+}
+
+QString MemoryView::caption() const {
+    return caption_->text();
 }
 
 QString MemoryView::describe(const MemoryAllocation& a) const {

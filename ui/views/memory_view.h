@@ -94,6 +94,7 @@ public:
 
     QStandardItemModel* topModel() const { return sites_; }  // the sites list
     QStandardItemModel* sitesModel() const { return sites_; }
+    QString caption() const;
     QStandardItemModel* estimateModel() const { return estimate_; }
     QTableView* sitesTable() const { return sitesTable_; }
     void selectSite(int row);                        // as a click on the row does

@@ -1,0 +1,162 @@
+// memory FILE for PyTorch's memory snapshots, and memory A --against B: one
+// summary per recording (run file or snapshot) and the difference by site.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/guarded.h"
+#include "interop/memory_snapshot.h"
+#include "interop/recording_summary.h"
+#include "interop/run_memory_snapshot.h"
+#include "interop/snapshot_timeline.h"
+#include "results/run_file.h"
+#include "util/strings.h"
+
+namespace stepscope::cli {
+
+namespace {
+
+// A StepScope run file is JSON that names its format near the top; anything
+// else (a pickle, a snapshot's JSON, a stranger) goes to the snapshot reader,
+// whose messages say what the file is.
+bool isRunFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string head(64 * 1024, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    const size_t first = head.find_first_not_of(" \t\r\n");
+    return first != std::string::npos && head[first] == '{' &&
+           head.find("\"stepscope-run\"") != std::string::npos;
+}
+
+struct Recording {
+    RecordingSummary summary;
+    std::vector<int> devices;  // a snapshot's; empty for a run
+};
+
+Recording readRecording(const std::string& path, std::optional<int> device) {
+    if (isRunFile(path)) {
+        const RunResult run = readRunFile(path);
+        if (run.memory.size() == 0) {
+            throw std::invalid_argument(path +
+                                        " has no memory trace: record one with "
+                                        "`stepscope-cli run --memory`");
+        }
+        return {summarizeRunMemory(run.memory, path), {}};
+    }
+    const MemorySnapshot snapshot = readMemorySnapshot(path);
+    Recording recording;
+    recording.devices = snapshotDevices(snapshot);
+    recording.summary =
+        summarizeTimeline(buildTimeline(snapshot, device.value_or(busiestDevice(snapshot))));
+    return recording;
+}
+
+std::string bytesText(int64_t bytes) {
+    return formatBytes(static_cast<double>(bytes));
+}
+
+std::string deviceText(const Recording& recording) {
+    const RecordingSummary& summary = recording.summary;
+    if (!summary.deviceIndex) {
+        return summary.deviceLabel;
+    }
+    std::vector<std::string> held;
+    for (const int device : recording.devices) {
+        held.push_back(std::to_string(device));
+    }
+    return "device " + std::to_string(*summary.deviceIndex) + " (the file holds " +
+           (held.empty() ? std::string("none") : joinNames(held)) + ")";
+}
+
+std::string summaryText(const Recording& recording, const std::string& path, size_t top) {
+    const RecordingSummary& s = recording.summary;
+    std::ostringstream out;
+    out << (s.source == "pytorch-snapshot" ? "PyTorch memory snapshot " : "StepScope run ") << path
+        << ", " << deviceText(recording) << "\n";
+    out << "  " << s.events << " events: " << s.allocs << " allocations, " << s.frees << " frees\n";
+    out << "  alive before the trace began: " << bytesText(s.aliveBeforeBytes) << "\n";
+    out << "  peak allocated: " << bytesText(s.peakBytes) << " at "
+        << fixedDecimals(s.peakTimeUs / 1000.0, 3) << " ms after the first event\n";
+    out << "  at the end: " << bytesText(s.endBytes) << "\n";
+    out << "  peak reserved: "
+        << (s.reservedPeakBytes ? bytesText(*s.reservedPeakBytes)
+                                : std::string("not recorded (no segment events)"))
+        << "\n";
+    out << "  alive at the peak, by category:";
+    for (const auto& [category, bytes] : s.byCategoryAtPeak) {
+        out << "\n    " << bytesText(bytes) << "  " << category;
+    }
+    if (s.byCategoryAtPeak.empty()) {
+        out << " nothing";
+    }
+    out << "\n  largest allocation sites alive at the peak:";
+    if (s.sitesAtPeak.empty()) {
+        out << " none";
+    }
+    for (size_t i = 0; i < std::min(top, s.sitesAtPeak.size()); ++i) {
+        const SiteAtPeak& site = s.sitesAtPeak[i];
+        out << "\n    " << bytesText(site.bytes) << " in " << site.count << "  " << site.site;
+    }
+    out << "\n";
+    return out.str();
+}
+
+std::string signedBytes(int64_t bytes) {
+    return (bytes < 0 ? "-" : "+") + bytesText(bytes < 0 ? -bytes : bytes);
+}
+
+std::string diffText(const RecordingDiff& diff, const Recording& a, const Recording& b,
+                     const std::string& pathA, const std::string& pathB, size_t top) {
+    std::ostringstream out;
+    out << "A: " << summaryText(a, pathA, top) << "B: " << summaryText(b, pathB, top);
+    out << "peak: B " << signedBytes(diff.peakDeltaBytes) << " against A\n";
+    out << "sites alive at each one's peak, largest difference first (A, B, B - A):";
+    for (size_t i = 0; i < std::min(top, diff.sites.size()); ++i) {
+        const SiteDelta& site = diff.sites[i];
+        out << "\n  " << bytesText(site.aBytes) << ", " << bytesText(site.bBytes) << ", "
+            << signedBytes(site.deltaBytes) << "  " << site.site;
+    }
+    out << "\n";
+    return out.str();
+}
+
+}  // namespace
+
+bool isMemorySnapshotFile(const std::string& path) {
+    return !isRunFile(path);
+}
+
+int commandMemoryRecordings(const std::string& file, const std::string& against,
+                            std::optional<int> device, size_t top, bool json) {
+    return guarded([&] {
+        try {
+            const Recording a = readRecording(file, device);
+            if (against.empty()) {
+                if (json) {
+                    std::cout << toJson(a.summary, top).dump(2) << "\n";
+                } else {
+                    std::cout << summaryText(a, file, top);
+                }
+                return kExitOk;
+            }
+            const Recording b = readRecording(against, device);
+            const RecordingDiff diff = diffRecordings(a.summary, b.summary);
+            if (json) {
+                std::cout << toJson(diff, top).dump(2) << "\n";
+            } else {
+                std::cout << diffText(diff, a, b, file, against, top);
+            }
+        } catch (const SnapshotError& error) {
+            std::cerr << "stepscope-cli: memory: " << error.what() << "\n";
+            return kExitBadInput;
+        } catch (const std::invalid_argument& error) {
+            std::cerr << "stepscope-cli: memory: " << error.what() << "\n";
+            return kExitBadInput;
+        }
+        return kExitOk;
+    });
+}
+
+}  // namespace stepscope::cli
