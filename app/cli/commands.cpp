@@ -5,23 +5,23 @@
 #include <cstdio>
 #include <iostream>
 
-#include "experiments/attention_benchmark.h"
-#include "engines/environment.h"
-#include "engines/evaluate.h"
-#include "engines/runner.h"
-#include "experiments/sweep.h"
 #include "cli/guarded.h"
 #include "cli/stderr_progress.h"
+#include "engines/environment.h"
+#include "engines/evaluate.h"
 #include "engines/isolated_run.h"
+#include "engines/runner.h"
 #include "estimate/cost_model.h"
 #include "estimate/memory_estimate.h"
 #include "experiments/accumulation_lab.h"
+#include "experiments/attention_benchmark.h"
 #include "experiments/dtype_flow.h"
+#include "experiments/sweep.h"
+#include "interop/chrome_trace.h"
+#include "interop/memviz_export.h"
 #include "results/attention_file.h"
 #include "results/breakdown.h"
-#include "interop/chrome_trace.h"
 #include "results/memory_report.h"
-#include "interop/memviz_export.h"
 #include "results/report.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
@@ -355,8 +355,11 @@ int runAttentionGrid(const AttentionBenchSpec& spec, const std::string& outDir,
 }
 
 int commandBreakdown(const std::string& file, const std::string& phase, const std::string& by,
-                     bool flops, bool json) {
+                     bool flops, bool json, bool runFlagsGiven) {
     return guarded([&] {
+        if (const std::optional<int> traced = commandTraceBreakdown(file, runFlagsGiven, json)) {
+            return *traced;
+        }
         const RunResult result = readRunFile(file);
         if (flops) {
             if (result.flopGroups.empty()) {
