@@ -72,15 +72,16 @@ void writeOperators(std::ostringstream& out, const RankAnalysis& rank, size_t to
     out << "\n";
 }
 
-void writeSteps(std::ostringstream& out, const RankAnalysis& rank) {
+void writeSteps(std::ostringstream& out, const RankAnalysis& rank, bool severalRanks) {
     if (rank.steps.empty()) {
         return;
     }
     out << "| profiler step | µs | kernels | kernel µs | |\n|---:|---:|---:|---:|---|\n";
     for (const StepTime& s : rank.steps) {
+        const bool slowest = severalRanks && s.slowest;
         out << "| " << s.step << " | " << format("%.3f", s.durationUs) << " | " << s.kernels
-            << " | " << format("%.3f", s.kernelUs) << " | " << (s.slowest ? "slowest rank" : "")
-            << (s.slowest && !s.analysed ? "; " : "")
+            << " | " << format("%.3f", s.kernelUs) << " | " << (slowest ? "slowest rank" : "")
+            << (slowest && !s.analysed ? "; " : "")
             << (s.analysed ? "" : "last step, left out as HTA does") << " |\n";
     }
     out << "\n";
@@ -95,7 +96,7 @@ std::string formatTraceBreakdown(const std::vector<RankAnalysis>& ranks, size_t 
         writeTemporal(out, rank);
         writeKernels(out, rank, topRows);
         writeOperators(out, rank, topRows);
-        writeSteps(out, rank);
+        writeSteps(out, rank, ranks.size() > 1);
     }
     return out.str();
 }
