@@ -17,6 +17,11 @@ FileKind fileKind(const QString& path, QString* error) {
         return FileKind::Other;
     }
     QByteArray head = file.read(kFormatHeadBytes);
+    if (head.startsWith("\x1f\x8b") ||
+        (head.contains("\"traceEvents\"") && !head.contains("\"stepscope-"))) {
+        return FileKind::Trace;  // tensorboard_trace_handler's .json.gz, export_chrome_trace's
+                                 // .json
+    }
     if (!head.contains("\"stepscope-") && !file.atEnd()) {
         head += file.readAll();  // written by another tool in another key order
     }

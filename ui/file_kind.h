@@ -8,7 +8,9 @@ namespace stepscope::ui {
 // --json`, its shape). Reads no more than the head of a run file: the field
 // sits near the top (keys are sorted: config, environment, flop_groups,
 // format), so a million memory events are not read twice.
-enum class FileKind { Run, Attention, DtypeFlow, Other };
+// A PyTorch profiler trace (Trace) is told by gzip's magic bytes or a
+// "traceEvents" key; its reader says the rest.
+enum class FileKind { Run, Attention, DtypeFlow, Trace, Other };
 
 // Sets `error` (naming the path) when the file cannot be read at all.
 FileKind fileKind(const QString& path, QString* error);
