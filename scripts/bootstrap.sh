@@ -38,7 +38,7 @@ export PATH="$tools:$PATH"   # PyPI's cmake and ninja, once taken, count as ther
 say() { echo "bootstrap: $*" >&2; }
 
 # --- Debian packages -------------------------------------------------------
-debs=(ninja-build ccache nlohmann-json3-dev libcli11-dev libsimdjson-dev)
+debs=(ninja-build ccache nlohmann-json3-dev libcli11-dev libsimdjson-dev zlib1g-dev)
 command -v cmake >/dev/null || debs+=(cmake)
 command -v g++ >/dev/null || debs+=(g++)
 command -v python3 >/dev/null || debs+=(python3)
@@ -156,6 +156,12 @@ foreach(package IN ITEMS "nlohmann_json 3.10" CLI11 simdjson)
     message(STATUS "probe: found ${name}")
   endif()
 endforeach()
+if(PROBE_CXX)
+  find_package(ZLIB QUIET)
+  if(ZLIB_FOUND)
+    message(STATUS "probe: found ZLIB")
+  endif()
+endif()
 EOF
     found="$(CMAKE_PREFIX_PATH="$deps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}" \
       cmake -S "$probe" -B "$probe/build" $(command -v ninja >/dev/null && echo -G Ninja) \
@@ -166,7 +172,9 @@ EOF
     grep -q "probe: found CLI11" <<<"$found" ||
       problem "CLI11 with its CMake package. Debian: libcli11-dev. Without root: ${unpack//PKG/libcli11-dev}, or conda's cli11 (not on PyPI)"
     [ -z "$cxx_probe" ] || grep -q "probe: found simdjson" <<<"$found" ||
-      say "optional: simdjson (Debian libsimdjson-dev, conda simdjson) reads large run files faster; without it they are read with nlohmann-json"
+      problem "simdjson with its CMake package (it reads PyTorch profiler traces and large run files). Debian: libsimdjson-dev. Without root: ${unpack//PKG/libsimdjson-dev} and the same for libsimdjson14 (its library), or conda's simdjson"
+    [ -z "$cxx_probe" ] || grep -q "probe: found ZLIB" <<<"$found" ||
+      problem "zlib's headers (they inflate .json.gz profiler traces). Debian: zlib1g-dev. Without root: ${unpack//PKG/zlib1g-dev}, or conda's zlib"
   else
     problem "nlohmann-json and CLI11 could not be looked for without cmake $cmake_min; run this again once the above is there"
   fi

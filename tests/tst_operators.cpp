@@ -209,7 +209,7 @@ private Q_SLOTS:
             }
             lastStart[track] = ts;
         }
-        QCOMPARE(kinds, (std::set<std::string>{"range", "operator"}));
+        QCOMPARE(kinds, (std::set<std::string>{"user_annotation", "cpu_op"}));  // Kineto's
         QCOMPARE(threadNames, int(lastStart.size()));
         RunResult untraced = run;
         untraced.timeline = {};

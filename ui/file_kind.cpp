@@ -21,6 +21,11 @@ FileKind fileKind(const QString& path, QString* error) {
         return FileKind::MemorySnapshot;  // a pickle: read by the snapshot reader, which runs
                                           // nothing
     }
+    if (head.startsWith("\x1f\x8b") ||
+        (head.contains("\"traceEvents\"") && !head.contains("\"stepscope-"))) {
+        return FileKind::Trace;  // tensorboard_trace_handler's .json.gz, export_chrome_trace's
+                                 // .json
+    }
     if (!head.contains("\"stepscope-") && !file.atEnd()) {
         head += file.readAll();  // written by another tool in another key order
     }

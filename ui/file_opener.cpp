@@ -5,6 +5,7 @@
 #include <QMimeData>
 #include <QUrl>
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 
@@ -14,6 +15,9 @@
 #include "interop/memory_snapshot.h"
 #include "interop/snapshot_as_run.h"
 #include "interop/snapshot_timeline.h"
+#include "interop/kineto_trace.h"
+#include "interop/trace_analysis.h"
+#include "interop/trace_run.h"
 #include "models/dtype_flow_file.h"
 #include "models/memory_run_data.h"
 #include "results/attention_file.h"
@@ -24,10 +28,11 @@ namespace stepscope::ui {
 
 // One path, read: what it became, or the message that says why not.
 struct OpenedPath {
-    enum class Kind { Run, Attention, DtypeFlow, SweepFolder, AttentionArray, Failed };
+    enum class Kind { Run, Attention, DtypeFlow, SweepFolder, AttentionArray, Trace, Failed };
     Kind kind = Kind::Failed;
     QString path;
     std::shared_ptr<RunDocument> run;
+    std::vector<std::shared_ptr<RunDocument>> ranks;  // a trace: a document per rank
     std::vector<AttentionPoint> attention;
     std::vector<DtypeRow> dtypes;
     std::shared_ptr<SweepFolderRead> sweep;
@@ -49,6 +54,59 @@ Opened failed(const QString& title, const QString& message) {
 
 Opened readFilePath(const QString& path);
 
+// A profiler trace, or a folder of rank traces: a document per rank, in
+// rank order, each with HTA's analyses of them all (the slowest rank per step).
+Opened readTraces(const QString& path) {
+    std::vector<RankAnalysis> analyses;
+    std::vector<std::shared_ptr<RunDocument>> documents;
+    try {
+        const std::vector<std::string> files = QFileInfo(path).isDir()
+                                                   ? kinetoTraceFiles(path.toStdString())
+                                                   : std::vector<std::string>{path.toStdString()};
+        for (const std::string& file : files) {
+            const KinetoTrace trace = readKinetoTrace(file);
+            analyses.push_back(analyzeTrace(trace));
+            auto document = std::make_shared<RunDocument>();
+            document->result = traceAsRun(trace, analyses.back());
+            document->traceRank = analyses.back().rank;
+            // The run list names runs by what differs in their configs.
+            document->result.config.model.name =
+                "trace rank " + std::to_string(analyses.back().rank) + " (" +
+                QFileInfo(QString::fromStdString(file)).fileName().toStdString() + ")";
+            documents.push_back(std::move(document));
+        }
+        analyses = analyzeRecording(std::move(analyses));
+    } catch (const KinetoTraceError& error) {
+        return failed(FileOpener::tr("Cannot open profiler trace"),
+                      QString::fromUtf8(error.what()));
+    }
+    std::sort(documents.begin(), documents.end(),
+              [](const auto& a, const auto& b) { return a->traceRank < b->traceRank; });
+    const auto shared = std::make_shared<const std::vector<RankAnalysis>>(std::move(analyses));
+    Opened opened;
+    opened.kind = Opened::Kind::Trace;
+    opened.path = path;
+    for (auto& document : documents) {
+        document->traceRanks = shared;
+        document->memoryData = prepareMemoryRunData(document->result);
+        opened.ranks.push_back(std::move(document));
+    }
+    return opened;
+}
+
+// A folder of profiler traces (no run file, no sweep's table in it).
+bool holdsTraces(const QDir& dir) {
+    if (!dir.entryList({"*.json.gz"}, QDir::Files).isEmpty()) {
+        return true;
+    }
+    const QFileInfoList jsonFiles = dir.entryInfoList({"*.json"}, QDir::Files);
+    QString error;
+    return !jsonFiles.isEmpty() &&
+           std::all_of(jsonFiles.begin(), jsonFiles.end(), [&error](const QFileInfo& file) {
+               return fileKind(file.absoluteFilePath(), &error) == FileKind::Trace;
+           });
+}
+
 Opened readFolder(const QString& path) {
     const QDir dir(path);
     if (dir.exists("attention.json")) {
@@ -68,6 +126,9 @@ Opened readFolder(const QString& path) {
     }
     // A Slurm array's folder is a sweep before any of its points is done.
     bool sweep = dir.exists("sweep.csv") || dir.exists("sweep.md") || dir.exists(kSlurmArrayFile);
+    if (!sweep && holdsTraces(dir)) {
+        return readTraces(path);
+    }
     const QFileInfoList jsonFiles = dir.entryInfoList({"*.json"}, QDir::Files);
     for (qsizetype i = 0; !sweep && i < jsonFiles.size(); ++i) {
         QString error;
@@ -167,6 +228,8 @@ Opened readFilePath(const QString& path) {
                 return opened;
             case FileKind::MemorySnapshot:
                 return readSnapshot(path);
+            case FileKind::Trace:
+                return readTraces(path);
             case FileKind::Other:
                 break;
         }
@@ -179,7 +242,8 @@ Opened readFilePath(const QString& path) {
                                  "StepScope's app or its command line, \"format\": "
                                  "\"stepscope-run\"), nor an attention file (\"format\": "
                                  "\"stepscope-attention\"), nor a PyTorch memory snapshot "
-                                 "(torch.cuda.memory._dump_snapshot).")
+                                 "(torch.cuda.memory._dump_snapshot), nor a PyTorch profiler "
+                                 "trace.")
                       .arg(path));
 }
 
@@ -235,6 +299,11 @@ void FileOpener::deliver(int job, std::vector<OpenedPath>& opened) {
                 break;
             case Opened::Kind::AttentionArray:
                 Q_EMIT attentionArrayOpened(path.array);
+                break;
+            case Opened::Kind::Trace:
+                for (const auto& rank : path.ranks) {
+                    Q_EMIT runOpened(path.path, rank);
+                }
                 break;
             case Opened::Kind::Failed:
                 all = false;

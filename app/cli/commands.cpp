@@ -375,8 +375,11 @@ int runAttentionGrid(const AttentionBenchSpec& spec, const std::string& outDir,
 }
 
 int commandBreakdown(const std::string& file, const std::string& phase, const std::string& by,
-                     bool flops, bool json) {
+                     bool flops, bool json, bool runFlagsGiven) {
     return guarded([&] {
+        if (const std::optional<int> traced = commandTraceBreakdown(file, runFlagsGiven, json)) {
+            return *traced;
+        }
         const RunResult result = readRunFile(file);
         if (flops) {
             if (result.flopGroups.empty()) {

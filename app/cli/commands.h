@@ -97,8 +97,12 @@ int commandStudyPrecision(const ConfigFlags& flags, const std::string& outDir, b
 int commandStudyAttention(const AttentionFlags& flags, const CLI::App& command, bool json);
 // `study` without a study, or with one that does not exist.
 int commandStudyUnknown(const std::string& name);
+// breakdown FILE: a run file's rows, or a profiler trace's (or a folder of
+// rank traces') HTA analyses; `runFlagsGiven`: --phase, --by or --flops was given.
 int commandBreakdown(const std::string& file, const std::string& phase, const std::string& by,
-                     bool flops, bool json);
+                     bool flops, bool json, bool runFlagsGiven);
+// The trace half (trace_command.cpp); nothing when `path` is a run file.
+std::optional<int> commandTraceBreakdown(const std::string& path, bool runFlagsGiven, bool json);
 // export FILE --chrome-trace OUT.json --memviz OUT.pickle
 int commandExport(const std::string& file, const std::string& chromeTrace,
                   const std::string& memviz);

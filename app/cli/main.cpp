@@ -204,8 +204,11 @@ int main(int argc, char** argv) {
 
     std::string breakdownFile, breakdownPhase = "all", breakdownBy = "op";
     auto* breakdownCommand = app.add_subcommand(
-        "breakdown", "where the time went, from a run made with --ops/--kernels");
-    breakdownCommand->add_option("file", breakdownFile, "run file")->required();
+        "breakdown",
+        "where the time went, from a run made with --ops/--kernels, or HTA's analyses of a PyTorch "
+        "profiler trace (.json, .json.gz) or a folder of rank traces");
+    breakdownCommand->add_option("file", breakdownFile, "run file, trace or folder of traces")
+        ->required();
     breakdownCommand->add_option("--phase", breakdownPhase, "forward, backward, optimizer or all")
         ->capture_default_str();
     breakdownCommand->add_option("--by", breakdownBy, "kernel, op or category")
@@ -326,7 +329,12 @@ int main(int argc, char** argv) {
         return commandEval(evalFlags, evalFlags.weights, tokens, json);
     }
     if (breakdownCommand->parsed()) {
-        return commandBreakdown(breakdownFile, breakdownPhase, breakdownBy, breakdownFlops, json);
+        const bool runFlagsGiven = breakdownCommand->count("--phase") +
+                                       breakdownCommand->count("--by") +
+                                       breakdownCommand->count("--flops") >
+                                   0;
+        return commandBreakdown(breakdownFile, breakdownPhase, breakdownBy, breakdownFlops, json,
+                                runFlagsGiven);
     }
     if (exportCommand->parsed()) {
         return commandExport(exportFile, exportChromeTrace, exportMemviz);

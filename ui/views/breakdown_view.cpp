@@ -19,6 +19,7 @@
 
 #include "models/format.h"
 #include "models/run_document.h"
+#include "views/trace_ranks_panel.h"
 #include "widgets/plot_style.h"
 #include "widgets/read_only_table.h"
 #include "widgets/table_items.h"
@@ -142,6 +143,8 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
     layout->addWidget(empty_);
+    tracePanel_ = new TraceRanksPanel;
+    layout->addWidget(tracePanel_);
     layout->addWidget(splitter, 1);
 
     connect(by_, &QComboBox::currentIndexChanged, this, &BreakdownView::refresh);
@@ -165,6 +168,7 @@ QAbstractItemModel* BreakdownView::exportModel() const {
 
 void BreakdownView::showRun(const RunDocument* document) {
     document_ = document;
+    tracePanel_->showRun(document);
     const bool kernels = document && !document->result.kernels.empty();
     auto* items = qobject_cast<QStandardItemModel*>(by_->model());
     items->item(0)->setEnabled(kernels);

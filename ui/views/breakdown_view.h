@@ -13,6 +13,10 @@ class QStandardItemModel;
 class QTableView;
 
 namespace stepscope::ui {
+class TraceRanksPanel;
+}
+
+namespace stepscope::ui {
 
 // Where the time went in a traced run: a sortable table grouped by kernel,
 // operator or category for a phase, with the figures `stepscope-cli
@@ -53,6 +57,7 @@ public:
     QStandardItemModel* flopModel() const { return flops_; }
     QCustomPlot* topPlot() const { return top_; }
     QCustomPlot* sharesPlot() const { return shares_; }
+    TraceRanksPanel* tracePanel() const { return tracePanel_; }  // a profiler trace's ranks
 
     // Hover texts of the charts: the bar (or its label) at a pixel of the top
     // rows' chart, -1 for none; a top bar's full name and figures; the
@@ -86,6 +91,7 @@ private:
     QCustomPlot* top_;
     QCustomPlot* shares_;
     QStandardItemModel* flops_;
+    TraceRanksPanel* tracePanel_;
     std::vector<BreakdownRow> rows_;
     std::vector<StackedColumn> shareColumns_;  // as stacked in the shares chart
 };

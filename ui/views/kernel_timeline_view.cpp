@@ -22,9 +22,13 @@ bool onGpu(const TimelineSpan& span) {
            span.kind == SpanKind::Memset;
 }
 
+bool isProfilerStep(const std::string& name) {
+    return name.rfind("ProfilerStep#", 0) == 0;  // a PyTorch profiler trace's steps
+}
+
 bool isPhase(const TimelineSpan& span) {
-    return span.kind == SpanKind::Range &&
-           (span.name == "forward" || span.name == "backward" || span.name == "optimizer");
+    return span.kind == SpanKind::Range && (span.name == "forward" || span.name == "backward" ||
+                                            span.name == "optimizer" || isProfilerStep(span.name));
 }
 
 QColor bandColor(const std::string& phase) {
@@ -192,6 +196,9 @@ void KernelTimelineView::showRun(const RunDocument* document) {
                        Qt::NoPen);
     }
     for (const auto& phase : phases) {
+        if (isProfilerStep(phase)) {
+            continue;  // one per step: the band's own label names it
+        }
         addLegendEntry(plot_, tr("%1 phase").arg(QString::fromStdString(phase)), bandColor(phase),
                        QPen(phaseColor(QString::fromStdString(phase))));
     }
