@@ -22,6 +22,7 @@
 #include "engines/python_worker.h"
 #include "engines/step_timer.h"
 #include "estimate/cost_model.h"
+#include "estimate/fit_check.h"
 #include "estimate/flop_groups.h"
 #include "estimate/memory_estimate.h"
 #include "interop/checkpoint.h"
