@@ -6,7 +6,7 @@ medians of the per-round median step times are compared. Per phase too, and
 torch.compile's compile time (kept out of the steps) is listed beside it.
 
     ~/.cache/stepscope/venv/bin/python benchmarks/compare_engines.py \
-        --cli build/ci/app/stepscope-cli --models nano,small --modes forward,train-step
+        --cli build/default/app/stepscope-cli --models nano,small --modes forward,train-step
 """
 import argparse
 import json
@@ -50,7 +50,7 @@ def cell(value, scale=1.0, digits=2):
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cli", default="build/ci/app/stepscope-cli")
+    parser.add_argument("--cli", default="build/default/app/stepscope-cli")
     parser.add_argument("--models", default="nano,small")
     parser.add_argument("--modes", default="forward,train-step")
     parser.add_argument("--engines", default=",".join(ENGINES))

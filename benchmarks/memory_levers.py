@@ -6,7 +6,7 @@ the machine does falls on all alike; the step time is the median of the
 per-round medians, the peak the memory tracker's (the same in every round).
 
     ~/.cache/stepscope/venv/bin/python benchmarks/memory_levers.py \
-        --cli build/ci/app/stepscope-cli --model small --ctx 512 --batch 4 --out levers/
+        --cli build/default/app/stepscope-cli --model small --ctx 512 --batch 4 --out levers/
 """
 import argparse
 import json
@@ -58,7 +58,7 @@ def mib(value):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--cli", default="build/ci/app/stepscope-cli")
+    parser.add_argument("--cli", default="build/default/app/stepscope-cli")
     parser.add_argument("--model", default="small")
     parser.add_argument("--ctx", type=int, default=512)
     parser.add_argument("--batch", type=int, default=4)

@@ -9,7 +9,7 @@
 #
 #   scripts/install-check.sh [BUILD_DIR [TORCH_LIB_DIR]]
 #
-# BUILD_DIR: a configured and built build folder (default build/ci);
+# BUILD_DIR: a configured and built build folder (default build/default);
 # TORCH_LIB_DIR: the torch/lib it was built against, which the installed
 # programs must load (default: the one torch.utils of the bootstrap's venv
 # names).
@@ -17,7 +17,7 @@
 # The prefix holds a space, which the launchers and the desktop entry must
 # survive.
 set -euo pipefail
-build="$(realpath "${1:-build/ci}")"
+build="$(realpath "${1:-build/default}")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 prefix="$work/pre fix"

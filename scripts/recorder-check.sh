@@ -8,7 +8,7 @@
 #
 # PYTHON: the bootstrap's venv Python, whose torch the fresh venv is given
 # (default ~/.cache/stepscope/venv/bin/python); CLI and APP default to
-# build/ci's; without the app (or with APP "none") that step is skipped.
+# build/default's; without the app (or with APP "none") that step is skipped.
 #
 # The torch wheel is not installed a second time (with its CUDA libraries it
 # is several GB): the fresh venv sees torch and its own requirements, and
@@ -19,10 +19,10 @@ cd "$(dirname "$0")/.."
 root="$PWD"
 cache="${STEPSCOPE_CACHE:-$HOME/.cache/stepscope}"
 python="${1:-$cache/venv/bin/python}"
-cli="${2:-build/ci/app/stepscope-cli}"
-app="${3:-build/ci/app/stepscope}"
+cli="${2:-build/default/app/stepscope-cli}"
+app="${3:-build/default/app/stepscope}"
 for tool in "$python" "$cli"; do
-  [ -x "$tool" ] || { echo "recorder-check: '$tool' is missing (scripts/build.sh ci makes it)" >&2; exit 2; }
+  [ -x "$tool" ] || { echo "recorder-check: '$tool' is missing (scripts/build.sh makes it)" >&2; exit 2; }
 done
 cli="$(realpath "$cli")"
 [ -x "$app" ] && app="$(realpath "$app")"

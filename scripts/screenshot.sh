@@ -3,7 +3,7 @@
 # Xvfb, each showing real runs made with the CLI first (small presets on the
 # CPU, a few minutes in all), into docs/images/ (or DIR).
 #
-#   scripts/screenshot.sh [DIR]     # PRESET=ci takes build/ci's binaries
+#   scripts/screenshot.sh [DIR]     # PRESET=dev-asan takes build/dev-asan's binaries
 #
 # Each picture is the app as opened with `stepscope FILES --tab NAME
 # --screenshot PNG`, reduced to 256 colours without dithering (ImageMagick,

@@ -294,6 +294,68 @@ private Q_SLOTS:
         QVERIFY2(unknown.err.contains("--memory"), qPrintable(unknown.err));
     }
 
+    // Issue 31: the CLI said "fits" against the machine's total memory where
+    // the app said "does not fit" in the free memory. One rule: the predicted
+    // peak with its margin against MemAvailable, named with its number.
+    void estimateFitsAgainstFreeMemoryAsTheAppDoes() {
+        const auto meminfo = [](const char* key) -> int64_t {
+            QFile file("/proc/meminfo");
+            if (!file.open(QIODevice::ReadOnly)) {
+                return int64_t(0);
+            }
+            for (const QByteArray& line : file.readAll().split('\n')) {
+                if (line.startsWith(key)) {
+                    return line.mid(int(qstrlen(key))).trimmed().split(' ')[0].toLongLong() * 1024;
+                }
+            }
+            return int64_t(0);
+        };
+        const int64_t total = meminfo("MemTotal:");
+        const int64_t free = meminfo("MemAvailable:");
+        if (total - free < (int64_t(2) << 30)) {
+            QSKIP("free and total memory are too close here to tell the two rules apart");
+        }
+        // A batch whose need lies between free and total, as far from both as can be.
+        RunConfig config;
+        config.model = *findPreset("small");
+        config.contextLength = 512;
+        const int64_t middle = free + (total - free) / 2;
+        int64_t best = 0;
+        int bestBatch = 1;
+        for (int batch = 1; batch <= 1024; ++batch) {
+            config.batchSize = batch;
+            const int64_t needed = preflightBytes(config);
+            if (std::llabs(needed - middle) < std::llabs(best - middle)) {
+                best = needed;
+                bestBatch = batch;
+            }
+            if (needed > total) {
+                break;
+            }
+        }
+        config.batchSize = bestBatch;
+        if (best < free + (total - free) / 4 || best > total - (total - free) / 4) {
+            QSKIP("no batch of small at ctx 512 needs between free and total memory here");
+        }
+        const QStringList flags = {"--model", "small",   "--ctx",
+                                   "512",     "--batch", QString::number(config.batchSize)};
+        const CliResult json = runCli(QStringList{"estimate"} + flags + QStringList{"--json"});
+        QVERIFY2(json.exitCode == 0, qPrintable(json.err));
+        const QJsonObject estimate = QJsonDocument::fromJson(json.out).object();
+        QCOMPARE(estimate["preflight_bytes"].toDouble(), double(best));
+        QCOMPARE(estimate["fits"].toBool(true), false);
+        QCOMPARE(estimate["compared_with"].toString(), QString("free memory (MemAvailable)"));
+        QVERIFY(std::abs(estimate["free_bytes"].toDouble() - double(free)) < 0.1 * double(free));
+        const CliResult text = runCli(QStringList{"estimate"} + flags);
+        QVERIFY2(
+            text.out.contains("free memory (MemAvailable)") && text.out.contains("does not fit"),
+            text.out.constData());
+        // The runner refuses it by the same rule.
+        const CliResult run = runCli(QStringList{"run"} + flags);
+        QCOMPARE(run.exitCode, 3);
+        QVERIFY2(run.err.contains("refused"), qPrintable(run.err));
+    }
+
     void refusedRunExitsThree() {
         // 2.7B train-step at batch 64 on CPU needs far more than any test machine has.
         const CliResult r = runCli({"run", "--model", "2.7B", "--ctx", "1024", "--batch", "64"});
@@ -382,6 +444,51 @@ private Q_SLOTS:
             pids.insert(run.environment.processId);
         }
         QCOMPARE(int(pids.size()), 2);
+    }
+
+    // Issue 31: a point that asks for LibTorch's default thread count gets
+    // what a fresh process picks (stepscope-cli info), not the count of the
+    // point before it; in one process and with a fresh process per point.
+    void threadsDefaultIsAFreshProcesssCountInEverySweep() {
+        const CliResult info = runCli({"info", "--json"});
+        QCOMPARE(info.exitCode, 0);
+        const int fresh = QJsonDocument::fromJson(info.out).object()["cpu_threads"].toInt();
+        QVERIFY(fresh > 0);
+        const int other = fresh > 1 ? 1 : 2;
+        for (const bool isolate : {false, true}) {
+            QTemporaryDir dir;
+            QStringList args = {"sweep",
+                                "--model",
+                                "nano",
+                                "--vocab",
+                                "97",
+                                "--ctx",
+                                "16",
+                                "--batch",
+                                "2",
+                                "--mode",
+                                "forward",
+                                "--warmup",
+                                "0",
+                                "--steps",
+                                "1",
+                                "--threads",
+                                QString("%1,0").arg(other),
+                                "--out",
+                                dir.path()};
+            if (isolate) {
+                args << "--isolate";
+            }
+            const CliResult r = runCli(args);
+            QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+            int points = 0;
+            for (const QFileInfo& file : QDir(dir.path()).entryInfoList({"nano_*.json"})) {
+                const RunResult run = readRunFile(file.filePath().toStdString());
+                QCOMPARE(run.environment.cpuThreads, run.config.threads ? other : fresh);
+                ++points;
+            }
+            QVERIFY2(points >= 2, qPrintable(QString::number(points)));
+        }
     }
 
     void runConfigFileRepeatsARun() {

@@ -5,9 +5,12 @@
 #include <qcustomplot.h>
 
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QDir>
 #include <QImage>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMimeData>
@@ -45,6 +48,7 @@
 #include "results/attention_file.h"
 #include "results/breakdown.h"
 #include "results/run_file.h"
+#include "test_support.h"
 #include "util/atomic_file.h"
 #include "util/strings.h"
 #include "views/breakdown_view.h"
@@ -343,6 +347,18 @@ private Q_SLOTS:
         QVERIFY(window.documents().empty());
         QVERIFY(!window.isRunning());
 
+        // Issue 31: the app names its field, not the command line's flag.
+        RunConfig longContext = quickConfig(0, 1, 64);
+        longContext.model.maxContext = 32;
+        window.configPanel()->setConfig(longContext);
+        QVERIFY(!window.startRun());
+        const QString context = window.configPanel()->errorText("ctx");
+        QVERIFY2(context.contains("exceeds") && context.contains("“Max context”") &&
+                     !context.contains("--"),
+                 qPrintable(context));
+        window.configPanel()->setConfig(config);
+        QVERIFY(!window.startRun());
+
         window.configPanel()->headsBox()->setValue(4);  // 96 / 4: the app stays usable
         QVERIFY(window.configPanel()->errorText("heads").isEmpty());
         QSignalSpy finished(&window, &MainWindow::runFinished);
@@ -449,6 +465,38 @@ private Q_SLOTS:
         QCOMPARE(exporter::savePlot(plot, dir_.filePath("chart.gif"), 800, 500).isEmpty(), false);
     }
 
+    // Issue 31: the report of an untraced run embedded five empty charts.
+    void reportLeavesOutChartsWithNothingToShow() {
+        const QString path = dir_.filePath("untraced-run.json");
+        QVERIFY(cliRun(path).isEmpty());
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        QList<ExportTarget> all;
+        for (RunView* view : window.findChildren<RunView*>()) {
+            all += view->exportTargets();
+        }
+        QStringList shown, empty;
+        for (const ExportTarget& target : all) {
+            if (target.plot) {
+                (noDataText(target.plot).isEmpty() ? shown : empty) << target.name;
+            }
+        }
+        QVERIFY2(!empty.isEmpty() && !shown.isEmpty(), qPrintable(empty.join(",")));
+        const QString report = dir_.filePath("untraced-report.md");
+        QCOMPARE(exporter::saveReport(*window.currentDocument(), all, report), QString());
+        QFile file(report);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(file.readAll());
+        for (const QString& name : shown) {
+            QVERIFY2(text.contains("untraced-report-" + name + ".png"), qPrintable(name));
+        }
+        for (const QString& name : empty) {
+            QVERIFY2(!text.contains("untraced-report-" + name + ".png"), qPrintable(name));
+            QVERIFY(!QFileInfo::exists(dir_.filePath("untraced-report-" + name + ".png")));
+        }
+    }
+
     void sweepFillsTable() {
         MainWindow window;
         window.configPanel()->setConfig(quickConfig(0, 1));
@@ -494,6 +542,25 @@ private Q_SLOTS:
         Q_EMIT window.sweepPage()->startRequested();
         QVERIFY(!window.isRunning());
         QVERIFY(window.bannerText().contains("'abc' is not a positive integer"));
+    }
+
+    // Issue 31: a banner pushed the tabs down 30 px, then vanished on the
+    // next selection, so clicks landed on the wrong item. It moves nothing.
+    void bannerMovesNothingInTheTabs() {
+        MainWindow window;
+        window.resize(1200, 760);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(window.selectTab("Sweep"));
+        const auto tabTop = [&window] {
+            QApplication::processEvents();
+            return window.currentTab()->mapTo(&window, QPoint(0, 0));
+        };
+        const QPoint before = tabTop();
+        window.sweepPage()->contextsEdit()->setText("8,abc");
+        Q_EMIT window.sweepPage()->startRequested();
+        QVERIFY(!window.bannerText().isEmpty());
+        QCOMPARE(tabTop(), before);
     }
 
     void attentionGridFromTheApp() {
@@ -759,6 +826,121 @@ private Q_SLOTS:
         const QStringList recent = QSettings().value("files/recent").toStringList();
         QVERIFY(!recent.isEmpty());
         QCOMPARE(recent.first(), QFileInfo(path).absoluteFilePath());
+    }
+
+    // Issue 31: File → Quit with runs not saved closed the window without a
+    // word, and the runs were gone. It asks: Save all, Discard or Cancel.
+    void quitWithUnsavedRunsAsks() {
+        const auto quitAction = [](MainWindow& window) {
+            for (QAction* action : window.findChildren<QAction*>()) {
+                if (action->text() == "&Quit") {
+                    return action;
+                }
+            }
+            return static_cast<QAction*>(nullptr);
+        };
+        const QString folder = dir_.filePath("saved-on-quit");
+        QVERIFY(QDir().mkpath(folder));
+        MainWindow window;
+        window.show();
+        window.setUnsavedRunsFolder(folder);
+        window.configPanel()->setConfig(quickConfig(0, 2));
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(120000));
+        QVERIFY(window.documents()[0].modified);
+        QAction* quit = quitAction(window);
+        QVERIFY(quit);
+
+        QString shown;
+        answerNextMessageBox("Cancel", &shown);
+        quit->trigger();
+        QVERIFY2(shown.contains("not saved") && shown.contains(window.documents()[0].title),
+                 qPrintable(shown));
+        QVERIFY(window.isVisible());  // cancelled: still open, the run still there
+        QCOMPARE(int(window.documents().size()), 1);
+
+        answerNextMessageBox("Save all…", &shown);
+        quit->trigger();
+        QVERIFY(!window.isVisible());
+        const QStringList written = QDir(folder).entryList({"*.json"});
+        QCOMPARE(written.size(), 1);
+        const RunResult saved = readRunFile(QDir(folder).filePath(written[0]).toStdString());
+        QCOMPARE(saved.steps.size(), window.documents()[0].result.steps.size());
+        QVERIFY(!window.documents()[0].modified);
+
+        // Nothing unsaved: it closes without asking. A second run, discarded.
+        window.show();
+        bool asked = false;
+        QTimer::singleShot(0, [&asked] {
+            if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
+                asked = true;
+                box->reject();
+            }
+        });
+        quit->trigger();
+        QVERIFY(!asked);
+        QVERIFY(!window.isVisible());
+        window.show();
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(120000));
+        answerNextMessageBox("Discard", &shown);
+        quit->trigger();
+        QVERIFY(!window.isVisible());
+        QCOMPARE(QDir(folder).entryList({"*.json"}).size(), 1);  // the discarded run is not written
+    }
+
+    // Issue 31: recent files were written only on a clean quit.
+    void recentFilesAreWrittenWhenTheyChange() {
+        const QString path = dir_.filePath("recent-now.json");
+        QVERIFY(cliRun(path).isEmpty());
+        MainWindow window;
+        QVERIFY(window.openRunFile(path));
+        // Read by another QSettings, as the next start (after a crash) would.
+        QCOMPARE(QSettings().value("files/recent").toStringList().value(0),
+                 QFileInfo(path).absoluteFilePath());
+    }
+
+    // Issue 31: opening a file already open added it a second time.
+    void openingAnOpenFileSelectsIt() {
+        const QString first = dir_.filePath("twice-first.json");
+        const QString second = dir_.filePath("twice-second.json");
+        QVERIFY(cliRun(first).isEmpty());
+        QVERIFY(cliRun(second, {"--mode", "forward"}).isEmpty());
+        MainWindow window;
+        QVERIFY(window.openRunFile(first));
+        QVERIFY(window.openRunFile(second));
+        QCOMPARE(window.currentDocument()->path, second);
+        QVERIFY(window.openRunFile(first));
+        QCOMPARE(int(window.documents().size()), 2);
+        QCOMPARE(window.currentDocument()->path, first);
+        // Named another way (relative, with a detour): still the same file.
+        const QFileInfo file(second);
+        const QString detour =
+            file.absolutePath() + "/../" + file.absoluteDir().dirName() + "/" + file.fileName();
+        QVERIFY(window.openRunFile(QDir::current().relativeFilePath(detour)));
+        QCOMPARE(int(window.documents().size()), 2);
+        QCOMPARE(window.currentDocument()->path, second);
+    }
+
+    // Issue 31: Run pressed on the Sweep, Precision or Compare tab left the
+    // live steps unseen; Step timing comes to the front.
+    void runShowsStepTimingFromAnyPage() {
+        MainWindow window;
+        window.show();
+        window.configPanel()->setConfig(quickConfig(0, 1));
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        for (const char* tab : {"Precision", "Sweep", "Compare", "Attention"}) {
+            QVERIFY(window.selectTab(tab));
+            QVERIFY(window.startRun());
+            QCOMPARE(window.currentTab(), static_cast<QWidget*>(window.stepTimingView()));
+            QVERIFY(finished.wait(120000));
+        }
+        // From a view of the run, that view stays.
+        QVERIFY(window.selectTab("Memory"));
+        QVERIFY(window.startRun());
+        QCOMPARE(window.currentTab(), static_cast<QWidget*>(window.memoryView()));
+        QVERIFY(finished.wait(120000));
     }
 
     void savedRunReopensUnchanged() {
@@ -1235,7 +1417,7 @@ private Q_SLOTS:
         RunConfig worker = config;
         worker.engine = Engine::PyTorch;
         QVERIFY(panel.showErrors(validate(worker, validationContext())));
-        QVERIFY2(panel.errorText("optimizer").contains("allowed only with --engine libtorch"),
+        QVERIFY2(panel.errorText("optimizer").contains("allowed only with “Engine” libtorch"),
                  qPrintable(panel.errorText("optimizer")));
 
         // A run shown read-only shows the optimizer it ran with.
@@ -1607,6 +1789,85 @@ private Q_SLOTS:
                                 .arg(table->viewport()->width())));
     }
 
+    // Issue 31: a train step at ctx 32 against a forward at ctx 64 read
+    // "1.013× within noise" with no warning. The view names the fields that
+    // differ, and the verdicts of the phases they change say "unlike steps".
+    void compareSaysWhichFieldsDifferAndWhenStepsAreUnlike() {
+        const auto run = [](int id, int64_t ctx, RunMode mode, const std::string& attention) {
+            RunDocument document = handMadeRun(id, {10, 10.2, 9.8, 10.1, 10.05});
+            for (StepRecord& step : document.result.steps) {
+                step.forwardMs = step.totalMs / 2;
+            }
+            document.result.config.contextLength = ctx;
+            document.result.config.mode = mode;
+            document.result.config.attention = attention;
+            return document;
+        };
+        const RunDocument train32 = run(1, 32, RunMode::TrainStep, "naive");
+        const RunDocument forward64 = run(2, 64, RunMode::Forward, "naive");
+        const RunDocument forward32 = run(3, 32, RunMode::Forward, "naive");
+        const RunDocument sdpa32 = run(4, 32, RunMode::TrainStep, "sdpa");
+        CompareView view;
+        view.resize(1000, 700);
+        view.show();
+        QTableWidget* table = view.table();
+        const auto verdict = [&](int row) { return table->item(row, CompareView::Verdict); };
+
+        view.showRuns({&train32, &forward64}, {"#1", "#2"});
+        const QString said = view.differencesLabel()->text();
+        QVERIFY2(view.differencesLabel()->isVisible(), qPrintable(said));
+        QVERIFY2(said.contains("ctx 32 vs 64") && said.contains("mode train-step vs forward") &&
+                     said.contains("unlike steps"),
+                 qPrintable(said));
+        // Rows: total #1, total #2, forward #1, forward #2, …
+        QVERIFY2(verdict(1)->text().contains("unlike steps"), qPrintable(verdict(1)->text()));
+        QVERIFY(verdict(1)->toolTip().contains("ctx 32 vs 64"));
+        QVERIFY(verdict(1)->toolTip().contains("mode train-step vs forward"));
+        QVERIFY2(verdict(3)->text().contains("unlike steps"), qPrintable(verdict(3)->text()));
+        QVERIFY(!verdict(3)->toolTip().contains("mode"));  // both make the same forward
+
+        // Only the mode differs: the whole step is unlike, the forward is not.
+        view.showRuns({&train32, &forward32}, {"#1", "#3"});
+        QVERIFY(verdict(1)->text().contains("unlike steps"));
+        QCOMPARE(verdict(3)->text(), QString("within noise"));
+
+        // Only the attention differs: what a comparison is for, said without a warning.
+        view.showRuns({&train32, &sdpa32}, {"#1", "#4"});
+        QVERIFY2(view.differencesLabel()->text().contains("attention naive vs sdpa") &&
+                     !view.differencesLabel()->text().contains("unlike"),
+                 qPrintable(view.differencesLabel()->text()));
+        QCOMPARE(verdict(1)->text(), QString("within noise"));
+
+        // The chart overlays the measured steps, as its caption says: no warm-up (999 ms).
+        QCustomPlot* plot = view.exportTargets()[0].plot;
+        QCOMPARE(plot->graphCount(), 2);
+        for (int g = 0; g < plot->graphCount(); ++g) {
+            QCOMPARE(plot->graph(g)->dataCount(), 5);
+            QCOMPARE(plot->graph(g)->data()->at(0)->key, 1.0);
+            for (int i = 0; i < plot->graph(g)->dataCount(); ++i) {
+                QVERIFY(plot->graph(g)->data()->at(i)->value < 999);
+            }
+        }
+    }
+
+    // Issue 31: the empty Compare tab named its columns "1 2 3 … 8" and drew
+    // a sliver of a chart.
+    void compareBeforeAnyRunIsNamedAndReadable() {
+        CompareView view;
+        view.resize(900, 600);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QTableWidget* table = view.table();
+        QCOMPARE(table->horizontalHeaderItem(CompareView::Phase)->text(), QString("phase"));
+        QCOMPARE(table->horizontalHeaderItem(CompareView::Verdict)->text(), QString("verdict"));
+        QCustomPlot* plot = view.exportTargets()[0].plot;
+        QVERIFY(!noDataText(plot).isEmpty());
+        plot->replot();
+        QVERIFY2(plot->axisRect()->height() >= 150,
+                 qPrintable(QString::number(plot->axisRect()->height())));
+        QVERIFY(!view.differencesLabel()->isVisible());
+    }
+
     void noiseTestIsExactForSmallSamples() {
         // Fully separated 3 vs 3 cannot reach 5%: p = 2 / C(6, 3) = 0.1.
         QVERIFY(qFuzzyCompare(mannWhitneyPValue({1, 2, 3}, {4, 5, 6}), 0.1));
@@ -1740,7 +2001,7 @@ private Q_SLOTS:
         const int before = ticks;
         QVERIFY(window.openRunFile(path));
         QVERIFY(ticks > before);
-        QCOMPARE(int(window.documents().size()), 2);
+        QCOMPARE(int(window.documents().size()), 1);  // the same file: selected, not listed again
     }
 
     // Open A, then B before A has arrived: only B is shown, whichever of the

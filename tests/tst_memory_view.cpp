@@ -215,6 +215,28 @@ private Q_SLOTS:
         }
     }
 
+    // Issue 31: on the first switch to each allocation the y axis reached
+    // about twice the peak: the room for the peak's label, in pixels, was
+    // taken from a chart a few pixels tall.
+    void valueAxisStaysCloseToThePeakInEitherMode() {
+        const auto& allocated = document_.result.memory.allocated;
+        const double peakMiB = double(*std::max_element(allocated.begin(), allocated.end())) / kMiB;
+        MemoryView view;
+        view.resize(900, 300);  // a small window: the chart gets little height
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.showRun(&document_);
+        for (const auto mode : {MemoryView::Mode::Allocations, MemoryView::Mode::Categories,
+                                MemoryView::Mode::Allocations}) {
+            view.setMode(mode);
+            view.plot()->replot();
+            const double upper = view.plot()->yAxis->range().upper;
+            QVERIFY2(upper >= peakMiB && upper <= peakMiB / 0.75 * 1.001,
+                     qPrintable(QString("axis to %1 for a peak of %2").arg(upper).arg(peakMiB)));
+            QVERIFY(view.plot()->height() >= MemoryView::kMinimumChartHeight);
+        }
+    }
+
     void eachAllocationIsABandThatShiftsDownWhenOneBelowIsFreed() {
         MemoryView view;
         view.showRun(&document_);

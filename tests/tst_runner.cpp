@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <thread>
+
+#include <ATen/Parallel.h>
 
 #include "engines/environment.h"
 #include "engines/runner.h"
@@ -60,12 +63,23 @@ QStringList fields(const std::vector<ConfigError>& errors) {
     return out;
 }
 
+// Runs `config` on a thread of its own, as the app runs each run.
+RunResult runOnNewThread(const RunConfig& config) {
+    RunResult result;
+    std::thread([&] { result = runBenchmark(config, RunControl{}); }).join();
+    return result;
+}
+
 }  // namespace
 
 class TestRunner : public QObject {
     Q_OBJECT
 
+    int freshThreads_ = 0;  // LibTorch's count in this process before any run
+
 private Q_SLOTS:
+    void initTestCase() { freshThreads_ = at::get_num_threads(); }
+
     void phasesPresentPerMode_data() {
         QTest::addColumn<int>("mode");
         QTest::addColumn<bool>("backward");
@@ -297,6 +311,26 @@ private Q_SLOTS:
         QCOMPARE(toString(result.status), std::string("cancelled"));
         QCOMPARE(int(result.steps.size()), 3);
         QCOMPARE(result.summary.total.count, 2);  // the two measured steps of the three
+    }
+
+    // Issue 31: "threads default" after a run with another count must be
+    // LibTorch's own default again, and each run file must say what it used.
+    void defaultThreadsComeBackAfterARunThatSetOthers() {
+        QVERIFY(freshThreads_ > 0);
+        const int other = freshThreads_ > 1 ? 1 : 2;
+        RunConfig config = test::tinyCpuConfig();
+        config.warmupSteps = 0;
+        config.measuredSteps = 1;
+        RunConfig pinned = config;
+        pinned.threads = other;
+        for (const RunConfig& asked : {config, pinned, config, pinned, config}) {
+            const RunResult result = runOnNewThread(asked);
+            QCOMPARE(toString(result.status), std::string("ok"));
+            QCOMPARE(result.config.threads, asked.threads);
+            QCOMPARE(result.environment.cpuThreads, asked.threads ? other : freshThreads_);
+        }
+        // On this thread too: a run here asks for the default as well.
+        QCOMPARE(runBenchmark(config, RunControl{}).environment.cpuThreads, freshThreads_);
     }
 
     void modelFlopsClosedForm() {

@@ -8,6 +8,7 @@
 #include "models/run_document.h"
 #include "models/run_label.h"
 #include "results/report.h"
+#include "widgets/plot_style.h"
 
 namespace stepscope::ui::exporter {
 
@@ -171,7 +172,9 @@ QString saveReport(const RunDocument& document, const QList<ExportTarget>& targe
     const QString base = info.completeBaseName();
     std::vector<std::string> images;
     for (const auto& target : targets) {
-        if (!target.plot) {
+        // A chart with nothing to show (no memory trace, no operators) is
+        // left out of the report rather than embedded empty.
+        if (!target.plot || !noDataText(target.plot).isEmpty()) {
             continue;
         }
         const QString image = base + "-" + target.name + ".png";

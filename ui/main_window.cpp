@@ -4,10 +4,12 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDateTime>
+#include <QDir>
 #include <QDockWidget>
 #include <QEventLoop>
 #include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
@@ -15,6 +17,7 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -33,6 +36,7 @@
 #include "file_opener.h"
 #include "folder_watch.h"
 #include "messages.h"
+#include "models/format.h"
 #include "models/run_label.h"
 #include "pages/attention_page.h"
 #include "pages/config_panel.h"
@@ -53,6 +57,26 @@
 #include "widgets/form_scroll_area.h"
 
 namespace stepscope::ui {
+
+namespace {
+
+// "run-3_nano_ctx32_train-step.json" in `folder`, or with "-2", "-3", … where
+// that name is taken: Save all never writes over a file.
+QString freeRunFileName(const QString& folder, const RunResult& result, int id) {
+    QString stem = QString("run-%1_%2_ctx%3_%4")
+                       .arg(id)
+                       .arg(QString::fromStdString(result.config.model.name))
+                       .arg(result.config.contextLength)
+                       .arg(QString::fromStdString(toString(result.config.mode)));
+    stem.replace(QRegularExpression("[^A-Za-z0-9._-]"), "_");
+    QString path = QDir(folder).filePath(stem + ".json");
+    for (int n = 2; QFileInfo::exists(path); ++n) {
+        path = QDir(folder).filePath(QString("%1-%2.json").arg(stem).arg(n));
+    }
+    return path;
+}
+
+}  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(tr("StepScope"));
@@ -89,8 +113,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     tabs_ = new QTabWidget;
     auto* central = new QWidget;
     auto* centralLayout = new QVBoxLayout(central);
-    centralLayout->addWidget(messages_->banner());
+    // The banner comes and goes under the tabs: showing it never moves the
+    // tabs or what is under the pointer in them.
     centralLayout->addWidget(tabs_, 1);
+    centralLayout->addWidget(messages_->banner());
     setCentralWidget(central);
     createViews();
 
@@ -348,10 +374,83 @@ void MainWindow::saveSettings() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!keepUnsavedRuns()) {
+        event->ignore();  // the user cancelled: nothing closes, nothing is lost
+        return;
+    }
     runner_->stop();
     opener_->cancel();  // a file still being read is not shown in a closed window
     saveSettings();
     event->accept();
+}
+
+// Runs made in this session and not saved would be gone with the window:
+// asks (Save all, Discard, Cancel) as document apps do. False: stay open.
+bool MainWindow::keepUnsavedRuns() {
+    QStringList titles;
+    for (const RunDocument& document : runs_->documents()) {
+        if (document.modified) {
+            titles << document.title;
+        }
+    }
+    if (titles.isEmpty()) {
+        return true;
+    }
+    const int listed = std::min<int>(int(titles.size()), 6);
+    QString text = tr("%1 of this session not saved: they are lost when StepScope quits.")
+                       .arg(countText(titles.size(), "run is", "runs are"));
+    text += "\n\n" + titles.mid(0, listed).join('\n');
+    if (titles.size() > listed) {
+        text += "\n" + tr("… and %1 more").arg(titles.size() - listed);
+    }
+    if (runner_->isRunning()) {
+        text += "\n\n" + tr("The run in progress stops after the step under way.");
+    }
+    QMessageBox box(QMessageBox::Warning, tr("Unsaved runs"), text, QMessageBox::Cancel, this);
+    QPushButton* saveAll = box.addButton(tr("Save all…"), QMessageBox::AcceptRole);
+    QPushButton* discard = box.addButton(tr("Discard"), QMessageBox::DestructiveRole);
+    box.setDefaultButton(saveAll);
+    box.setEscapeButton(QMessageBox::Cancel);
+    box.exec();
+    if (box.clickedButton() == discard) {
+        return true;
+    }
+    if (box.clickedButton() != saveAll) {
+        return false;
+    }
+    const QString folder =
+        unsavedRunsFolder_.isEmpty()
+            ? QFileDialog::getExistingDirectory(this, tr("Save the unsaved runs into"),
+                                                QSettings().value("files/saveAllFolder").toString())
+            : unsavedRunsFolder_;
+    if (folder.isEmpty()) {
+        return false;
+    }
+    QSettings().setValue("files/saveAllFolder", folder);
+    finishRunInProgress();
+    for (const RunDocument& document : runs_->documents()) {
+        if (document.modified &&
+            !saveDocument(document.id, document.path.isEmpty()
+                                           ? freeRunFileName(folder, document.result, document.id)
+                                           : document.path)) {
+            return false;  // the message says why; the window stays
+        }
+    }
+    return true;
+}
+
+void MainWindow::finishRunInProgress() {
+    if (!runner_->isRunning()) {
+        return;
+    }
+    QEventLoop loop;
+    connect(runner_, &RunController::busyChanged, &loop, [&loop](bool busy) {
+        if (!busy) {
+            loop.quit();
+        }
+    });
+    stopRun();
+    loop.exec();  // after the step under way; the live document is then whole
 }
 
 // ---- documents ------------------------------------------------------------
@@ -485,9 +584,11 @@ void MainWindow::connectOpener() {
     connect(opener_, &FileOpener::openFailed, messages_, &Messages::showError);
     connect(opener_, &FileOpener::runOpened, this,
             [this](const QString& path, std::shared_ptr<RunDocument> run) {
+                // A file open already is selected, not listed twice.
+                const RunDocument* open = runs_->openedFrom(path);
                 // A PyTorch memory snapshot is a memory trace and nothing else.
                 const bool memoryOnly = run->result.steps.empty() && !run->result.memory.empty();
-                const int id = runs_->add(std::move(*run)).id;
+                const int id = open ? open->id : runs_->add(std::move(*run)).id;
                 recent_->add(path);
                 runs_->select(id);
                 if (memoryOnly) {
@@ -651,7 +752,11 @@ bool MainWindow::startRun() {
     const int id = runs_->add(live, QString()).id;
     runs_->setLive(id);
     runs_->select(id);
-    showRunTabIfWelcome();
+    // The steps arrive live in the run's views: from Sweep, Precision, Compare
+    // or Welcome they would go unseen, so Step timing comes to the front.
+    if (!views_.contains(qobject_cast<RunView*>(tabs_->currentWidget()))) {
+        tabs_->setCurrentWidget(timing_);
+    }
     runner_->startRun(config);
     return true;
 }
@@ -742,7 +847,8 @@ void MainWindow::startSweep() {
         }
         RunController::validateSweep(launch.spec);
     } catch (const InvalidConfigError& error) {
-        messages_->setBanner(QString::fromUtf8(error.what()).trimmed(), true);
+        messages_->setBanner(config_->inPanelTerms(QString::fromUtf8(error.what()).trimmed()),
+                             true);
         return;
     }
     messages_->clearBanner();

@@ -120,6 +120,9 @@ public:
     // The stepscope-cli that runs points in fresh processes (default: the
     // one beside this program).
     void setPointCli(const QString& cli);
+    // Where "Save all" on quitting writes unsaved runs (empty: ask for a
+    // folder). For tests and demonstrations.
+    void setUnsavedRunsFolder(const QString& folder) { unsavedRunsFolder_ = folder; }
     // The title that exported charts of the current tab carry: what is shown
     // and which run or runs, with their full configuration.
     QString chartTitle(const ExportTarget& target) const;
@@ -139,6 +142,8 @@ private:
     void createMenus();
     void connectRuns();
     void connectOpener();
+    bool keepUnsavedRuns();
+    void finishRunInProgress();
     void loadSettings();
     void saveSettings();
     void loadExamples();
@@ -189,6 +194,7 @@ private:
     RecentFiles* recent_;
     ExportMenu* export_;
     QString tabAfterOpen_;  // brought to front when the latest open has opened
+    QString unsavedRunsFolder_;
 };
 
 }  // namespace stepscope::ui

@@ -14,8 +14,8 @@ class QWidget;
 namespace stepscope::ui {
 
 // What the window says to the user: error messages, one at a time and none
-// lost, and the banner above the tabs, which knows what it is about so that
-// it goes when that stops being true.
+// lost, and the banner under the tabs (where it moves nothing), which knows what it is about so
+// that it goes when that stops being true.
 class Messages final : public QObject {
     Q_OBJECT
 

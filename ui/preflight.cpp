@@ -8,6 +8,7 @@
 #include "engines/environment.h"
 #include "engines/runner.h"
 #include "estimate/cost_model.h"
+#include "estimate/fit_check.h"
 #include "estimate/memory_estimate.h"
 #include "models/format.h"
 
@@ -36,15 +37,16 @@ MemoryEstimateText memoryEstimateText(const RunConfig& config, bool configValid,
         QObject::tr("Estimated peak %1 in %2; largest: %3 %4.")
             .arg(bytesText(prediction.peakBytes), phaseName(prediction.peakPhase),
                  toString(MemoryCategory(largest)), bytesText(prediction.maxByCategory[largest]));
-    if (config.device == DeviceKind::Cpu) {
-        const int64_t free = available.value_or(availableSystemMemory());
-        estimate.fits = preflightBytes(config) <= free;
+    // The rule the CLI's estimate and the runner's pre-flight use.
+    const FitCheck fit = checkFit(config, available.value_or(availableSystemMemory()));
+    if (fit.fits) {
+        estimate.fits = fit.fits;
         estimate.text +=
-            " " + (*estimate.fits ? QObject::tr("Fits in the %1 free, with a %2% margin.")
-                                  : QObject::tr("Does not fit in the %1 free, with a %2% margin."))
-                      .arg(bytesText(free))
+            " " + (*fit.fits ? QObject::tr("Fits in the %1 free, with a %2% margin.")
+                             : QObject::tr("Does not fit in the %1 free, with a %2% margin."))
+                      .arg(bytesText(fit.freeBytes))
                       .arg(int(kPreflightMargin * 100));
-    } else if (prediction.deviceBytes) {
+    } else if (config.device != DeviceKind::Cpu && prediction.deviceBytes) {
         estimate.fits = prediction.peakBytes <= *prediction.deviceBytes;
         estimate.text += " " + (*estimate.fits ? QObject::tr("Fits in the device's %1.")
                                                : QObject::tr("Exceeds the device's %1."))
@@ -75,11 +77,12 @@ bool askPreflight(QWidget* parent, RunConfig& config, std::optional<int64_t> ava
     if (config.device != DeviceKind::Cpu || !config.pyModel.empty()) {
         return true;
     }
-    const int64_t needed = preflightBytes(config);
     const int64_t free = available.value_or(availableSystemMemory());
-    if (free <= 0 || needed <= free) {
+    const FitCheck fit = checkFit(config, free);
+    if (!fit.fits || *fit.fits) {
         return true;
     }
+    const int64_t needed = fit.neededBytes;
     const std::optional<RunConfig> shrunk = shrinkToFit(config, free);
     QString text =
         QObject::tr(

@@ -24,6 +24,7 @@ void RecentFiles::add(const QString& path) {
     while (files_.size() > kMaxFiles) {
         files_.removeLast();
     }
+    save();  // now: a crash or a killed session keeps the list too
     rebuildMenu();
 }
 

@@ -8,7 +8,8 @@ class QMenu;
 namespace stepscope::ui {
 
 // The files and folders opened last, newest first: File → Open recent, the
-// welcome page's list, and the settings that keep them for the next start.
+// welcome page's list, and the settings that keep them for the next start,
+// written as the list changes.
 class RecentFiles final : public QObject {
     Q_OBJECT
 

@@ -77,9 +77,12 @@ const RunDocument* RunList::current() const {
 }
 
 const RunDocument* RunList::openedFrom(const QString& file) const {
+    // The same file however it was named: relative, through "..", a link.
+    const QString canonical = QFileInfo(file).canonicalFilePath();
     const auto known =
         std::find_if(documents_.begin(), documents_.end(), [&](const RunDocument& d) {
-            return !d.modified && QFileInfo(d.path).absoluteFilePath() == file;
+            return !d.modified && !d.path.isEmpty() && !canonical.isEmpty() &&
+                   QFileInfo(d.path).canonicalFilePath() == canonical;
         });
     return known != documents_.end() ? &*known : nullptr;
 }

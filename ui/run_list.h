@@ -30,7 +30,8 @@ public:
     RunDocument* byId(int id);
     const RunDocument* byId(int id) const;
     const RunDocument* current() const;
-    // The unmodified document read from `file` (absolute), if any.
+    // The unmodified document read from `file` (the same file, however
+    // named), if any.
     const RunDocument* openedFrom(const QString& file) const;
     void select(int id);
     // The document a run in progress fills (0: none), listed as running.

@@ -14,6 +14,7 @@
 #include "engines/isolated_run.h"
 #include "engines/runner.h"
 #include "estimate/cost_model.h"
+#include "estimate/fit_check.h"
 #include "estimate/memory_estimate.h"
 #include "experiments/accumulation_lab.h"
 #include "experiments/attention_benchmark.h"
@@ -204,8 +205,8 @@ int commandEstimate(const ConfigFlags& flags, bool json) {
         }
         const MemoryPrediction prediction = predictMemory(config);
         const int64_t needed = preflightBytes(config);
-        const bool known = prediction.deviceBytes.has_value();
-        const bool fits = known && needed <= *prediction.deviceBytes;
+        // The rule the app and the runner's pre-flight use: free memory, not the total.
+        const FitCheck fit = checkFit(config, availableSystemMemory());
         if (json) {
             nlohmann::json categories = nlohmann::json::object();
             for (size_t c = 0; c < kMemoryCategories; ++c) {
@@ -218,7 +219,10 @@ int commandEstimate(const ConfigFlags& flags, bool json) {
                 {"by_category", categories},
                 {"device_bytes", prediction.deviceBytes ? nlohmann::json(*prediction.deviceBytes)
                                                         : nlohmann::json(nullptr)},
-                {"fits", known ? nlohmann::json(fits) : nlohmann::json(nullptr)},
+                {"free_bytes", fit.fits ? nlohmann::json(fit.freeBytes) : nlohmann::json(nullptr)},
+                {"compared_with",
+                 fit.fits ? nlohmann::json(kFreeMemoryName) : nlohmann::json(nullptr)},
+                {"fits", fit.fits ? nlohmann::json(*fit.fits) : nlohmann::json(nullptr)},
                 {"explanation", prediction.explanation}};
             std::cout << out.dump(2) << "\n";
             return kExitOk;
@@ -226,9 +230,9 @@ int commandEstimate(const ConfigFlags& flags, bool json) {
         std::cout << "predicted peak " << formatBytes(double(prediction.peakBytes)) << " in "
                   << phaseName(prediction.peakPhase) << " (with the " << int(kPreflightMargin * 100)
                   << "% margin " << formatBytes(double(needed)) << ")";
-        if (prediction.deviceBytes) {
-            std::cout << " of " << formatBytes(double(*prediction.deviceBytes)) << ": "
-                      << (fits ? "fits" : "does not fit");
+        if (fit.fits) {
+            std::cout << "; " << kFreeMemoryName << " " << formatBytes(double(fit.freeBytes))
+                      << ": " << (*fit.fits ? "fits" : "does not fit");
         }
         std::cout << "\n\n| category | max |\n|---|---:|\n";
         for (size_t c = 0; c < kMemoryCategories; ++c) {

@@ -10,7 +10,7 @@
 #include "config/model_dims.h"
 #include "engines/environment.h"
 #include "estimate/cost_model.h"
-#include "estimate/memory_estimate.h"
+#include "estimate/fit_check.h"
 #include "profile/operator_tracer.h"
 #include "results/run_file.h"
 #include "util/child_process.h"

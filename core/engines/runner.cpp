@@ -18,12 +18,14 @@
 #include "attention/attention_registry.h"
 #include "engines/autocast_scope.h"
 #include "engines/cpu_allocator.h"
+#include "engines/cpu_threads.h"
 #include "engines/cuda_graph_step.h"
 #include "engines/environment.h"
 #include "engines/evaluate.h"
 #include "engines/python_worker.h"
 #include "engines/step_timer.h"
 #include "estimate/cost_model.h"
+#include "estimate/fit_check.h"
 #include "estimate/flop_groups.h"
 #include "estimate/memory_estimate.h"
 #include "interop/checkpoint.h"
@@ -449,9 +451,7 @@ RunResult runBenchmark(const RunConfig& config, const RunControl& control) {
     if (config.engine != Engine::LibTorch) {
         return runInPythonWorker(config, control);
     }
-    if (config.threads > 0) {
-        at::set_num_threads(config.threads);
-    }
+    applyThreadCount(config.threads);  // also the default back after a run that set another
     keepFreedMemoryForSteadySteps();
     return LibTorchRun(config, control).run();
 }

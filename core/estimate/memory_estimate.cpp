@@ -303,20 +303,6 @@ std::optional<int64_t> deviceMemoryBytes(const RunConfig& config) {
     return std::nullopt;
 }
 
-std::optional<std::string> preflightRefusal(const RunConfig& config, int64_t availableBytes) {
-    if (config.device != DeviceKind::Cpu || config.force || !config.pyModel.empty()) {
-        return std::nullopt;
-    }
-    const int64_t needed = preflightBytes(config);
-    if (availableBytes > 0 && needed > availableBytes) {
-        return "the run needs about " + formatBytes(static_cast<double>(needed)) +
-               " (the predicted peak and a 10% margin) but only " +
-               formatBytes(static_cast<double>(availableBytes)) +
-               " is available; shrink the batch, the context or the model";
-    }
-    return std::nullopt;
-}
-
 MemoryPrediction predictMemory(const RunConfig& config) {
     const Setting setting = settingOf(config);
     Parts parts;

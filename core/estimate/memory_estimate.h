@@ -28,12 +28,6 @@ MemoryPrediction predictMemory(const RunConfig& config);
 constexpr double kPreflightMargin = 0.10;
 int64_t preflightBytes(const RunConfig& config);
 
-// Why the CPU pre-flight refuses `config` (the predicted peak and the margin
-// exceed `availableBytes`, what the machine has free), or nullopt when it may
-// run: running out of memory on the CPU kills the process. Runs on CUDA, with
-// force, and of a user's Python model (not ours to predict) are never refused.
-std::optional<std::string> preflightRefusal(const RunConfig& config, int64_t availableBytes);
-
 // Total memory of the machine the config runs on: system memory for the CPU,
 // nullopt where unknown.
 std::optional<int64_t> deviceMemoryBytes(const RunConfig& config);

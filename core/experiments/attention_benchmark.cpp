@@ -13,6 +13,7 @@
 #include "attention/attention_registry.h"
 #include "attention/sdpa_attention.h"
 #include "attention/tiled_attention.h"
+#include "engines/cpu_threads.h"
 #include "engines/environment.h"
 #include "engines/python_worker.h"
 #include "engines/runner.h"
@@ -222,6 +223,7 @@ std::vector<AttentionPoint> runAttentionBenchmark(const AttentionBenchSpec& spec
                                                   const AttentionBenchControl& control) {
     validateAttentionSpec(spec);
     const std::vector<AttentionPoint> grid = attentionGridPoints(spec);
+    applyThreadCount(0);  // the grid asks for no count: LibTorch's default, not the last run's
     const at::Device device(spec.device == DeviceKind::Cuda ? at::kCUDA : at::kCPU, 0);
     const int64_t available = control.availableMemoryBytes.value_or(availableSystemMemory());
     const int total = int(grid.size());

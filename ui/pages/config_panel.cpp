@@ -385,7 +385,24 @@ QLabel* ConfigPanel::addField(QFormLayout* form, const QString& label, QWidget* 
     layout->addWidget(error);
     form->addRow(label, column);
     errorLabels_[name] = error;
+    if (!label.isEmpty()) {
+        fieldLabels_[name] = label;
+    }
     return error;
+}
+
+// Messages from core/ name the command line's flags ("raise it with
+// --max-ctx"); in the app they name the field instead ("“Max context”").
+QString ConfigPanel::inPanelTerms(QString message) const {
+    for (const auto& [name, label] : fieldLabels_) {
+        QString flag = QString::fromStdString(name).replace('_', '-');
+        if (flag == "max-context") {
+            flag = "max-ctx";
+        }
+        message.replace(QRegularExpression("--" + QRegularExpression::escape(flag) + "(?![\\w-])"),
+                        QString("“%1”").arg(label));
+    }
+    return message;
 }
 
 void ConfigPanel::presetChanged() {
@@ -626,7 +643,7 @@ bool ConfigPanel::showErrors(const std::vector<ConfigError>& errors) {
     for (const auto& error : errors) {
         auto found = errorLabels_.find(error.field);
         QLabel* label = found != errorLabels_.end() ? found->second : errorLabels_.at("model");
-        const QString text = QString::fromStdString(error.message);
+        const QString text = inPanelTerms(QString::fromStdString(error.message));
         label->setText(label->text().isEmpty() ? text : label->text() + "\n" + text);
         label->show();
     }

@@ -40,6 +40,9 @@ public:
     // whether any was shown.
     bool showErrors(const std::vector<ConfigError>& errors);
     QString errorText(const QString& field) const;  // what a field's label says now
+    // `message` with the command line's flags ("--max-ctx") named as this
+    // panel's fields ("“Max context”").
+    QString inPanelTerms(QString message) const;
 
     // Shows the configuration a run was made with, read-only, under a line
     // naming the run (`who`, e.g. "#3 nano · ctx 128 · …"), with "Run again
@@ -121,6 +124,7 @@ private:
     QWidget* carriedRow_;
     QLabel* carriedLabel_;
     std::map<std::string, QLabel*> errorLabels_;
+    std::map<std::string, QString> fieldLabels_;  // the row's label, by field name
 };
 
 }  // namespace stepscope::ui

@@ -14,6 +14,8 @@
 #include "models/format.h"
 #include "models/run_document.h"
 #include "views/memory_compare_view.h"
+#include "models/run_label.h"
+#include "models/unlike_steps.h"
 #include "widgets/plot_style.h"
 
 namespace stepscope::ui {
@@ -46,6 +48,20 @@ QTableWidgetItem* numberItem(const QString& text, std::optional<double> exact = 
     if (exact) {
         item->setData(Qt::UserRole, *exact);  // exact, for tests and tools
     }
+    return item;
+}
+
+// Says on the verdict that it compares unlike steps, and which fields make them so.
+QTableWidgetItem* markUnlike(QTableWidgetItem* item, const QStringList& unlike) {
+    if (unlike.isEmpty()) {
+        return item;
+    }
+    item->setText(CompareView::tr("%1 · unlike steps").arg(item->text()));
+    item->setForeground(QColor(160, 90, 0));
+    item->setToolTip(CompareView::tr("Unlike steps: %1. The two runs' steps do different "
+                                     "work, so this ratio is not a speed-up.\n\n%2")
+                         .arg(unlike.join(", "), item->toolTip())
+                         .trimmed());
     return item;
 }
 
@@ -87,8 +103,13 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     auto* hint = new QLabel(
         tr("Tick two or more runs in the run list to compare them. Times are over the measured "
            "steps; the ratio is the first run's median ÷ that run's (above 1, that run is "
-           "faster), and the verdict says whether the difference stands out of the noise."));
+           "faster), and the verdict says whether the difference stands out of the noise. The "
+           "chart overlays the measured steps; warm-up steps are left out (Step timing shows "
+           "them, hatched)."));
     hint->setWordWrap(true);
+    differences_ = new QLabel;
+    differences_->setWordWrap(true);
+    differences_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     table_ = new QTableWidget(0, ColumnCount);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->verticalHeader()->hide();
@@ -97,7 +118,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     plot_ = new QCustomPlot;
     plot_->setMinimumHeight(200);
     useIntegerTicks(plot_->xAxis);
-    stylePlot(plot_, tr("step"), tr("total time per step (ms)"));
+    stylePlot(plot_, tr("measured step"), tr("total time per step (ms)"));
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(table_);
     splitter->addWidget(plot_);
@@ -107,7 +128,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     auto* times = new QWidget;
     auto* timesLayout = new QVBoxLayout(times);
     timesLayout->addWidget(hint);
-    timesLayout->addWidget(splitter);
+    timesLayout->addWidget(differences_);
+    timesLayout->addWidget(splitter, 1);
     memory_ = new MemoryCompareView;
     pages_ = new QTabWidget;
     pages_->addTab(times, tr("Step times"));
@@ -115,6 +137,42 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(pages_);
+    showRuns({}, {});  // headers named and the chart's note, before any run is ticked
+}
+
+void CompareView::describeDifferences(const QList<const RunDocument*>& runs) {
+    QList<RunConfig> configs;
+    for (const RunDocument* run : runs) {
+        configs << run->result.config;
+    }
+    differences_->setVisible(runs.size() >= 2);
+    differences_->setStyleSheet(QString());
+    differences_->setText(QString());
+    if (runs.size() < 2) {
+        return;
+    }
+    QStringList fields;
+    for (const FieldDifference& difference : differenceList_) {
+        fields << differenceText(difference);
+    }
+    if (fields.isEmpty()) {
+        differences_->setText(tr("The runs' configurations are the same."));
+        return;
+    }
+    QString text = tr("The runs differ in %1.").arg(fields.join(" · "));
+    QStringList phases;
+    for (int phase = 0; phase < 4; ++phase) {
+        if (!unlikeFields(differenceList_, phase).isEmpty()) {
+            phases << tr(kPhases[phase]);
+        }
+    }
+    if (!phases.isEmpty()) {
+        text += " " + tr("Their steps do different work, so the ratio and the verdict compare "
+                         "unlike steps (%1).")
+                          .arg(phases.join(", "));
+        differences_->setStyleSheet("background: #fff4e0; color: #6b3d00; padding: 4px;");
+    }
+    differences_->setText(text);
 }
 
 void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringList& labels) {
@@ -132,6 +190,12 @@ void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringL
     table_->setHorizontalHeaderLabels({tr("phase"), tr("run"), tr("median ms"), tr("mean ms"),
                                        tr("std ms"), tr("CV"), tr("ratio"), tr("verdict")});
     auto label = [&](int i) { return i < labels.size() ? labels[i] : runs[i]->title; };
+    QList<RunConfig> configs;
+    for (const RunDocument* run : runs) {
+        configs << run->result.config;
+    }
+    differenceList_ = fieldDifferences(configs);
+    describeDifferences(runs);
     for (int phase = 0; phase < 4; ++phase) {
         const std::vector<double> first =
             runs.isEmpty() ? std::vector<double>() : measuredTimes(runs[0]->result, phase);
@@ -165,9 +229,12 @@ void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringL
             table_->setItem(row, Ratio,
                             hasRatio ? numberItem(QString::number(ratio, 'f', 3) + "×", ratio)
                                      : numberItem("–"));
-            table_->setItem(
-                row, Verdict,
-                hasRatio ? verdictItem(first, times, ratio, label(0)) : new QTableWidgetItem("–"));
+            const QStringList unlike = unlikeFields(
+                fieldDifferences({runs[0]->result.config, runs[i]->result.config}), phase);
+            table_->setItem(row, Verdict,
+                            hasRatio
+                                ? markUnlike(verdictItem(first, times, ratio, label(0)), unlike)
+                                : new QTableWidgetItem("–"));
         }
     }
     if (runs.isEmpty()) {
@@ -177,10 +244,14 @@ void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringL
     }
     setNoData(plot_, QString());
     for (int i = 0; i < runs.size(); ++i) {
+        // Measured steps only, numbered from 1, so that runs with different
+        // warm-ups line up and a slow first step does not set the scale.
         QVector<double> keys, values;
         for (const auto& step : runs[i]->result.steps) {
-            keys << step.index;
-            values << step.totalMs;
+            if (!step.warmup) {
+                keys << double(keys.size() + 1);
+                values << step.totalMs;
+            }
         }
         auto* graph = plot_->addGraph();
         graph->setName(label(i));

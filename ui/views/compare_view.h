@@ -3,9 +3,11 @@
 #include <QList>
 #include <QWidget>
 
+#include "models/run_label.h"
 #include "widgets/run_view.h"
 
 class QCustomPlot;
+class QLabel;
 class QTabWidget;
 class QTableWidget;
 
@@ -17,8 +19,10 @@ class MemoryCompareView;
 // Two or more runs side by side: per phase and run the spread of the
 // measured steps (median, mean, std, CV), each run's median ratio to the
 // first (above 1, that run is faster) with a verdict that says when the
-// difference lies within the noise, and their step series overlaid. One row
-// per phase and run, so that three or more runs fit the width.
+// difference lies within the noise, and their measured steps overlaid. One
+// row per phase and run, so that three or more runs fit the width. Which
+// fields differ is said above the table; where they change the work a step
+// does, the verdicts of the phases concerned say they compare unlike steps.
 class CompareView final : public QWidget {
     Q_OBJECT
 
@@ -35,11 +39,18 @@ public:
     // A difference with a Mann–Whitney p-value at or above this is noise.
     static constexpr double kNoiseP = 0.05;
 
+    QLabel* differencesLabel() const { return differences_; }
+
 private:
+    // Which fields differ, and whether that makes the steps unlike.
+    void describeDifferences(const QList<const RunDocument*>& runs);
+
+    QLabel* differences_;
     QTableWidget* table_;
     QCustomPlot* plot_;
     QTabWidget* pages_;
     MemoryCompareView* memory_;
+    QList<FieldDifference> differenceList_;
 };
 
 }  // namespace stepscope::ui

@@ -96,6 +96,8 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     hoverLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     plot_ = new QCustomPlot;
+    // Tall enough for the y axis's title and the peak's label above the peak.
+    plot_->setMinimumHeight(kMinimumChartHeight);
     stylePlot(plot_, tr("time (ms)"), tr("active memory (MiB)"));
     plot_->axisRect()->setRangeDrag(Qt::Horizontal);
     plot_->axisRect()->setRangeZoom(Qt::Horizontal);
@@ -144,6 +146,17 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     splitter->addWidget(lower_);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
+    splitter->setCollapsible(0, false);
+    // The axis's room above the peak is in pixels: once the chart has its
+    // height (after the first layout, a resize), the axis fits it again.
+    connect(plot_, &QCustomPlot::afterLayout, this, [this] {
+        const int height = plot_->axisRect()->height();
+        if (height != fittedHeight_) {
+            fittedHeight_ = height;
+            fitValueAxis();
+            placePeakMarker();
+        }
+    });
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(caption_);
     layout->addWidget(splitter, 1);
@@ -702,7 +715,9 @@ void MemoryView::fitValueAxis() {
         double(std::max<int64_t>(index_->maxTotal(x.lower * 1e3, x.upper * 1e3), 1));
     // Room above the peak for its label and arrow: 15% or kPeakRoom pixels.
     const double height = plot_->axisRect()->height();
-    const double room = height > 0 ? std::min(0.5, std::max(0.13, kPeakRoom / height)) : 0.13;
+    // At most a quarter: a chart still being laid out (a few pixels tall)
+    // would otherwise scale the axis to twice the peak.
+    const double room = height > 0 ? std::clamp(kPeakRoom / height, 0.13, 0.25) : 0.13;
     plot_->yAxis->setRange(0, peak / kMiB / (1 - room));
 }
 

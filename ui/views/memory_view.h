@@ -50,6 +50,7 @@ public:
     static constexpr int kMaxSiteRows = 500;
     static constexpr int kMaxHighlighted = 200;
     static constexpr double kPeakRoom = 44;  // pixels above the peak for its label
+    static constexpr int kMinimumChartHeight = 220;
 
     enum class Mode { Categories, Allocations };
     enum class Colouring { ByCategory, ByModule };
@@ -145,6 +146,7 @@ private:
     double peakTimeUs_ = 0;
     QString peakText_;
     int64_t hovered_ = -1;
+    int fittedHeight_ = -1;  // the axis rect height the value axis was last fitted to
     std::vector<uint32_t> siteSelection_;
     std::vector<std::vector<uint32_t>> siteMembers_;  // per row of the sites table
     bool clamping_ = false;
