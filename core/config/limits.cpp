@@ -16,8 +16,10 @@ std::optional<LimitProblem> outOfRange(const IntegerLimit& limit, int64_t value)
     }
     const std::string bound =
         value < limit.min ? "≥ " + std::to_string(limit.min) : "≤ " + std::to_string(limit.max);
-    return LimitProblem{limit.field, "must be " + bound + ", got " + std::to_string(value) + "; " +
-                                         allowedRange(limit.min, limit.max)};
+    return LimitProblem{limit.field,
+                        "must be " + bound + ", got " + std::to_string(value) + "; " +
+                            allowedRange(limit.min, limit.max),
+                        value > limit.max};
 }
 
 // A tensor of `what` with `product` elements (nullopt: it overflowed int64).

@@ -43,6 +43,9 @@ std::string allowedRange(int64_t min, int64_t max);
 struct LimitProblem {
     std::string field;
     std::string message;
+    // Over the maximum (or a tensor too large), as opposed to under the
+    // minimum: what makes a reader loop or allocate without bound.
+    bool overMaximum = true;
 };
 
 // Each of the model's numbers against its limit, and the parameter count

@@ -241,12 +241,18 @@ RunConfig configFromJson(const FieldReader& reader) {
     config.tokensPath = reader.stringOr("tokens", "");
     // Numbers beyond the world's limits are refused here, before a reader
     // loops over the layers or sizes anything by them (config/limits.h).
+    // Zeros are left to validate(): results made without a model (tests,
+    // tools) have them, and no reader does work for them.
     for (const auto& problem : modelLimitProblems(config.model)) {
-        throw RunFileError(model.where(problem.field) + ": " + problem.message);
+        if (problem.overMaximum) {
+            throw RunFileError(model.where(problem.field) + ": " + problem.message);
+        }
     }
     for (const auto& problem :
          workloadLimitProblems(config.model, config.contextLength, config.batchSize)) {
-        throw RunFileError(reader.where(problem.field) + ": " + problem.message);
+        if (problem.overMaximum) {
+            throw RunFileError(reader.where(problem.field) + ": " + problem.message);
+        }
     }
     return config;
 }
