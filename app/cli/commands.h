@@ -3,9 +3,9 @@
 #include <atomic>
 #include <string>
 
-#include "experiments/attention_benchmark.h"
-#include "cluster/slurm_array.h"
 #include "cli/config_flags.h"
+#include "cluster/slurm_array.h"
+#include "experiments/attention_benchmark.h"
 
 namespace stepscope::cli {
 
@@ -53,7 +53,9 @@ int commandEval(const ConfigFlags& flags, const std::string& weights, const std:
 int commandShow(const std::string& file, bool json);
 
 struct AttentionFlags {
-    std::vector<std::string> backends{"naive", "tiled", "sdpa"};
+    std::vector<std::string> backends;  // empty: the engine's default (defaultAttentionBackends)
+    std::string engine = "libtorch";
+    std::string pyAttention, pyPath, pyAttentionName;
     std::vector<int64_t> headDims{16, 32, 64, 128};
     std::vector<int64_t> seqLens;  // empty: the device's default grid
     std::vector<std::string> precisions{"fp32"};
