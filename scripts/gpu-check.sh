@@ -145,6 +145,13 @@ if want flash; then
       --seq 16384 --batch 1 --heads 16 --precision bf16 --causal --warmup 3 --repeats 10 \
       2>> "$logs/flash-leaderboard.log" | tee -a "$out/summary.md"
   done
+  # >>> issue 32 (branch i32-attention): our Python FlashAttention-2 at the leaderboard shape,
+  # in the Python worker (each gated against float64 first; an incorrect one is not timed).
+  log "flash attention: leaderboard shape, flash-triton and flash-pytorch (Python worker)"
+  "$cli" attention --device cuda --backends flash-triton,flash-pytorch --python "$python" --d 64 \
+    --seq 16384 --batch 1 --heads 16 --precision bf16 --causal --warmup 3 --repeats 10 \
+    --out "$logs/flash-leaderboard-python" 2>> "$logs/flash-leaderboard.log" | tee -a "$out/summary.md"
+  # <<< issue 32
   log "flash attention: the end-to-end train step of small and medium, ctx 512 and 1024, bf16"
   "$cli" sweep --model small,medium --ctx 512,1024 --mode train-step --precision bf16 \
     --attention naive,sdpa,cuda-flash --device cuda --warmup 2 --steps 10 \
