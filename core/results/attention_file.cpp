@@ -73,6 +73,11 @@ std::string scientific(double value) {
     return text;
 }
 
+// The shortest text that reads back as the same double: 0.0001, 2.3482355908756896.
+std::string shortestDouble(double value) {
+    return json(value).dump();
+}
+
 std::optional<AttentionGate> gateFromJson(const json& item) {
     const auto found = item.find("gate");
     if (found == item.end() || found->is_null()) {
@@ -200,9 +205,10 @@ std::string formatAttentionCsv(const std::vector<AttentionPoint>& points) {
             << (p.peakBytes ? std::to_string(*p.peakBytes) : "") << ',' << cell(p.forwardTflops, 4)
             << ',' << cell(p.backwardTflops, 4) << ',' << p.scoreMatrixBytes << ',';
         if (p.gate) {
+            // Full figures here, for a reader's own analysis; the tables round.
             out << (p.gate->ok ? "true" : "false") << ','
-                << (p.gate->maxRelError ? scientific(*p.gate->maxRelError) : "") << ','
-                << scientific(p.gate->tolerance);
+                << (p.gate->maxRelError ? shortestDouble(*p.gate->maxRelError) : "") << ','
+                << shortestDouble(p.gate->tolerance);
         } else {
             out << ",,";
         }
