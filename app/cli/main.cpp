@@ -32,7 +32,7 @@ void addAttentionFlags(CLI::App& command, AttentionFlags& flags) {
         ->check(CLI::IsMember({"libtorch", "pytorch"}))
         ->capture_default_str();
     command.add_option("--py-attention", flags.pyAttention,
-                       "--engine pytorch: MODULE:NAME, your attention as one more backend: a "
+                       "MODULE:NAME, your attention as one more backend (in the Python worker): a "
                        "torch.autograd.Function (NAME.apply(q, k, v, is_causal)) or a function "
                        "(q, k, v, is_causal) -> o, given (batch·heads, seq, d) tensors; checked "
                        "against float64 before it is timed");

@@ -30,7 +30,8 @@ struct AttentionBenchSpec {
     // user's) run there with either.
     Engine engine = Engine::LibTorch;
     // The user's attention (MODULE:NAME, imported from pyPath), a backend of
-    // the grid named pyAttentionName, or else NAME; with Engine::PyTorch only.
+    // the grid named pyAttentionName, or else NAME; run in the worker with
+    // either engine.
     std::string pyAttention;
     std::string pyPath;
     std::string pyAttentionName;

@@ -120,11 +120,7 @@ void validateUserAttention(const AttentionBenchSpec& spec, std::vector<ConfigErr
         }
         return;
     }
-    if (spec.engine != Engine::PyTorch) {
-        errors.push_back({"py-attention",
-                          "your attention runs in the Python worker; allowed only with --engine "
-                          "pytorch"});
-    }
+    // Any engine: the user's points run in the worker, as compiled's do.
     if (!isPythonTarget(spec.pyAttention)) {
         errors.push_back({"py-attention", "'" + spec.pyAttention +
                                               "' is not MODULE:NAME with Python names (for "
