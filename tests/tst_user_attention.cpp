@@ -238,6 +238,13 @@ private Q_SLOTS:
             QVERIFY2(std::abs(naive[i] - user[i]) < 1e-4,
                      qPrintable(QString("%1 vs %2").arg(naive[i]).arg(user[i])));
         }
+        // It is really called: the one off by a scale changes the loss.
+        const QList<double> offByAScale =
+            losses(dir_.filePath("off.json"),
+                   {"--py-attention", "my_flash:OffByAScale", "--py-path", userDir()});
+        QCOMPARE(offByAScale.size(), 2);
+        QVERIFY2(std::abs(offByAScale[0] - naive[0]) > 1e-3,
+                 qPrintable(QString("%1 vs %2").arg(offByAScale[0]).arg(naive[0])));
         // The run file names it; a run without it has no such key.
         const RunResult run = readRunFile(userFile.toStdString());
         QCOMPARE(run.config.pyAttention, std::string("my_flash:Flash"));
