@@ -321,6 +321,10 @@ if want first; then
   cuda_cli attention --device cuda --backends sdpa-flash,sdpa-cudnn,cuda-flash --d 64 \
     --seq 16384 --batch 1 --heads 16 --precision bf16 --causal --warmup 3 --repeats 10 \
     2> "$logs/leaderboard-first.log" | stamp
+  log "the same shape, our FlashAttention-2 in PyTorch and in Triton (Python worker, gated first)"
+  cuda_cli attention --device cuda --engine pytorch --backends flash-triton,flash-pytorch \
+    --python "$python" --d 64 --seq 16384 --batch 1 --heads 16 --precision bf16 --causal \
+    --warmup 3 --repeats 10 2>> "$logs/leaderboard-first.log" | stamp
   log "graph vs eager: small ctx 128 fp32 train step, adamw-fused (goal: graph <= 0.5x eager)"
   alternate "graph vs eager" ";--cuda-graph" --model small --ctx 128 --mode train-step \
     --precision fp32 --optimizer adamw-fused --device cuda --warmup 5 --steps 30

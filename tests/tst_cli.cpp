@@ -174,8 +174,11 @@ private Q_SLOTS:
     }
 
     void runHelpListsTheAttentionBackends() {
-        const std::vector<std::string> backends = validationContext().attentionBackends;
+        // LibTorch's, then our Python ones (the worker's: validation says which engine).
+        std::vector<std::string> backends = validationContext().attentionBackends;
         QVERIFY(backends.size() >= 3);
+        backends.insert(backends.end(), pythonAttentionBackends().begin(),
+                        pythonAttentionBackends().end());
         QString allowed;
         for (const auto& name : backends) {
             allowed += (allowed.isEmpty() ? "" : ",") + QString::fromStdString(name);

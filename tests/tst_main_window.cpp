@@ -593,6 +593,96 @@ private Q_SLOTS:
         QVERIFY(window.bannerText().contains("'x' is not a positive integer"));
     }
 
+    // The attention field lists our Python backends and "your own…", which
+    // takes a .py file; a grid then holds the user's attention with its gate.
+    void attentionFieldOffersPythonBackendsAndYourOwn() {
+        QTemporaryDir code;
+        auto write = [&](const QString& name, const QByteArray& source) {
+            QFile file(code.filePath(name));
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(source);
+        };
+        write("flash_file.py",
+              "import torch\n\nclass Helper:\n    pass\n\n"
+              "class FlashAttention(torch.autograd.Function):\n"
+              "    @staticmethod\n    def forward(ctx, q, k, v, is_causal=False):\n"
+              "        return q\n");
+        // Off by a scale: 1/d where softmax needs 1/sqrt(d).
+        write("my_flash.py",
+              "import torch\n\ndef helper(x):\n    return x\n\n"
+              "def off_by_a_scale(q, k, v, is_causal):\n"
+              "    s = (q @ k.transpose(-1, -2)) / q.shape[-1]\n"
+              "    if is_causal:\n"
+              "        upper = torch.ones(s.shape[-2:], dtype=torch.bool).triu(1)\n"
+              "        s = s.masked_fill(upper, float('-inf'))\n"
+              "    return torch.softmax(s, dim=-1) @ v\n");
+
+        MainWindow window;
+        ConfigPanel* panel = window.configPanel();
+        QComboBox* box = panel->attentionBox();
+        auto* items = qobject_cast<QStandardItemModel*>(box->model());
+        const int yours = box->findText("your own…");
+        QVERIFY(yours >= 0 && box->findText("flash-pytorch") >= 0);
+        const int triton = box->findText("flash-triton");
+        QVERIFY(triton >= 0);
+        // LibTorch runs none of them: they cannot be picked, and say why.
+        QVERIFY(!items->item(triton)->isEnabled() && !items->item(yours)->isEnabled());
+        QVERIFY(box->itemData(triton, Qt::ToolTipRole).toString().contains("pytorch"));
+        QVERIFY(!panel->yourAttentionField()->isVisibleTo(panel));
+        panel->engineBox()->setCurrentText("pytorch");
+        QVERIFY(items->item(triton)->isEnabled() && items->item(yours)->isEnabled());
+        box->setCurrentText("flash-triton");
+        QCOMPARE(panel->config().attention, std::string("flash-triton"));
+        QCOMPARE(describe(validate(panel->config(), validationContext())), std::string());
+
+        // "your own…" from a file: its folder, its autograd Function, selected.
+        panel->chooseAttentionFile(code.filePath("flash_file.py"));
+        QCOMPARE(box->currentText(), QString("your own…"));
+        QVERIFY(panel->yourAttentionField()->isVisibleTo(panel));
+        QCOMPARE(panel->pyAttentionEdit()->text(), QString("flash_file:FlashAttention"));
+        QCOMPARE(panel->pyAttentionEdit()->selectedText(), QString("FlashAttention"));
+        RunConfig config = panel->config();
+        QCOMPARE(config.pyAttention, std::string("flash_file:FlashAttention"));
+        QCOMPARE(config.attention, std::string("FlashAttention"));
+        QCOMPARE(QDir(QString::fromStdString(config.pyPath)), QDir(code.path()));
+        QCOMPARE(describe(validate(config, validationContext())), std::string());
+        // A run made with it shows it again as it was.
+        box->setCurrentText("naive");
+        QVERIFY(!panel->yourAttentionField()->isVisibleTo(panel));
+        QCOMPARE(panel->config().pyAttention, std::string());
+        panel->setConfig(config);
+        QCOMPARE(box->currentText(), QString("your own…"));
+        QCOMPARE(panel->config().pyAttention, config.pyAttention);
+        // A half-written target is an error beside the field.
+        panel->pyAttentionEdit()->setText("flash_file:");
+        QVERIFY2(panel->errorText("py-attention").contains("MODULE:NAME"),
+                 qPrintable(panel->errorText("py-attention")));
+
+        // A function taking q first; in the grid it is gated, found
+        // incorrect, and not timed.
+        panel->chooseAttentionFile(code.filePath("my_flash.py"));
+        QCOMPARE(panel->pyAttentionEdit()->text(), QString("my_flash:off_by_a_scale"));
+        AttentionPage* page = window.attentionPage();
+        page->backendsEdit()->setText("naive");
+        page->dimsEdit()->setText("16");
+        page->seqEdit()->setText("32");
+        QSignalSpy finished(&window, &MainWindow::attentionFinished);
+        Q_EMIT page->startRequested();
+        QVERIFY2(window.isRunning(), qPrintable(window.bannerText()));
+        QVERIFY(finished.wait(240000));
+        QTableWidget* table = page->table();
+        QCOMPARE(table->rowCount(), 2);
+        QCOMPARE(table->item(0, 6)->text(), QString());  // naive: the reference, no gate
+        QCOMPARE(table->item(1, 0)->text(), QString("off_by_a_scale"));
+        QCOMPARE(table->item(1, 5)->text(), QString("incorrect"));
+        QVERIFY2(table->item(1, 6)->text().startsWith("incorrect "),
+                 qPrintable(table->item(1, 6)->text()));
+        QVERIFY(table->item(1, 6)->toolTip().contains("exceeds the fp32 tolerance"));
+        QCOMPARE(table->item(1, 7)->text(), QString("not timed"));
+        QVERIFY(table->item(1, 7)->font().strikeOut());
+        QCOMPARE(table->item(0, 5)->text(), QString("ok"));
+    }
+
     // The course's question from the CLI, answered in the app: the file's
     // points, each value as the file has it, in the table and the charts;
     // its folder opens the same way.
@@ -622,9 +712,10 @@ private Q_SLOTS:
             QCOMPARE(cell(3), QString::number(p.d));
             QCOMPARE(cell(4), QString::number(p.seq));
             QCOMPARE(cell(5), QString::fromStdString(p.status));
-            QCOMPARE(cell(6), QString::number(*p.forwardMs, 'f', 3));
-            QCOMPARE(cell(7), QString::number(*p.backwardMs, 'f', 3));
-            QCOMPARE(cell(9), bytesText(*p.peakBytes));
+            QCOMPARE(cell(6), QString());  // ours has no gate
+            QCOMPARE(cell(7), QString::number(*p.forwardMs, 'f', 3));
+            QCOMPARE(cell(8), QString::number(*p.backwardMs, 'f', 3));
+            QCOMPARE(cell(10), bytesText(*p.peakBytes));
         }
         // One time chart (one head dim): forward and backward per backend, at
         // the file's values; the memory chart, the peaks.

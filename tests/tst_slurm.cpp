@@ -468,6 +468,65 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(temp.filePath("bad")));
     }
 
+    // The user's attention travels only with its own points: naive's task
+    // never imports it; its task gates and times it as a local grid would.
+    void usersAttentionGoesOnlyToItsOwnTasks() {
+        QTemporaryDir temp;
+        QFile module(temp.filePath("my_flash.py"));
+        QVERIFY(module.open(QIODevice::WriteOnly));
+        module.write(
+            "import torch\n\ndef mine(q, k, v, is_causal):\n"
+            "    return torch.nn.functional.scaled_dot_product_attention(\n"
+            "        q, k, v, is_causal=is_causal)\n");
+        module.close();
+        const QString dir = temp.filePath("user grid");
+        const Outcome written = runCli({"attention",
+                                        "--engine",
+                                        "pytorch",
+                                        "--backends",
+                                        "naive",
+                                        "--py-attention",
+                                        "my_flash:mine",
+                                        "--py-path",
+                                        temp.path(),
+                                        "--d",
+                                        "16",
+                                        "--seq",
+                                        "32",
+                                        "--batch",
+                                        "1",
+                                        "--warmup",
+                                        "0",
+                                        "--repeats",
+                                        "1",
+                                        "--slurm",
+                                        dir});
+        QVERIFY2(written.exitCode == 0, qPrintable(written.err));
+        const QString script = QString::fromUtf8(contents(dir + "/stepscope.sbatch"));
+        const QStringList lines = script.split('\n');
+        const auto taskLine = [&](const QString& point) {
+            for (const QString& line : lines) {
+                if (line.contains("points/" + point + ".json")) {
+                    return line;
+                }
+            }
+            return QString();
+        };
+        QVERIFY(!taskLine("naive_d16_seq32_fp32").contains("--py-attention"));
+        QVERIFY2(taskLine("mine_d16_seq32_fp32").contains("--py-attention my_flash:mine"),
+                 qPrintable(script));
+
+        const Outcome task = runTask(dir, 1);
+        QVERIFY2(task.exitCode == 0, qPrintable(task.err));
+        const AttentionFile file =
+            readAttentionFile((dir + "/points/mine_d16_seq32_fp32.json").toStdString());
+        QCOMPARE(file.points.size(), size_t(1));
+        const AttentionPoint& point = file.points.front();
+        QCOMPARE(point.backend, std::string("mine"));
+        QCOMPARE(point.status, std::string("ok"));
+        QVERIFY(point.gate && point.gate->ok && *point.gate->maxRelError < 1e-4);
+    }
+
     // Half the grid finished: --collect lists the other half and --resume
     // submits only it; complete, the tables are the local grid's.
     void attentionCollectListsTheMissingAndResumeRunsOnlyThem() {

@@ -867,15 +867,18 @@ void MainWindow::startAttention() {
     }
     AttentionBenchSpec spec;
     try {
-        spec = attention_->spec(config_->config().device);
+        const RunConfig config = config_->config();
+        spec = attention_->spec(config.device);
+        // "your own…" in the attention field adds the user's attention to the grid.
+        spec.pyAttention = config.pyAttention;
+        spec.pyPath = config.pyAttention.empty() ? std::string() : config.pyPath;
         validateAttentionSpec(spec);
     } catch (const InvalidConfigError& error) {
         messages_->setBanner(QString::fromUtf8(error.what()).trimmed(), true);
         return;
     }
     messages_->clearBanner();
-    attention_->begin(int(spec.backends.size() * spec.headDims.size() * spec.seqLens.size() *
-                          spec.precisions.size()));
+    attention_->begin(int(attentionGridPoints(spec).size()));
     runner_->startAttention(spec);
 }
 

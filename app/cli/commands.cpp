@@ -156,6 +156,21 @@ int commandParams(const ConfigFlags& flags, bool all, bool json) {
     });
 }
 
+namespace {
+
+// A --py-attention the worker cannot load (its message starts "py_attention: ")
+// is bad input, like a bad flag: no run file, exit 2.
+void throwIfPyAttentionUnloadable(const RunResult& result) {
+    const std::string prefix = "py_attention: ";
+    if (result.status == RunStatus::Failed && result.message.rfind(prefix, 0) == 0) {
+        const std::string why = result.message.substr(prefix.size());
+        throw InvalidConfigError(
+            std::vector<ConfigError>{{"py-attention", why.substr(0, why.find('\n'))}});
+    }
+}
+
+}  // namespace
+
 int commandRun(const ConfigFlags& flags, const std::string& configFile, const std::string& outFile,
                bool json, bool events) {
     return guarded([&] {
@@ -178,6 +193,7 @@ int commandRun(const ConfigFlags& flags, const std::string& configFile, const st
                          toString(config.device).c_str());
         }
         const RunResult result = runBenchmark(config, control);
+        throwIfPyAttentionUnloadable(result);
         if (!outFile.empty()) {
             writeRunFile(result, outFile);
             if (!events) {
@@ -318,7 +334,16 @@ int commandShow(const std::string& file, bool json) {
 
 AttentionBenchSpec attentionSpecFromFlags(const AttentionFlags& flags) {
     AttentionBenchSpec spec;
-    spec.backends = flags.backends;
+    const auto engine = parseEngine(flags.engine);
+    if (!engine) {
+        throw InvalidConfigError(std::vector<ConfigError>{
+            {"engine", "'" + flags.engine + "' is not allowed; allowed: libtorch, pytorch"}});
+    }
+    spec.engine = *engine;
+    spec.backends = flags.backends.empty() ? defaultAttentionBackends(spec.engine) : flags.backends;
+    spec.pyAttention = flags.pyAttention;
+    spec.pyPath = flags.pyPath;
+    spec.pyAttentionName = flags.pyAttentionName;
     spec.headDims = flags.headDims;
     spec.seqLens = flags.seqLens;
     spec.batch = flags.batch;

@@ -63,7 +63,9 @@ int commandMemoryRecordings(const std::string& file, const std::string& against,
 bool isMemorySnapshotFile(const std::string& path);
 
 struct AttentionFlags {
-    std::vector<std::string> backends{"naive", "tiled", "sdpa"};
+    std::vector<std::string> backends;  // empty: the engine's default (defaultAttentionBackends)
+    std::string engine = "libtorch";
+    std::string pyAttention, pyPath, pyAttentionName;
     std::vector<int64_t> headDims{16, 32, 64, 128};
     std::vector<int64_t> seqLens;  // empty: the device's default grid
     std::vector<std::string> precisions{"fp32"};

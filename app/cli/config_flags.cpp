@@ -118,9 +118,14 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
                  tf32Values);
         // The registry's names (what validationContext() allows), in the help
         // and checked at parsing with a message that lists them.
-        multi(command.add_option("--attention", attentions, "attention backend"))
-            ->check(CLI::IsMember(attentionBackendNames()))
-            ->capture_default_str();
+        // flash-pytorch and flash-triton are the worker's (validate() says which engine has which).
+        std::vector<std::string> backends = attentionBackendNames();
+        backends.insert(backends.end(), pythonAttentionBackends().begin(),
+                        pythonAttentionBackends().end());
+        multi(command.add_option("--attention", attentions,
+                                 "attention backend (default naive; flash-pytorch and "
+                                 "flash-triton with the pytorch engines)"))
+            ->check(CLI::IsMember(backends));
         multi(command.add_option(
                   "--activation-checkpoint", activationCheckpoints,
                   "recompute blocks in backward instead of keeping their "
@@ -185,7 +190,14 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
                            "pytorch engines: MODULE:CALLABLE building your model from the course's "
                            "keyword arguments (vocab_size, context_length, d_model, num_layers, "
                            "num_heads, d_ff, rope_theta)");
-        command.add_option("--py-path", pyPath, "pytorch engines: a directory to import from");
+        command.add_option("--py-attention", pyAttention,
+                           "pytorch engines: MODULE:NAME, your attention called in every block "
+                           "of the reference model: a torch.autograd.Function "
+                           "(NAME.apply(q, k, v, is_causal)) or a function (q, k, v, is_causal) "
+                           "-> o, given (batch·heads, seq, d) tensors");
+        command.add_option("--py-path", pyPath,
+                           "pytorch engines: a directory to import --py-model or --py-attention "
+                           "from");
         const std::string graphHelp =
             "CUDA: capture the step once as a CUDA graph and replay it per measured step (needs "
             "--warmup 1+, --optimizer adamw-fused for train; not with --ops or --memory)";
@@ -297,6 +309,17 @@ SweepSpec ConfigFlags::toSweepSpec(const std::string& outDir) const {
     base.cudaSnapshotPath = cudaSnapshot;
     base.pyModel = pyModel;
     base.pyPath = pyPath;
+    base.pyAttention = pyAttention;
+    if (!pyAttention.empty()) {
+        // The user's attention is the run's attention; `attention` names it.
+        if (!attentions.empty()) {
+            throw InvalidConfigError(std::vector<ConfigError>{
+                {"attention",
+                 "--py-attention is this run's attention; leave --attention out "
+                 "(or run ours without --py-attention)"}});
+        }
+        base.attention = pythonTargetName(pyAttention);
+    }
     base.python = python;
     base.weightsPath = weights;
     base.tokensPath = tokens;

@@ -46,7 +46,7 @@ struct ConfigFlags {
     std::vector<std::string> precisions{"fp32"};
     bool tf32 = false;                    // run: the --tf32 flag
     std::vector<std::string> tf32Values;  // lists: --tf32 on,off (alone: on); empty: off
-    std::vector<std::string> attentions{"naive"};
+    std::vector<std::string> attentions;  // empty: naive, or with --py-attention its NAME
     std::vector<std::string> activationCheckpoints{"off"};
     std::vector<std::string> losses{"full"};
     std::vector<int64_t> lossChunks{1024};
@@ -65,7 +65,7 @@ struct ConfigFlags {
     std::vector<std::string> compileModes{"default"};
     bool cudaGraph = false;                    // run: the --cuda-graph flag
     std::vector<std::string> cudaGraphValues;  // lists: --cuda-graph off,on (alone: on)
-    std::string pyModel, pyPath, python;
+    std::string pyModel, pyPath, pyAttention, python;
     std::string weights, tokens;
 
     // `listFlags` take comma lists even where `lists` is false (a study that

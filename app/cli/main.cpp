@@ -19,11 +19,27 @@ namespace {
 void addAttentionFlags(CLI::App& command, AttentionFlags& flags) {
     command
         .add_option("--backends", flags.backends,
-                    "backends (comma list): " +
+                    "backends (comma list; default naive,tiled,sdpa, with --engine pytorch "
+                    "naive,sdpa,flash-pytorch,flash-triton,compiled): " +
                         stepscope::joinNames(stepscope::attentionGridBackendNames()) +
-                        " (compiled: torch.compile of naive attention in the Python worker)")
-        ->delimiter(',')
+                        " (compiled: torch.compile of naive attention; flash-pytorch, "
+                        "flash-triton: our FlashAttention-2 in PyTorch ops and in Triton; all "
+                        "three in the Python worker, checked before they are timed)")
+        ->delimiter(',');
+    command
+        .add_option("--engine", flags.engine,
+                    "what runs naive and sdpa: libtorch (this process) or pytorch (PyTorch "
+                    "eager in the Python worker, which then runs every point)")
+        ->check(CLI::IsMember({"libtorch", "pytorch"}))
         ->capture_default_str();
+    command.add_option("--py-attention", flags.pyAttention,
+                       "MODULE:NAME, your attention as one more backend (in the Python worker): a "
+                       "torch.autograd.Function (NAME.apply(q, k, v, is_causal)) or a function "
+                       "(q, k, v, is_causal) -> o, given (batch·heads, seq, d) tensors; checked "
+                       "against float64 before it is timed");
+    command.add_option("--py-path", flags.pyPath, "a directory to import --py-attention from");
+    command.add_option("--py-attention-name", flags.pyAttentionName,
+                       "your backend's name in the grid (default: NAME of MODULE:NAME)");
     command.add_option("--d", flags.headDims, "head dims (comma list)")
         ->delimiter(',')
         ->capture_default_str();
@@ -46,9 +62,10 @@ void addAttentionFlags(CLI::App& command, AttentionFlags& flags) {
         ->capture_default_str();
     command.add_option("--tile-k", flags.keyTile, "tiled: key rows per tile (>= 16)")
         ->capture_default_str();
-    command.add_option("--python", flags.python,
-                       "compiled: the Python with torch (default: $STEPSCOPE_PYTHON, then the "
-                       "one StepScope was built against)");
+    command.add_option(
+        "--python", flags.python,
+        "the Python worker's interpreter, with torch (default: $STEPSCOPE_PYTHON, then the "
+        "one StepScope was built against)");
     command.add_option("--out", flags.outDir, "write attention.json and attention.csv here");
     command.add_option("--out-file", flags.outFile,
                        "write the points to this one attention file (attention.json's format)");

@@ -5,11 +5,11 @@
 #include <iostream>
 #include <optional>
 
-#include "experiments/study.h"
 #include "cli/commands.h"
 #include "cli/guarded.h"
 #include "cli/stderr_progress.h"
 #include "engines/isolated_run.h"
+#include "experiments/study.h"
 #include "results/run_file.h"
 #include "util/strings.h"
 #include "util/temporary_directory.h"
@@ -138,6 +138,16 @@ int commandStudyAttention(const AttentionFlags& flags, const CLI::App& command, 
         if (given("--tile-k")) {
             spec.options.keyTile = flags.keyTile;
         }
+        if (given("--engine")) {
+            const AttentionBenchSpec engine = attentionSpecFromFlags(flags);
+            spec.engine = engine.engine;
+            if (!given("--backends")) {
+                spec.backends = defaultAttentionBackends(spec.engine);
+            }
+        }
+        spec.pyAttention = flags.pyAttention;
+        spec.pyPath = flags.pyPath;
+        spec.pyAttentionName = flags.pyAttentionName;
         spec.python = flags.python;
         return runAttentionGrid(spec, flags.outDir, flags.outFile, json);
     });

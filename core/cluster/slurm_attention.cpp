@@ -18,8 +18,15 @@ std::string pointName(const AttentionPoint& point) {
 // The `attention` command line that measures `point` of `spec` alone.
 std::vector<std::string> pointArguments(const AttentionBenchSpec& spec, const AttentionPoint& point,
                                         const std::string& resultFile) {
+    // The user's attention only where it is the point's backend: with it, the
+    // grid of any other point would hold the user's too.
+    const bool users = !spec.pyAttention.empty() && point.backend == userAttentionName(spec);
     const std::pair<const char*, std::string> options[] = {
         {"--backends", point.backend},
+        {"--engine", spec.engine == Engine::LibTorch ? "" : toString(spec.engine)},
+        {"--py-attention", users ? spec.pyAttention : ""},
+        {"--py-path", users ? spec.pyPath : ""},
+        {"--py-attention-name", users ? spec.pyAttentionName : ""},
         {"--d", std::to_string(point.d)},
         {"--seq", std::to_string(point.seq)},
         {"--precision", toString(point.precision)},
@@ -34,7 +41,7 @@ std::vector<std::string> pointArguments(const AttentionBenchSpec& spec, const At
         {"--out-file", resultFile}};
     std::vector<std::string> arguments = {"attention", spec.causal ? "--causal" : "--no-causal"};
     for (const auto& [flag, value] : options) {
-        if (!value.empty()) {  // no --python: the node's default
+        if (!value.empty()) {  // no --python: the node's default; no --engine: libtorch
             arguments.insert(arguments.end(), {flag, value});
         }
     }

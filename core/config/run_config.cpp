@@ -74,27 +74,6 @@ bool isPythonName(std::string_view text) {
     });
 }
 
-// "package.module:callable", as Python's import system can resolve it.
-bool isPythonTarget(const std::string& target) {
-    const size_t colon = target.find(':');
-    if (colon == std::string::npos || !isPythonName(std::string_view(target).substr(colon + 1))) {
-        return false;
-    }
-    const std::string_view module = std::string_view(target).substr(0, colon);
-    size_t start = 0;
-    while (true) {
-        const size_t dot = module.find('.', start);
-        if (!isPythonName(
-                module.substr(start, dot == std::string_view::npos ? dot : dot - start))) {
-            return false;
-        }
-        if (dot == std::string_view::npos) {
-            return true;
-        }
-        start = dot + 1;
-    }
-}
-
 bool containsName(const std::vector<std::string>& names, const std::string& name) {
     return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -169,25 +148,39 @@ void validateDevice(const RunConfig& config, const ValidationContext& context, F
     }
 }
 
-// What each engine can run: its attention backends, a Python model, a CUDA snapshot.
+// The LibTorch engine: its own attention backends, and nothing of Python's.
 template <typename Fail>
-void validateEngineInputs(const RunConfig& config, const ValidationContext& context, Fail& fail) {
-    if (config.engine == Engine::LibTorch) {
-        if (!containsName(context.attentionBackends, config.attention)) {
-            fail("attention", "unknown backend '" + config.attention +
-                                  "'; allowed: " + joinNames(context.attentionBackends));
-        }
-        if (!config.pyModel.empty() || !config.pyPath.empty()) {
-            fail(config.pyModel.empty() ? "py-path" : "py-model",
-                 "a Python model runs in the Python worker; allowed only with --engine "
-                 "pytorch or pytorch-compile");
-        }
-        return;
+void validateLibTorchInputs(const RunConfig& config, const ValidationContext& context, Fail& fail) {
+    if (containsName(pythonAttentionBackends(), config.attention)) {
+        fail("attention", "'" + config.attention +
+                              "' is StepScope's FlashAttention-2 in Python, run by the Python "
+                              "worker; allowed only with --engine pytorch or pytorch-compile");
+    } else if (!containsName(context.attentionBackends, config.attention)) {
+        fail("attention", "unknown backend '" + config.attention +
+                              "'; allowed: " + joinNames(context.attentionBackends));
     }
-    if (!containsName(workerAttentionBackends(), config.attention)) {
+    if (!config.pyAttention.empty()) {
+        fail("py-attention",
+             "your attention runs in the Python worker; allowed only with --engine pytorch or "
+             "pytorch-compile");
+    }
+    if (!config.pyModel.empty() || !config.pyPath.empty()) {
+        fail(config.pyModel.empty() ? "py-path" : "py-model",
+             "a Python model runs in the Python worker; allowed only with --engine "
+             "pytorch or pytorch-compile");
+    }
+}
+
+// The worker's engines: the worker model's backends or the user's attention,
+// a Python model, no CUDA snapshot.
+template <typename Fail>
+void validateWorkerInputs(const RunConfig& config, Fail& fail) {
+    // With the user's attention, `attention` only names it for the file's reader.
+    if (config.pyAttention.empty() && !containsName(workerAttentionBackends(), config.attention)) {
         fail("attention", "the " + toString(config.engine) + " engine has no backend '" +
                               config.attention +
-                              "'; allowed: " + joinNames(workerAttentionBackends()));
+                              "'; allowed: " + joinNames(workerAttentionBackends()) +
+                              ", or your own with --py-attention");
     }
     if (!config.cudaSnapshotPath.empty()) {
         fail("cuda-snapshot", "the " + toString(config.engine) +
@@ -198,6 +191,28 @@ void validateEngineInputs(const RunConfig& config, const ValidationContext& cont
         fail("py-model", "'" + config.pyModel +
                              "' is not MODULE:CALLABLE with Python names (for example "
                              "my_model:build; a file my-model.py cannot be imported)");
+    }
+    if (config.pyAttention.empty()) {
+        return;
+    }
+    if (!isPythonTarget(config.pyAttention)) {
+        fail("py-attention", "'" + config.pyAttention +
+                                 "' is not MODULE:NAME with Python names (for example "
+                                 "my_flash:FlashAttention; a file my-flash.py cannot be imported)");
+    } else if (!config.pyModel.empty()) {
+        fail("py-attention",
+             "calls your attention in the reference model; --py-model brings its own "
+             "attention (give one of the two)");
+    }
+}
+
+// What each engine can run: its attention backends, a Python model, a CUDA snapshot.
+template <typename Fail>
+void validateEngineInputs(const RunConfig& config, const ValidationContext& context, Fail& fail) {
+    if (config.engine == Engine::LibTorch) {
+        validateLibTorchInputs(config, context, fail);
+    } else {
+        validateWorkerInputs(config, fail);
     }
 }
 
@@ -301,6 +316,31 @@ void validateCudaGraph(const RunConfig& config, Fail& fail) {
 
 }  // namespace
 
+bool isPythonTarget(const std::string& target) {
+    const size_t colon = target.find(':');
+    if (colon == std::string::npos || !isPythonName(std::string_view(target).substr(colon + 1))) {
+        return false;
+    }
+    const std::string_view module = std::string_view(target).substr(0, colon);
+    size_t start = 0;
+    while (true) {
+        const size_t dot = module.find('.', start);
+        if (!isPythonName(
+                module.substr(start, dot == std::string_view::npos ? dot : dot - start))) {
+            return false;
+        }
+        if (dot == std::string_view::npos) {
+            return true;
+        }
+        start = dot + 1;
+    }
+}
+
+std::string pythonTargetName(const std::string& target) {
+    const size_t colon = target.find(':');
+    return colon == std::string::npos ? std::string() : target.substr(colon + 1);
+}
+
 std::string toString(RunMode mode) {
     return nameOf(kModes, mode);
 }
@@ -345,7 +385,11 @@ const std::vector<std::string>& compileModeNames() {
     return names;
 }
 const std::vector<std::string>& workerAttentionBackends() {
-    static const std::vector<std::string> names{"naive", "sdpa"};
+    static const std::vector<std::string> names{"naive", "sdpa", "flash-pytorch", "flash-triton"};
+    return names;
+}
+const std::vector<std::string>& pythonAttentionBackends() {
+    static const std::vector<std::string> names{"flash-pytorch", "flash-triton"};
     return names;
 }
 std::optional<RunMode> parseRunMode(const std::string& text) {

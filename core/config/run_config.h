@@ -49,8 +49,18 @@ const std::vector<std::string>& engineNames();
 const std::vector<std::string>& lossNames();
 const std::vector<std::string>& optimizerNames();
 const std::vector<std::string>& compileModeNames();  // torch.compile's modes
-// The attention backends the Python worker's model has.
+// The attention backends the Python worker's model has: naive, sdpa and the
+// Python ones.
 const std::vector<std::string>& workerAttentionBackends();
+// StepScope's FlashAttention-2 in Python (python/stepscope/attention), run by
+// the worker only: flash-pytorch (PyTorch ops) and flash-triton (Triton kernels).
+const std::vector<std::string>& pythonAttentionBackends();
+
+// "package.module:NAME" with Python names, as Python's import system can
+// resolve it (--py-model, --py-attention).
+bool isPythonTarget(const std::string& target);
+// The NAME of MODULE:NAME; empty when there is no colon.
+std::string pythonTargetName(const std::string& target);
 
 bool hasBackward(RunMode mode);
 bool hasOptimizer(RunMode mode);
@@ -86,8 +96,12 @@ struct RunConfig {
     bool cudaGraph = false;
     Engine engine = Engine::LibTorch;
     std::string compileMode = "default";  // pytorch-compile: torch.compile's mode
-    std::string pyModel;      // pytorch engines: MODULE:CALLABLE building the user's model
-    std::string pyPath;       // pytorch engines: a directory put first on the import path
+    std::string pyModel;  // pytorch engines: MODULE:CALLABLE building the user's model
+    std::string pyPath;   // pytorch engines: a directory put first on the import path
+    // pytorch engines: MODULE:NAME, the user's attention (an autograd Function
+    // or a callable (q, k, v, is_causal) -> o) called in every block of the
+    // reference model instead of `attention`, which then only names it.
+    std::string pyAttention;
     std::string weightsPath;  // a torch.save'd state dict loaded into the model
     std::string tokensPath;   // a torch.save'd (batch, ctx+1) int64 tensor: the batch
     // The Python that runs the worker; empty: $STEPSCOPE_PYTHON, then the

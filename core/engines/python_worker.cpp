@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -270,7 +271,26 @@ json attentionRequest(const std::vector<AttentionPoint>& points, const Attention
                         {"repeats", spec.repeats},
                         {"seed", spec.seed}});
     }
-    return {{"command", "attention"}, {"points", list}};
+    json request = {{"command", "attention"}, {"points", list}};
+    if (!spec.pyAttention.empty()) {
+        request["py_attention"] = spec.pyAttention;
+        request["py_path"] = spec.pyPath;
+        request["py_attention_name"] = userAttentionName(spec);
+    }
+    return request;
+}
+
+std::optional<AttentionGate> gateFrom(const json& event) {
+    const auto found = event.find("gate");
+    if (found == event.end() || found->is_null()) {
+        return std::nullopt;
+    }
+    AttentionGate gate;
+    gate.ok = found->value("ok", false);
+    gate.maxRelError = numberOrNull(*found, "max_rel_error");
+    gate.tolerance = found->value("tolerance", 0.0);
+    gate.message = found->value("message", "");
+    return gate;
 }
 
 void fillMeasuredPoint(AttentionPoint& point, const json& event) {
@@ -282,6 +302,7 @@ void fillMeasuredPoint(AttentionPoint& point, const json& event) {
     if (const auto peak = numberOrNull(event, "peak_bytes")) {
         point.peakBytes = int64_t(*peak);
     }
+    point.gate = gateFrom(event);
     const double flops =
         attentionForwardFlops(point.batch, point.heads, point.seq, point.d, point.causal);
     if (point.forwardMs && *point.forwardMs > 0) {
@@ -294,66 +315,119 @@ void fillMeasuredPoint(AttentionPoint& point, const json& event) {
 
 }  // namespace
 
-std::vector<AttentionPoint> measureAttentionInPythonWorker(std::vector<AttentionPoint> points,
-                                                           const AttentionBenchSpec& spec,
-                                                           const std::atomic<bool>* cancel) {
-    auto markRest = [&points](size_t from, const std::string& status, const std::string& why) {
-        for (size_t i = from; i < points.size(); ++i) {
-            points[i].status = status;
-            points[i].message = why;
+namespace {
+
+// The `attention` command's events in, the points out, each passed on as it arrives.
+class AttentionWorkerRun {
+public:
+    AttentionWorkerRun(std::vector<AttentionPoint> points, const std::atomic<bool>* cancel,
+                       const std::function<void(const AttentionPoint&)>& onPoint)
+        : points_(std::move(points)), cancel_(cancel), onPoint_(onPoint) {}
+
+    std::vector<AttentionPoint> run(const AttentionBenchSpec& spec) {
+        if (points_.empty()) {
+            return points_;
         }
-    };
-    if (points.empty()) {
-        return points;
-    }
-    std::string python, whyNot;
-    const auto worker = startWorker(spec.python, python, whyNot);
-    if (!worker) {
-        markRest(0, "unavailable", whyNot);
-        return points;
-    }
-    worker->writeInputAndClose(attentionRequest(points, spec).dump() + "\n");
-    size_t received = 0;
-    std::string finishedMessage;
-    std::optional<Clock::time_point> stopRequestedAt;
-    while (!worker->atEnd()) {
-        if (cancel && cancel->load()) {
-            if (!stopRequestedAt) {
-                stopRequestedAt = Clock::now();
-                worker->terminate();
-            } else if (Clock::now() - *stopRequestedAt > std::chrono::seconds(10)) {
-                worker->kill();
+        std::string python, whyNot;
+        const auto worker = startWorker(spec.python, python, whyNot);
+        if (!worker) {
+            markRest("unavailable", whyNot);
+            return points_;
+        }
+        worker->writeInputAndClose(attentionRequest(points_, spec).dump() + "\n");
+        while (!worker->atEnd()) {
+            stopIfAsked(*worker);
+            if (const auto line = worker->readLine(kPollInterval)) {
+                handle(*line);
             }
         }
-        const auto line = worker->readLine(kPollInterval);
-        if (!line) {
-            continue;
+        worker->wait(std::chrono::seconds(10));
+        if (received_ == 0 && finishedMessage_.rfind(kPyAttentionPrefix, 0) == 0) {
+            // The user's attention could not be loaded: bad input, not a result.
+            const std::string why = finishedMessage_.substr(std::string(kPyAttentionPrefix).size());
+            throw InvalidConfigError(
+                std::vector<ConfigError>{{"py-attention", why.substr(0, why.find('\n'))}});
         }
+        if (received_ < points_.size()) {
+            markRest(stopRequestedAt_ ? "cancelled" : "failed", whyUnfinished(*worker));
+        }
+        return points_;
+    }
+
+private:
+    static constexpr const char* kPyAttentionPrefix = "py_attention: ";
+
+    void stopIfAsked(ChildProcess& worker) {
+        if (!cancel_ || !cancel_->load()) {
+            return;
+        }
+        if (!stopRequestedAt_) {
+            stopRequestedAt_ = Clock::now();
+            worker.terminate();
+        } else if (Clock::now() - *stopRequestedAt_ > std::chrono::seconds(10)) {
+            worker.kill();
+        }
+    }
+
+    void handle(const std::string& line) {
         try {
-            const json event = json::parse(*line);
+            const json event = json::parse(line);
             const std::string kind = event.at("event").get<std::string>();
-            if (kind == "point" && received < points.size()) {
-                fillMeasuredPoint(points[received++], event);
+            if (kind == "point" && received_ < points_.size()) {
+                AttentionPoint& point = points_[received_++];
+                fillMeasuredPoint(point, event);
+                if (onPoint_) {
+                    onPoint_(point);
+                }
             } else if (kind == "finished") {
-                finishedMessage = event.value("message", "");
+                finishedMessage_ = event.value("message", "");
             }
         } catch (const std::exception& error) {
-            finishedMessage = std::string("the worker sent an event StepScope cannot read (") +
-                              error.what() + ")";
+            finishedMessage_ = std::string("the worker sent an event StepScope cannot read (") +
+                               error.what() + ")";
         }
     }
-    worker->wait(std::chrono::seconds(10));
-    if (received < points.size()) {
-        std::string why = stopRequestedAt ? "cancelled" : finishedMessage;
-        if (why.empty()) {
-            why = "the PyTorch worker ended without a result (" + worker->exitDescription() + ")";
-            if (const std::string tail = worker->stderrTail(); !tail.empty()) {
-                why += "; its last output:\n" + tail;
+
+    std::string whyUnfinished(ChildProcess& worker) const {
+        if (stopRequestedAt_) {
+            return "cancelled";
+        }
+        if (!finishedMessage_.empty()) {
+            return finishedMessage_;
+        }
+        std::string why =
+            "the PyTorch worker ended without a result (" + worker.exitDescription() + ")";
+        if (const std::string tail = worker.stderrTail(); !tail.empty()) {
+            why += "; its last output:\n" + tail;
+        }
+        return why;
+    }
+
+    // Failed and unavailable points are results, passed on; cancelled ones are not.
+    void markRest(const std::string& status, const std::string& why) {
+        for (size_t i = received_; i < points_.size(); ++i) {
+            points_[i].status = status;
+            points_[i].message = why;
+            if (onPoint_ && status != "cancelled") {
+                onPoint_(points_[i]);
             }
         }
-        markRest(received, stopRequestedAt ? "cancelled" : "failed", why);
     }
-    return points;
+
+    std::vector<AttentionPoint> points_;
+    const std::atomic<bool>* cancel_;
+    const std::function<void(const AttentionPoint&)>& onPoint_;
+    size_t received_ = 0;
+    std::string finishedMessage_;
+    std::optional<Clock::time_point> stopRequestedAt_;
+};
+
+}  // namespace
+
+std::vector<AttentionPoint> measureAttentionInPythonWorker(
+    std::vector<AttentionPoint> points, const AttentionBenchSpec& spec,
+    const std::atomic<bool>* cancel, const std::function<void(const AttentionPoint&)>& onPoint) {
+    return AttentionWorkerRun(std::move(points), cancel, onPoint).run(spec);
 }
 
 std::vector<PythonCandidate> workerPythonCandidates(const std::string& explicitPython) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,14 +20,19 @@ namespace stepscope {
 // after the grace period, cancelled with the steps received.
 RunResult runInPythonWorker(const RunConfig& config, const RunControl& control);
 
-// Measures attention points in the worker (backend "compiled": torch.compile
-// of naive attention, the course's exercise) with the spec's warm-up, repeats,
-// seed and device. Returns every point: measured, or with status failed
-// (the worker's message or stderr tail), unavailable (no Python) or
-// cancelled. `cancel` stops the worker as runInPythonWorker does.
-std::vector<AttentionPoint> measureAttentionInPythonWorker(std::vector<AttentionPoint> points,
-                                                           const AttentionBenchSpec& spec,
-                                                           const std::atomic<bool>* cancel);
+// Measures attention points in the worker (compiled: torch.compile of naive
+// attention; flash-pytorch, flash-triton and the spec's py_attention, each
+// gated first; naive and sdpa in PyTorch eager) with the spec's warm-up,
+// repeats, seed and device. Returns every point: measured, gated (incorrect,
+// or Triton on the CPU unavailable: checked, not timed), or with status
+// failed (the backend's or the worker's message, or the stderr tail),
+// unavailable (no Python) or cancelled; `onPoint` hears each as it arrives.
+// A py_attention the worker cannot load throws InvalidConfigError naming
+// py-attention. `cancel` stops the worker as runInPythonWorker does.
+std::vector<AttentionPoint> measureAttentionInPythonWorker(
+    std::vector<AttentionPoint> points, const AttentionBenchSpec& spec,
+    const std::atomic<bool>* cancel,
+    const std::function<void(const AttentionPoint&)>& onPoint = {});
 
 // The interpreters tried for the worker, in order, each with where it came
 // from: --python, $STEPSCOPE_PYTHON, the Python whose torch StepScope was

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <regex>
 
 #include "attention/attention_backend.h"
 #include "attention/attention_registry.h"
@@ -76,15 +78,80 @@ std::vector<Precision> parsePrecisionNames(const std::vector<std::string>& names
     return precisions;
 }
 
+namespace {
+
+bool containsName(const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The grid's engine and the backends it has.
+void validateBackends(const AttentionBenchSpec& spec, std::vector<ConfigError>& errors) {
+    if (spec.engine == Engine::PyTorchCompile) {
+        errors.push_back({"engine",
+                          "the grid runs with libtorch or pytorch; allowed: libtorch, "
+                          "pytorch (the backend compiled is torch.compile's, in either)"});
+        return;
+    }
+    const auto known = attentionGridBackendNames(spec.engine);
+    const std::string user = userAttentionName(spec);
+    for (const auto& backend : spec.backends) {
+        if (containsName(known, backend) || (!user.empty() && backend == user)) {
+            continue;
+        }
+        const bool libtorchOnly =
+            containsName(attentionGridBackendNames(Engine::LibTorch), backend);
+        errors.push_back(
+            {"backends", "unknown backend '" + backend + "'" +
+                             (libtorchOnly ? " with --engine " + toString(spec.engine) +
+                                                 " (it is LibTorch's: --engine libtorch)"
+                                           : std::string()) +
+                             "; allowed: " + joinNames(known) +
+                             (spec.engine == Engine::PyTorch ? ", and yours with --py-attention"
+                                                             : std::string())});
+    }
+}
+
+// The user's attention: a target the worker can import, in the worker, under
+// a name of its own.
+void validateUserAttention(const AttentionBenchSpec& spec, std::vector<ConfigError>& errors) {
+    if (spec.pyAttention.empty()) {
+        if (!spec.pyPath.empty() || !spec.pyAttentionName.empty()) {
+            errors.push_back({spec.pyPath.empty() ? "py-attention-name" : "py-path",
+                              "applies to your attention; give it with --py-attention"});
+        }
+        return;
+    }
+    // Any engine: the user's points run in the worker, as compiled's do.
+    if (!isPythonTarget(spec.pyAttention)) {
+        errors.push_back({"py-attention", "'" + spec.pyAttention +
+                                              "' is not MODULE:NAME with Python names (for "
+                                              "example my_flash:FlashAttention)"});
+        return;
+    }
+    const std::string name = userAttentionName(spec);
+    static const std::regex backendName("[A-Za-z_][A-Za-z0-9_.-]{0,63}");
+    auto ours = attentionGridBackendNames(Engine::LibTorch);
+    const auto worker = attentionGridBackendNames(Engine::PyTorch);
+    ours.insert(ours.end(), worker.begin(), worker.end());
+    if (containsName(ours, name)) {
+        errors.push_back({spec.pyAttentionName.empty() ? "py-attention" : "py-attention-name",
+                          "the backend name '" + name +
+                              "' is StepScope's own; give yours another with "
+                              "--py-attention-name"});
+    } else if (!std::regex_match(name, backendName)) {
+        errors.push_back({"py-attention-name",
+                          "'" + name +
+                              "' is not a backend name; allowed: letters, digits, _ . -, at most "
+                              "64, starting with a letter or _"});
+    }
+}
+
+}  // namespace
+
 void validateAttentionSpec(const AttentionBenchSpec& spec) {
     std::vector<ConfigError> errors;
-    const auto known = attentionGridBackendNames();
-    for (const auto& backend : spec.backends) {
-        if (std::find(known.begin(), known.end(), backend) == known.end()) {
-            errors.push_back(
-                {"backends", "unknown backend '" + backend + "'; allowed: " + joinNames(known)});
-        }
-    }
+    validateBackends(spec, errors);
+    validateUserAttention(spec, errors);
     for (int64_t d : spec.headDims) {
         if (d <= 0) {
             errors.push_back({"d", "head dims must be positive, got " + std::to_string(d)});
@@ -113,7 +180,7 @@ void validateAttentionSpec(const AttentionBenchSpec& spec) {
         errors.push_back({"tile", "tiled's tiles must be at least " +
                                       std::to_string(TiledAttention::kMinTile) + " rows"});
     }
-    if (spec.backends.empty() || spec.headDims.empty() || spec.precisions.empty()) {
+    if (attentionGridBackends(spec).empty() || spec.headDims.empty() || spec.precisions.empty()) {
         errors.push_back({"attention", "backends, head dims and precisions need a value each"});
     }
     if (spec.device == DeviceKind::Cuda && !validationContext().cudaAvailable) {
@@ -179,10 +246,40 @@ void measure(AttentionPoint& point, AttentionBackend& backend, const at::Device&
 
 }  // namespace
 
-std::vector<std::string> attentionGridBackendNames() {
+std::vector<std::string> attentionGridBackendNames(Engine engine) {
+    if (engine == Engine::PyTorch) {
+        return defaultAttentionBackends(engine);
+    }
     auto names = attentionBackendNames();
     names.push_back(kCompiledAttention);
+    names.insert(names.end(), pythonAttentionBackends().begin(), pythonAttentionBackends().end());
     return names;
+}
+
+std::vector<std::string> defaultAttentionBackends(Engine engine) {
+    if (engine == Engine::PyTorch) {
+        std::vector<std::string> names{"naive", "sdpa"};
+        names.insert(names.end(), pythonAttentionBackends().begin(),
+                     pythonAttentionBackends().end());
+        names.push_back(kCompiledAttention);
+        return names;
+    }
+    return {"naive", "tiled", "sdpa"};
+}
+
+std::vector<std::string> attentionGridBackends(const AttentionBenchSpec& spec) {
+    std::vector<std::string> names = spec.backends;
+    const std::string user = userAttentionName(spec);
+    if (!user.empty() && !containsName(names, user)) {
+        names.push_back(user);
+    }
+    return names;
+}
+
+bool runsInPythonWorker(const AttentionBenchSpec& spec, const std::string& backend) {
+    return spec.engine != Engine::LibTorch || backend == kCompiledAttention ||
+           containsName(pythonAttentionBackends(), backend) ||
+           (!spec.pyAttention.empty() && backend == userAttentionName(spec));
 }
 
 std::vector<int64_t> defaultSeqLens(DeviceKind device) {
@@ -199,7 +296,7 @@ std::vector<AttentionPoint> attentionGridPoints(const AttentionBenchSpec& spec) 
     for (Precision precision : spec.precisions) {
         for (int64_t d : spec.headDims) {
             for (int64_t seq : seqLens) {
-                for (const auto& name : spec.backends) {
+                for (const auto& name : attentionGridBackends(spec)) {
                     AttentionPoint point;
                     point.backend = name;
                     point.kernel = name;
@@ -219,81 +316,105 @@ std::vector<AttentionPoint> attentionGridPoints(const AttentionBenchSpec& spec) 
     return grid;
 }
 
+namespace {
+
+// One in-process point, measured on LibTorch; what it throws is its result.
+void measureInProcess(AttentionPoint& point, const at::Device& device,
+                      const AttentionBenchSpec& spec) {
+    at::manual_seed(spec.seed);
+    try {
+        auto backend = makeAttentionBackend(point.backend, spec.options);
+        measure(point, *backend, device, spec);
+    } catch (const c10::OutOfMemoryError& error) {
+        point.status = "oom";
+        point.message = error.what_without_backtrace();
+    } catch (const c10::Error& error) {
+        point.status = "failed";
+        point.message = error.what_without_backtrace();
+    } catch (const std::exception& error) {
+        point.status = "failed";
+        point.message = error.what();
+    }
+    if (device.is_cuda()) {
+        at::accelerator::emptyCache();
+    }
+}
+
+// On CPU, where running out of memory ends the process, a point that will
+// not fit is not run: it is recorded as oom. Returns whether it was refused.
+bool refuseIfTooLarge(AttentionPoint& point, const at::Device& device, int64_t available) {
+    const int64_t needed = estimatePointBytes(point);
+    if (device.is_cuda() || available <= 0 || needed <= available) {
+        return false;
+    }
+    point.status = "oom";
+    point.message = "not run: needs about " + formatBytes(double(needed)) + ", only " +
+                    formatBytes(double(available)) +
+                    " is available (running out of memory on CPU ends the process)";
+    return true;
+}
+
+}  // namespace
+
 std::vector<AttentionPoint> runAttentionBenchmark(const AttentionBenchSpec& spec,
                                                   const AttentionBenchControl& control) {
     validateAttentionSpec(spec);
-    const std::vector<AttentionPoint> grid = attentionGridPoints(spec);
+    std::vector<AttentionPoint> points = attentionGridPoints(spec);
     applyThreadCount(0);  // the grid asks for no count: LibTorch's default, not the last run's
     const at::Device device(spec.device == DeviceKind::Cuda ? at::kCUDA : at::kCPU, 0);
     const int64_t available = control.availableMemoryBytes.value_or(availableSystemMemory());
-    const int total = int(grid.size());
-    // On CPU, where running out of memory ends the process, a point that will
-    // not fit is not run.
-    auto refuseIfTooLarge = [&](AttentionPoint& point) {
-        const int64_t needed = estimatePointBytes(point);
-        if (device.is_cuda() || available <= 0 || needed <= available) {
-            return false;
-        }
-        point.status = "oom";
-        point.message = "not run: needs about " + formatBytes(double(needed)) + ", only " +
-                        formatBytes(double(available)) +
-                        " is available (running out of memory on CPU ends the process)";
-        return true;
-    };
-    auto forEachPoint = [&](auto&& visit) {
-        for (const auto& point : grid) {
-            if (!visit(point)) {
-                return;
+    const int total = int(points.size());
+    std::vector<bool> refused(points.size());
+    for (size_t i = 0; i < points.size(); ++i) {
+        refused[i] = refuseIfTooLarge(points[i], device, available);
+    }
+    size_t reported = 0;  // points before this one are reported, in grid order
+    auto reportUpTo = [&](size_t end) {
+        for (; reported < end; ++reported) {
+            if (control.onPoint) {
+                control.onPoint(points[reported], int(reported), total);
             }
         }
     };
 
-    // The compiled points run first, all in one worker (one Python start-up),
-    // while nothing else runs; they are reported in grid order below.
-    std::vector<AttentionPoint> compiled;
-    forEachPoint([&](AttentionPoint point) {
-        if (point.backend == kCompiledAttention && !refuseIfTooLarge(point)) {
-            compiled.push_back(point);
+    // The worker's points run first, all in one worker (one Python start-up),
+    // while nothing else runs; where every point is the worker's they are
+    // reported as they arrive, else in grid order below.
+    std::vector<size_t> inWorker;
+    std::vector<AttentionPoint> toWorker;
+    for (size_t i = 0; i < points.size(); ++i) {
+        if (runsInPythonWorker(spec, points[i].backend) && !refused[i]) {
+            inWorker.push_back(i);
+            toWorker.push_back(points[i]);
         }
-        return true;
+    }
+    const bool allInWorker = std::all_of(points.begin(), points.end(), [&](const auto& p) {
+        return runsInPythonWorker(spec, p.backend);
     });
-    compiled = measureAttentionInPythonWorker(std::move(compiled), spec, control.cancel);
-    auto measuredCompiled = compiled.begin();
+    size_t arrived = 0;
+    std::function<void(const AttentionPoint&)> onArrival;
+    if (allInWorker) {
+        onArrival = [&](const AttentionPoint& point) {
+            const size_t index = inWorker[arrived++];
+            points[index] = point;
+            reportUpTo(index + 1);
+        };
+    }
+    toWorker = measureAttentionInPythonWorker(std::move(toWorker), spec, control.cancel, onArrival);
+    for (size_t k = 0; k < inWorker.size(); ++k) {
+        points[inWorker[k]] = toWorker[k];
+    }
 
-    std::vector<AttentionPoint> points;
-    forEachPoint([&](AttentionPoint point) {
+    for (size_t i = reported; i < points.size(); ++i) {
         if (control.cancel && control.cancel->load()) {
-            return false;
+            break;
         }
-        if (refuseIfTooLarge(point)) {
-            // recorded as it is
-        } else if (point.backend == kCompiledAttention) {
-            point = *measuredCompiled++;
-        } else {
-            at::manual_seed(spec.seed);
-            try {
-                auto backend = makeAttentionBackend(point.backend, spec.options);
-                measure(point, *backend, device, spec);
-            } catch (const c10::OutOfMemoryError& error) {
-                point.status = "oom";
-                point.message = error.what_without_backtrace();
-            } catch (const c10::Error& error) {
-                point.status = "failed";
-                point.message = error.what_without_backtrace();
-            } catch (const std::exception& error) {
-                point.status = "failed";
-                point.message = error.what();
-            }
-            if (device.is_cuda()) {
-                at::accelerator::emptyCache();
-            }
+        if (!refused[i] && !runsInPythonWorker(spec, points[i].backend)) {
+            measureInProcess(points[i], device, spec);
         }
-        points.push_back(point);
-        if (control.onPoint) {
-            control.onPoint(point, int(points.size()) - 1, total);
-        }
-        return true;
-    });
+        reportUpTo(i + 1);
+    }
+    points.resize(reported);  // a cancelled grid keeps what it measured
     return points;
 }
 

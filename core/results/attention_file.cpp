@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <type_traits>
 #include <utility>
@@ -22,6 +24,16 @@ json optional(const std::optional<T>& value) {
     return value ? json(*value) : json(nullptr);
 }
 
+json gateJson(const std::optional<AttentionGate>& gate) {
+    if (!gate) {
+        return nullptr;
+    }
+    return {{"ok", gate->ok},
+            {"max_rel_error", optional(gate->maxRelError)},
+            {"tolerance", gate->tolerance},
+            {"message", gate->message}};
+}
+
 json pointJson(const AttentionPoint& p) {
     return {{"backend", p.backend},
             {"kernel", p.kernel},
@@ -39,7 +51,8 @@ json pointJson(const AttentionPoint& p) {
             {"peak_bytes", optional(p.peakBytes)},
             {"forward_tflops", optional(p.forwardTflops)},
             {"backward_tflops", optional(p.backwardTflops)},
-            {"score_matrix_bytes", p.scoreMatrixBytes}};
+            {"score_matrix_bytes", p.scoreMatrixBytes},
+            {"gate", gateJson(p.gate)}};
 }
 
 // Whether `value` holds a T: a string, a bool, an integer that fits, a number.
@@ -99,6 +112,35 @@ std::optional<T> optionalField(const json& object, const char* key, const std::s
 
 std::string cell(const std::optional<double>& value, int decimals) {
     return value ? fixedDecimals(*value, decimals) : std::string();
+}
+
+// "4.1e-01": relative errors and tolerances span many decades.
+std::string scientific(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1e", value);
+    return text;
+}
+
+// The shortest text that reads back as the same double: 0.0001, 2.3482355908756896.
+std::string shortestDouble(double value) {
+    return json(value).dump();
+}
+
+std::optional<AttentionGate> gateFromJson(const json& item, const std::string& where) {
+    const auto found = item.find("gate");
+    if (found == item.end() || found->is_null()) {
+        return std::nullopt;  // no gate, or a file from before the gate
+    }
+    const std::string at = where + ".gate";
+    if (!found->is_object()) {
+        throw RunFileError(at + ": expected an object");
+    }
+    AttentionGate gate;
+    gate.ok = field<bool>(*found, "ok", at);
+    gate.maxRelError = optionalField<double>(*found, "max_rel_error", at);
+    gate.tolerance = fieldOr<double>(*found, "tolerance", at, 0.0);
+    gate.message = fieldOr<std::string>(*found, "message", at, "");
+    return gate;
 }
 
 EnvironmentInfo environmentFromJson(const json& object) {
@@ -209,6 +251,7 @@ AttentionFile attentionFileFromJson(const std::string& text) {
             p.forwardTflops = optionalField<double>(item, "forward_tflops", where);
             p.backwardTflops = optionalField<double>(item, "backward_tflops", where);
             p.scoreMatrixBytes = fieldOr<int64_t>(item, "score_matrix_bytes", where, 0);
+            p.gate = gateFromJson(item, where);
             points.push_back(p);
         }
     } catch (const json::out_of_range& error) {  // 1e999
@@ -231,41 +274,146 @@ std::string formatAttentionCsv(const std::vector<AttentionPoint>& points) {
     std::ostringstream out;
     out << "backend,kernel,d,seq,batch,heads,precision,causal,status,forward_ms,backward_ms,"
            "mem_before_backward_bytes,peak_bytes,forward_tflops,backward_tflops,"
-           "score_matrix_bytes\n";
+           "score_matrix_bytes,gate_ok,gate_max_rel_error,gate_tolerance\n";
     for (const auto& p : points) {
         out << p.backend << ',' << p.kernel << ',' << p.d << ',' << p.seq << ',' << p.batch << ','
             << p.heads << ',' << toString(p.precision) << ',' << (p.causal ? "true" : "false")
             << ',' << p.status << ',' << cell(p.forwardMs, 4) << ',' << cell(p.backwardMs, 4) << ','
             << (p.memBeforeBackwardBytes ? std::to_string(*p.memBeforeBackwardBytes) : "") << ','
             << (p.peakBytes ? std::to_string(*p.peakBytes) : "") << ',' << cell(p.forwardTflops, 4)
-            << ',' << cell(p.backwardTflops, 4) << ',' << p.scoreMatrixBytes << '\n';
+            << ',' << cell(p.backwardTflops, 4) << ',' << p.scoreMatrixBytes << ',';
+        if (p.gate) {
+            // Full figures here, for a reader's own analysis; the tables round.
+            out << (p.gate->ok ? "true" : "false") << ','
+                << (p.gate->maxRelError ? shortestDouble(*p.gate->maxRelError) : "") << ','
+                << shortestDouble(p.gate->tolerance);
+        } else {
+            out << ",,";
+        }
+        out << '\n';
     }
     return out.str();
 }
 
+std::vector<AttentionGateRow> attentionGateRows(const std::vector<AttentionPoint>& points) {
+    std::vector<AttentionGateRow> rows;
+    for (const auto& p : points) {
+        if (!p.gate) {
+            continue;
+        }
+        auto row = std::find_if(rows.begin(), rows.end(), [&](const AttentionGateRow& r) {
+            return r.backend == p.backend && r.precision == p.precision;
+        });
+        if (row == rows.end()) {
+            rows.push_back({p.backend, p.precision, *p.gate});
+            continue;
+        }
+        // One gate per backend and precision on one device; points of
+        // several files or devices keep the worst.
+        AttentionGate& kept = row->gate;
+        const bool worse = (kept.ok && !p.gate->ok) ||
+                           (kept.ok == p.gate->ok && p.gate->maxRelError &&
+                            (!kept.maxRelError || *p.gate->maxRelError > *kept.maxRelError));
+        if (worse) {
+            kept = *p.gate;
+        }
+    }
+    return rows;
+}
+
+std::string gateText(const std::optional<AttentionGate>& gate) {
+    if (!gate) {
+        return {};
+    }
+    if (gate->ok) {
+        return "ok " + (gate->maxRelError ? scientific(*gate->maxRelError) : std::string());
+    }
+    if (gate->maxRelError) {
+        return "incorrect " + scientific(*gate->maxRelError) + " > " + scientific(gate->tolerance);
+    }
+    // No error to show: it raised, gave NaN or inf, or a wrong shape.
+    return gate->message.find(" raised ") != std::string::npos ? "raised" : "incorrect";
+}
+
+namespace {
+
+// The first line of a message: tables keep one line per point.
+std::string firstLine(const std::string& text) {
+    return text.substr(0, text.find('\n'));
+}
+
+void writeGateTable(std::ostream& out, const std::vector<AttentionPoint>& points) {
+    const auto rows = attentionGateRows(points);
+    if (rows.empty()) {
+        return;
+    }
+    out << "\nCorrectness gate of the Python backends (worst max|x − ref| / max|ref| against "
+           "float64 over O, L, dQ, dK, dV; an incorrect backend is not timed):\n\n"
+        << "| backend | precision | gate | worst relative error | tolerance | message |\n"
+        << "|---|---|---|---:|---:|---|\n";
+    for (const auto& row : rows) {
+        const AttentionGate& g = row.gate;
+        out << "| " << row.backend << " | " << toString(row.precision) << " | "
+            << (g.ok ? "ok" : "**" + gateText(g).substr(0, gateText(g).find(' ')) + "**") << " | "
+            << (g.maxRelError ? scientific(*g.maxRelError) : std::string("–")) << " | "
+            << scientific(g.tolerance) << " | " << firstLine(g.message) << " |\n";
+    }
+}
+
+// Why points were not measured, once per backend, precision, status and message.
+void writeNotes(std::ostream& out, const std::vector<AttentionPoint>& points) {
+    std::vector<std::string> notes;
+    for (const auto& p : points) {
+        if (p.status == "ok" || p.message.empty() || p.status == "incorrect") {
+            continue;  // an incorrect backend's message is its gate's, in the table above
+        }
+        const std::string note = "- " + p.backend + " " + toString(p.precision) + ", " + p.status +
+                                 ": " + firstLine(p.message);
+        if (std::find(notes.begin(), notes.end(), note) == notes.end()) {
+            notes.push_back(note);
+        }
+    }
+    if (!notes.empty()) {
+        out << "\nNot measured:\n\n";
+        for (const auto& note : notes) {
+            out << note << "\n";
+        }
+    }
+}
+
+}  // namespace
+
 std::string formatAttentionTable(const std::vector<AttentionPoint>& points) {
     std::ostringstream out;
-    out << "| backend | precision | d | seq | status | forward ms | backward ms | mem before "
-           "backward | peak | fwd TFLOP/s | bwd TFLOP/s | one score matrix |\n"
-        << "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    out << "| backend | precision | d | seq | status | gate | forward ms | backward ms | mem "
+           "before backward | peak | fwd TFLOP/s | bwd TFLOP/s | one score matrix |\n"
+        << "|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
     auto bytes = [](const std::optional<int64_t>& value) {
         return value ? formatBytes(double(*value)) : std::string("–");
     };
-    auto number = [](const std::optional<double>& value, int decimals) {
-        return value ? cell(value, decimals) : std::string("–");
-    };
     for (const auto& p : points) {
+        const bool incorrect = p.status == "incorrect";
+        // An incorrect backend has no times: struck out, never a result.
+        auto number = [incorrect](const std::optional<double>& value, int decimals) {
+            return incorrect ? std::string("~~not timed~~")
+                   : value   ? cell(value, decimals)
+                             : std::string("–");
+        };
         std::string backend = p.backend;
-        if (p.kernel != p.backend) {
+        if (p.kernel != p.backend && !p.kernel.empty()) {
             backend += " (" + p.kernel + ")";
         }
+        const std::string gate = gateText(p.gate);
         out << "| " << backend << " | " << toString(p.precision) << " | " << p.d << " | " << p.seq
-            << " | " << p.status << " | " << number(p.forwardMs, 3) << " | "
+            << " | " << (incorrect ? "**incorrect**" : p.status) << " | "
+            << (gate.empty() ? "–" : gate) << " | " << number(p.forwardMs, 3) << " | "
             << number(p.backwardMs, 3) << " | " << bytes(p.memBeforeBackwardBytes) << " | "
             << bytes(p.peakBytes) << " | " << number(p.forwardTflops, 4) << " | "
             << number(p.backwardTflops, 4) << " | " << formatBytes(double(p.scoreMatrixBytes))
             << " |\n";
     }
+    writeGateTable(out, points);
+    writeNotes(out, points);
     return out.str();
 }
 

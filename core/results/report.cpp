@@ -34,6 +34,11 @@ std::string modelLabel(const RunConfig& config) {
 
 // What ran the steps, with its version: "LibTorch 2.11.0", "PyTorch 2.11.0
 // eager (/venv/bin/python)", "torch.compile reduce-overhead, PyTorch 2.11.0 (…)".
+// The backend, or the user's attention by its MODULE:NAME.
+std::string attentionLabel(const RunConfig& config) {
+    return config.pyAttention.empty() ? config.attention : config.pyAttention + " (your own)";
+}
+
 std::string engineLabel(const RunResult& r) {
     const RunConfig& c = r.config;
     const EnvironmentInfo& env = r.environment;
@@ -82,7 +87,7 @@ std::string formatRunReport(const RunResult& r) {
     out << "model      " << modelLabel(c) << ", " << r.parameterCount << " parameters\n"
         << "workload   batch " << c.batchSize << " × ctx " << c.contextLength << ", "
         << toString(c.mode) << ", " << toString(c.precision) << (c.tf32 ? " + TF32" : "")
-        << ", attention " << c.attention << "\n"
+        << ", attention " << attentionLabel(c) << "\n"
         << "steps      " << c.warmupSteps << " warm-up + " << c.measuredSteps << " measured, seed "
         << c.seed << "\n"
         << "device     " << toString(c.device) << ": " << r.environment.deviceName << " ("
@@ -165,7 +170,7 @@ std::string formatRunMarkdown(const RunResult& r, const std::vector<std::string>
         << "| batch × context | " << c.batchSize << " × " << c.contextLength << " |\n"
         << "| mode | " << toString(c.mode) << " |\n"
         << "| precision | " << toString(c.precision) << (c.tf32 ? " + TF32" : "") << " |\n"
-        << "| attention | " << c.attention << " |\n"
+        << "| attention | " << attentionLabel(c) << " |\n"
         << "| steps | " << c.warmupSteps << " warm-up + " << c.measuredSteps << " measured |\n"
         << (r.cudaGraphKernels ? "| CUDA graph | captured once; each measured step replays its " +
                                      std::to_string(*r.cudaGraphKernels) + " kernels |\n"

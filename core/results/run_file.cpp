@@ -148,41 +148,46 @@ json parseJson(std::string_view text) {
 
 json configJson(const RunConfig& config) {
     const ModelDims& m = config.model;
-    return {{"model",
-             {{"name", m.name},
-              {"d_model", m.dModel},
-              {"d_ff", m.dFf},
-              {"layers", m.layers},
-              {"heads", m.heads},
-              {"vocab", m.vocabSize},
-              {"max_context", m.maxContext},
-              {"rope_theta", m.ropeTheta}}},
-            {"ctx", config.contextLength},
-            {"batch", config.batchSize},
-            {"mode", toString(config.mode)},
-            {"precision", toString(config.precision)},
-            {"tf32", config.tf32},
-            {"warmup", config.warmupSteps},
-            {"steps", config.measuredSteps},
-            {"device", toString(config.device)},
-            {"seed", config.seed},
-            {"attention", config.attention},
-            {"activation_checkpoint", toString(config.activationCheckpoint)},
-            {"loss", toString(config.loss)},
-            {"loss_chunk", config.lossChunkTokens},
-            {"optimizer", toString(config.optimizer)},
-            {"cuda_graph", config.cudaGraph},
-            {"threads", config.threads},
-            {"force", config.force},
-            {"trace_ops", config.traceOps},
-            {"trace_kernels", config.traceKernels},
-            {"trace_memory", config.traceMemory},
-            {"engine", toString(config.engine)},
-            {"compile_mode", config.compileMode},
-            {"py_model", config.pyModel},
-            {"py_path", config.pyPath},
-            {"weights", config.weightsPath},
-            {"tokens", config.tokensPath}};
+    json object = {{"model",
+                    {{"name", m.name},
+                     {"d_model", m.dModel},
+                     {"d_ff", m.dFf},
+                     {"layers", m.layers},
+                     {"heads", m.heads},
+                     {"vocab", m.vocabSize},
+                     {"max_context", m.maxContext},
+                     {"rope_theta", m.ropeTheta}}},
+                   {"ctx", config.contextLength},
+                   {"batch", config.batchSize},
+                   {"mode", toString(config.mode)},
+                   {"precision", toString(config.precision)},
+                   {"tf32", config.tf32},
+                   {"warmup", config.warmupSteps},
+                   {"steps", config.measuredSteps},
+                   {"device", toString(config.device)},
+                   {"seed", config.seed},
+                   {"attention", config.attention},
+                   {"activation_checkpoint", toString(config.activationCheckpoint)},
+                   {"loss", toString(config.loss)},
+                   {"loss_chunk", config.lossChunkTokens},
+                   {"optimizer", toString(config.optimizer)},
+                   {"cuda_graph", config.cudaGraph},
+                   {"threads", config.threads},
+                   {"force", config.force},
+                   {"trace_ops", config.traceOps},
+                   {"trace_kernels", config.traceKernels},
+                   {"trace_memory", config.traceMemory},
+                   {"engine", toString(config.engine)},
+                   {"compile_mode", config.compileMode},
+                   {"py_model", config.pyModel},
+                   {"py_path", config.pyPath},
+                   {"weights", config.weightsPath},
+                   {"tokens", config.tokensPath}};
+    // Only where there is one: files without the user's attention stay as before.
+    if (!config.pyAttention.empty()) {
+        object["py_attention"] = config.pyAttention;
+    }
+    return object;
 }
 
 RunConfig configFromJson(const FieldReader& reader) {
@@ -237,6 +242,8 @@ RunConfig configFromJson(const FieldReader& reader) {
     config.compileMode = reader.stringOr("compile_mode", "default");
     config.pyModel = reader.stringOr("py_model", "");
     config.pyPath = reader.stringOr("py_path", "");
+    // Files from before the user's attention called ours in every block.
+    config.pyAttention = reader.stringOr("py_attention", "");
     config.weightsPath = reader.stringOr("weights", "");
     config.tokensPath = reader.stringOr("tokens", "");
     // Numbers beyond the world's limits are refused here, before a reader

@@ -24,6 +24,7 @@
 #include "estimate/cost_model.h"
 #include "experiments/attention_benchmark.h"
 #include "models/format.h"
+#include "results/attention_file.h"
 #include "util/strings.h"
 #include "widgets/list_input.h"
 #include "widgets/plot_style.h"
@@ -53,7 +54,10 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
     backends_ = new QLineEdit("naive,tiled,sdpa");
     backends_->setToolTip(
         tr("Comma list of: %1. compiled is torch.compile of naive attention, measured in the "
-           "Python worker (its compile time stays out of the medians).")
+           "Python worker (its compile time stays out of the medians); flash-pytorch and "
+           "flash-triton are our FlashAttention-2 in PyTorch ops and in Triton, and \"your "
+           "own…\" in the configuration panel's attention adds yours: each of these is checked "
+           "against float64 before it is timed (the gate column).")
             .arg(QString::fromStdString(joinNames(attentionGridBackendNames()))));
     dims_ = new QLineEdit("16,32,64,128");
     seqs_ = new QLineEdit("256,512,1024,2048");
@@ -110,11 +114,11 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setWidget(charts);
 
-    table_ = new QTableWidget(0, 12);
+    table_ = new QTableWidget(0, 13);
     table_->setHorizontalHeaderLabels({tr("backend"), tr("kernel"), tr("precision"), tr("d"),
-                                       tr("seq"), tr("status"), tr("forward ms"), tr("backward ms"),
-                                       tr("mem before backward"), tr("peak"), tr("fwd TFLOP/s"),
-                                       tr("bwd TFLOP/s")});
+                                       tr("seq"), tr("status"), tr("gate"), tr("forward ms"),
+                                       tr("backward ms"), tr("mem before backward"), tr("peak"),
+                                       tr("fwd TFLOP/s"), tr("bwd TFLOP/s")});
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->verticalHeader()->hide();
@@ -163,14 +167,17 @@ void AttentionPage::begin(int points) {
 void AttentionPage::addTableRow(const AttentionPoint& p) {
     const int row = table_->rowCount();
     table_->insertRow(row);
+    // An incorrect backend is never timed: its time cells say so, struck out.
+    const bool incorrect = p.status == "incorrect";
     const QStringList cells = {QString::fromStdString(p.backend),
                                QString::fromStdString(p.kernel),
                                QString::fromStdString(toString(p.precision)),
                                QString::number(p.d),
                                QString::number(p.seq),
                                QString::fromStdString(p.status),
-                               optionalText(p.forwardMs, 3),
-                               optionalText(p.backwardMs, 3),
+                               QString::fromStdString(gateText(p.gate)),
+                               incorrect ? tr("not timed") : optionalText(p.forwardMs, 3),
+                               incorrect ? tr("not timed") : optionalText(p.backwardMs, 3),
                                optionalBytesText(p.memBeforeBackwardBytes),
                                optionalBytesText(p.peakBytes),
                                optionalText(p.forwardTflops, 4),
@@ -180,6 +187,15 @@ void AttentionPage::addTableRow(const AttentionPoint& p) {
         if (p.status != "ok") {
             item->setBackground(p.status == "oom" ? QColor(250, 210, 210) : QColor(235, 235, 235));
             item->setToolTip(QString::fromStdString(p.message));
+        }
+        if (incorrect && (column == 7 || column == 8)) {
+            QFont font = item->font();
+            font.setStrikeOut(true);
+            item->setFont(font);
+        }
+        if (column == 6 && p.gate) {
+            item->setToolTip(QString::fromStdString(p.gate->message));
+            item->setForeground(p.gate->ok ? QColor(30, 120, 50) : QColor(170, 30, 20));
         }
         table_->setItem(row, column, item);
     }
@@ -208,8 +224,12 @@ void AttentionPage::setPoints(const std::vector<AttentionPoint>& points, const Q
         };
         shown.backends.clear();
         shown.precisions.clear();
+        const auto ours = attentionGridBackendNames();
         for (const auto& p : points) {
-            addOnce(shown.backends, p.backend);
+            // The user's backend comes back from the configuration panel's "your own…".
+            if (std::find(ours.begin(), ours.end(), p.backend) != ours.end()) {
+                addOnce(shown.backends, p.backend);
+            }
             addOnce(shown.precisions, p.precision);
             dims.insert(p.d);
             seqs.insert(p.seq);

@@ -45,6 +45,16 @@ QComboBox* comboBox(const std::vector<std::string>& items) {
 }
 
 const char* kCustom = "custom";
+// The attention box's last item: the user's attention, a MODULE:NAME below it.
+const char* kYourOwn = "your own…";
+
+// Ours in-process, ours in the Python worker, then the user's.
+std::vector<std::string> attentionItems() {
+    std::vector<std::string> items = attentionBackendNames();
+    items.insert(items.end(), pythonAttentionBackends().begin(), pythonAttentionBackends().end());
+    items.push_back(kYourOwn);
+    return items;
+}
 
 // The activation-checkpoint box's items, in order.
 constexpr CheckpointStrategy::Kind kCheckpointKinds[] = {CheckpointStrategy::Kind::Off,
@@ -93,6 +103,21 @@ QString guessCallable(const QString& source) {
     return firstDef.isEmpty() ? firstClass : firstDef;
 }
 
+// The attention a file most likely means: the first autograd Function class,
+// else the first function taking q first, else the first public def or class.
+QString guessAttention(const QString& source) {
+    static const QRegularExpression function(R"(^class\s+([A-Za-z]\w*)\s*\([^)]*Function[^)]*\))",
+                                             QRegularExpression::MultilineOption);
+    static const QRegularExpression takesQ(R"(^def\s+([A-Za-z]\w*)\s*\(\s*q\b)",
+                                           QRegularExpression::MultilineOption);
+    for (const auto* pattern : {&function, &takesQ}) {
+        if (const auto match = pattern->match(source); match.hasMatch()) {
+            return match.captured(1);
+        }
+    }
+    return guessCallable(source);
+}
+
 }  // namespace
 
 ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) {
@@ -114,7 +139,12 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     mode_ = comboBox(runModeNames());
     precision_ = comboBox(precisionNames());
     tf32_ = new QCheckBox(tr("TF32 matmuls (CUDA)"));
-    attention_ = comboBox(attentionBackendNames());
+    attention_ = comboBox(attentionItems());
+    attention_->setItemData(attention_->findText(kYourOwn),
+                            tr("Your own attention from a .py file: an autograd Function "
+                               "(NAME.apply(q, k, v, is_causal)) or a function (q, k, v, "
+                               "is_causal) -> o, called in every block (pytorch engines)"),
+                            Qt::ToolTipRole);
     warmup_ = spinBox(0, 100000, 2);
     steps_ = spinBox(0, 1000000, 5);
     device_ = comboBox(deviceNames());
@@ -199,6 +229,29 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     pyPath_ = new QLineEdit;
     pyPath_->setPlaceholderText(tr("the module's folder"));
     pyPath_->setToolTip(tr("A folder put first on the worker's import path, where MODULE is"));
+    pyAttention_ = new QLineEdit;
+    pyAttention_->setPlaceholderText(tr("MODULE:NAME"));
+    pyAttention_->setToolTip(
+        tr("Your attention, for example my_flash:FlashAttention: a torch.autograd.Function "
+           "(NAME.apply(q, k, v, is_causal)) or a function (q, k, v, is_causal) -> o, given "
+           "(batch·heads, seq, d) tensors. MODULE is imported from the Python path."));
+    pyAttentionBrowse_ = new QToolButton;
+    pyAttentionBrowse_->setText(tr("…"));
+    pyAttentionBrowse_->setToolTip(
+        tr("Choose your attention's .py file: its folder becomes the Python path"));
+    pyAttentionRow_ = new QWidget;
+    auto* pyAttentionLayout = new QHBoxLayout(pyAttentionRow_);
+    pyAttentionLayout->setContentsMargins(0, 0, 0, 0);
+    pyAttentionLayout->setSpacing(2);
+    pyAttentionLayout->addWidget(pyAttention_, 1);
+    pyAttentionLayout->addWidget(pyAttentionBrowse_);
+    connect(pyAttentionBrowse_, &QToolButton::clicked, this, &ConfigPanel::browseAttentionFile);
+    // Picking "your own…" with nothing named yet asks for the file at once.
+    connect(attention_, &QComboBox::activated, this, [this](int index) {
+        if (attention_->itemText(index) == kYourOwn && pyAttention_->text().trimmed().isEmpty()) {
+            browseAttentionFile();
+        }
+    });
     connect(pyBrowse_, &QToolButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Python model file"),
                                                           pyPath_->text(), tr("Python (*.py)"));
@@ -236,6 +289,8 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     addField(form, tr("Precision"), precision_, "precision");
     addField(form, QString(), tf32_, "tf32");
     addField(form, tr("Attention"), attention_, "attention");
+    yourAttentionField_ =
+        addField(form, tr("Your attention"), pyAttentionRow_, "py-attention")->parentWidget();
     addField(form, tr("Activation checkpoint"), pair(checkpoint_, checkpointGroup_),
              "activation-checkpoint");
     // The chunk size's messages show under the loss row it belongs to.
@@ -270,6 +325,7 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     carriedLayout->addWidget(dropCarried);
     form->addRow(tr("Loads"), carriedRow_);
     form_ = form;
+    attentionChanged();
 
     viewingLabel_ = new QLabel;
     viewingLabel_->setWordWrap(true);
@@ -314,6 +370,7 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
         engineChanged();
         Q_EMIT changed();
     });
+    connect(attention_, &QComboBox::currentIndexChanged, this, &ConfigPanel::attentionChanged);
     for (auto* box : {mode_, precision_, attention_, device_, compileMode_, optimizer_}) {
         connect(box, &QComboBox::currentIndexChanged, this, &ConfigPanel::changed);
     }
@@ -329,7 +386,7 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     connect(checkpointGroup_, &QSpinBox::valueChanged, this, [this](int blocks) {
         checkpointGroup_->setSuffix(blocks == 1 ? tr(" block") : tr(" blocks"));
     });
-    for (auto* edit : {pyModel_, pyPath_}) {
+    for (auto* edit : {pyModel_, pyPath_, pyAttention_}) {
         connect(edit, &QLineEdit::textChanged, this, &ConfigPanel::changed);
     }
     for (auto* box : {tf32_, traceOps_, traceKernels_, traceMemory_}) {
@@ -445,20 +502,61 @@ void ConfigPanel::engineChanged() {
                                        "a loop, with multi-tensor ops or by a fused kernel"));
     leversChanged();
     for (QWidget* field : {static_cast<QWidget*>(pyModel_), static_cast<QWidget*>(pyBrowse_),
-                           static_cast<QWidget*>(pyPath_)}) {
+                           static_cast<QWidget*>(pyPath_), static_cast<QWidget*>(pyAttention_),
+                           static_cast<QWidget*>(pyAttentionBrowse_)}) {
         field->setEnabled(worker);
     }
     // A backend the engine lacks stays chosen if it was, and validation says
     // so beside it; it cannot be newly picked.
     auto* model = qobject_cast<QStandardItemModel*>(attention_->model());
     for (int i = 0; i < attention_->count(); ++i) {
-        const bool has = !worker || contains(workerAttentionBackends(), attention_->itemText(i));
+        const QString name = attention_->itemText(i);
+        const bool python = name == kYourOwn || contains(pythonAttentionBackends(), name);
+        const bool has = worker ? python || contains(workerAttentionBackends(), name) : !python;
         model->item(i)->setEnabled(has);
-        attention_->setItemData(i,
-                                has ? QVariant()
-                                    : QVariant(tr("The Python worker's model has naive and sdpa "
-                                                  "attention only; use the libtorch engine")),
-                                Qt::ToolTipRole);
+        if (name == kYourOwn && has) {
+            continue;  // keeps its own tip
+        }
+        attention_->setItemData(
+            i,
+            has      ? QVariant()
+            : worker ? QVariant(tr("The Python worker's model has naive, sdpa, flash-pytorch, "
+                                   "flash-triton and your own; use the libtorch engine"))
+                     : QVariant(tr("Runs in the Python worker: use the pytorch or "
+                                   "pytorch-compile engine")),
+            Qt::ToolTipRole);
+    }
+}
+
+// The user's MODULE:NAME shows only while "your own…" is chosen.
+void ConfigPanel::attentionChanged() {
+    form_->setRowVisible(yourAttentionField_, attention_->currentText() == kYourOwn);
+}
+
+void ConfigPanel::browseAttentionFile() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Your attention's Python file"),
+                                                      pyPath_->text(), tr("Python (*.py)"));
+    if (!path.isEmpty()) {
+        chooseAttentionFile(path);
+    }
+}
+
+void ConfigPanel::chooseAttentionFile(const QString& path) {
+    const QFileInfo info(path);
+    QString source;
+    if (QFile file(path); file.open(QIODevice::ReadOnly)) {
+        source = QString::fromUtf8(file.read(1 << 20));
+    }
+    const QString module = info.completeBaseName();
+    const QString name = guessAttention(source);
+    attention_->setCurrentText(kYourOwn);
+    pyPath_->setText(QDir::toNativeSeparators(info.absolutePath()));
+    pyAttention_->setText(module + ":" + name);
+    pyAttention_->setFocus();
+    if (name.isEmpty()) {
+        pyAttention_->setCursorPosition(int(pyAttention_->text().size()));
+    } else {
+        pyAttention_->setSelection(int(module.size()) + 1, int(name.size()));
     }
 }
 
@@ -546,6 +644,13 @@ RunConfig ConfigPanel::config() const {
     config.precision = *parsePrecision(precision_->currentText().toStdString());
     config.tf32 = tf32_->isChecked();
     config.attention = attention_->currentText().toStdString();
+    if (attention_->currentText() == kYourOwn) {
+        // As the CLI's --py-attention: the run's attention is named after NAME.
+        config.pyAttention = pyAttention_->text().trimmed().toStdString();
+        if (isPythonTarget(config.pyAttention)) {
+            config.attention = pythonTargetName(config.pyAttention);
+        }
+    }
     config.warmupSteps = warmup_->value();
     config.measuredSteps = steps_->value();
     config.device = *parseDeviceKind(device_->currentText().toStdString());
@@ -574,8 +679,11 @@ void ConfigPanel::setConfig(const RunConfig& config) {
         mode_->setCurrentText(QString::fromStdString(toString(config.mode)));
         precision_->setCurrentText(QString::fromStdString(toString(config.precision)));
         tf32_->setChecked(config.tf32);
-        const int attention = attention_->findText(QString::fromStdString(config.attention));
+        const int attention = attention_->findText(
+            config.pyAttention.empty() ? text(config.attention) : QString(kYourOwn));
         attention_->setCurrentIndex(attention >= 0 ? attention : 0);
+        pyAttention_->setText(text(config.pyAttention));
+        attentionChanged();
         warmup_->setValue(config.warmupSteps);
         steps_->setValue(config.measuredSteps);
         device_->setCurrentText(QString::fromStdString(toString(config.device)));

@@ -60,6 +60,11 @@ public:
     // over (the first top-level def taking vocab_size, else the first def or
     // class), or the cursor after the colon when there is nothing to guess.
     void choosePythonFile(const QString& path);
+    // Makes the attention the user's own from a .py file, as "your own…" does
+    // after the file chooser: its folder becomes the Python path and MODULE:NAME
+    // names its first autograd Function (else the first function taking q),
+    // selected to be typed over.
+    void chooseAttentionFile(const QString& path);
     QPushButton* runAgainButton() const { return runAgain_; }
     QPushButton* editCopyButton() const { return editCopy_; }
 
@@ -78,6 +83,9 @@ public:
     QLineEdit* pyModelEdit() const { return pyModel_; }
     QLineEdit* pyPathEdit() const { return pyPath_; }
     QToolButton* pyModelBrowseButton() const { return pyBrowse_; }
+    QLineEdit* pyAttentionEdit() const { return pyAttention_; }
+    // The row of the user's MODULE:NAME, shown while "your own…" is chosen.
+    QWidget* yourAttentionField() const { return yourAttentionField_; }
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -89,6 +97,8 @@ Q_SIGNALS:
 private:
     void presetChanged();
     void engineChanged();
+    void attentionChanged();
+    void browseAttentionFile();
     void leversChanged();
     void showCarried();
     QLabel* addField(QFormLayout* form, const QString& label, QWidget* field,
@@ -116,6 +126,9 @@ private:
     QComboBox* optimizer_;  // the train step's AdamW: loop, foreach or fused
     QLineEdit *pyModel_, *pyPath_;
     QToolButton* pyBrowse_;
+    QLineEdit* pyAttention_;  // the user's MODULE:NAME, with "your own…"
+    QToolButton* pyAttentionBrowse_;
+    QWidget *pyAttentionRow_, *yourAttentionField_;
     // What the form has no field for, kept from setConfig so that a run shown
     // here runs again as it was: its weights and tokens files (shown, with a
     // button to drop them) and the machine's Python.
