@@ -131,17 +131,16 @@ std::string withoutTag(const json::exception& error) {
 }
 
 json parseJson(std::string_view text) {
-    const size_t first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos || text[first] != '{') {
-        throw RunFileError(
-            "not a StepScope run file (a JSON file made by StepScope; this one "
-            "does not even start as JSON)");
-    }
     try {
         return json::parse(text);
     } catch (const json::out_of_range& error) {  // 1e999
         throw RunFileError("a number is out of range: " + withoutTag(error));
     } catch (const json::exception& error) {
+        const size_t first = text.find_first_not_of(" \t\r\n");
+        if (first == std::string_view::npos || (text[first] != '{' && text[first] != '[')) {
+            throw RunFileError(
+                "not a StepScope run file (a JSON file made by StepScope; this one is not JSON)");
+        }
         throw RunFileError("not valid JSON: " + withoutTag(error));
     }
 }
