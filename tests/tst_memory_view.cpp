@@ -23,6 +23,7 @@
 #include "main_window.h"
 #include "models/memory_index.h"
 #include "models/run_document.h"
+#include "pages/config_panel.h"
 #include "results/run_file.h"
 #include "results/saved_for_backward.h"
 #include "views/compare_view.h"
@@ -404,6 +405,10 @@ private Q_SLOTS:
         QCOMPARE(window.currentTab(), static_cast<QWidget*>(window.memoryView()));
         QVERIFY(
             window.documents().back().title.contains("snapshot.json · PyTorch memory snapshot"));
+        // No configuration to show or run again: the panel says so instead of a form of zeros.
+        QVERIFY2(window.configPanel()->viewingText().contains("recorded by PyTorch"),
+                 qPrintable(window.configPanel()->viewingText()));
+        QVERIFY(window.configPanel()->runAgainButton()->isHidden());
         MemoryView* view = window.memoryView();
         // The peak: 3,000,000 + 1,000,000 bytes, 10 µs after the first event.
         QVERIFY2(view->caption().contains("peak 3.81 MiB at 0.010 ms"),

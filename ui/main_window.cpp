@@ -492,7 +492,13 @@ QString MainWindow::currentTabTitle() const {
 void MainWindow::onSelectionChanged() {
     const RunDocument* document = currentDocument();
     if (document) {
-        config_->showRunConfig(document->result.config, document->title);
+        // Snapshots and traces come without a model: nothing StepScope could run again.
+        const bool recordedElsewhere = document->result.config.model.dModel == 0;
+        if (recordedElsewhere) {
+            config_->showNoConfig(document->title);
+        } else {
+            config_->showRunConfig(document->result.config, document->title);
+        }
     }
     messages_->clearRunBannerUnlessAbout(document ? document->id : 0);
     if (!runner_->isRunning()) {

@@ -715,12 +715,30 @@ void ConfigPanel::setConfig(const RunConfig& config) {
 
 void ConfigPanel::showRunConfig(const RunConfig& config, const QString& who) {
     setConfig(config);
+    runAgain_->show();
+    editCopy_->setText(tr("Edit a copy"));
     readOnly_ = true;
     // The container, not each field, is disabled: fields keep their own
     // enabled state (preset dims, CUDA-only options) for when editing resumes.
     fields_->setEnabled(false);
     viewingLabel_->setText(tr("Configuration of run %1 (read-only)").arg(who));
     viewing_->show();
+}
+
+void ConfigPanel::showNoConfig(const QString& who) {
+    readOnly_ = true;
+    fields_->setEnabled(false);
+    runAgain_->hide();
+    editCopy_->setText(tr("Edit"));
+    viewingLabel_->setText(
+        tr("%1 was recorded by PyTorch, not run by StepScope: it has no configuration. The "
+           "form below is yours, unchanged.")
+            .arg(who));
+    viewing_->show();
+}
+
+QString ConfigPanel::viewingText() const {
+    return viewingLabel_->text();
 }
 
 void ConfigPanel::editCopy() {

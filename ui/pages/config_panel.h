@@ -48,6 +48,10 @@ public:
     // naming the run (`who`, e.g. "#3 nano · ctx 128 · …"), with "Run again
     // with this configuration" and "Edit a copy".
     void showRunConfig(const RunConfig& config, const QString& who);
+    // A recording StepScope did not make (a PyTorch memory snapshot or
+    // profiler trace) has no configuration: the form keeps the user's values,
+    // read-only, under a line saying so, with "Edit" only.
+    void showNoConfig(const QString& who);
     // Makes the form editable again, keeping the values it shows.
     void editCopy();
     bool isReadOnly() const { return readOnly_; }
@@ -66,6 +70,7 @@ public:
     // selected to be typed over.
     void chooseAttentionFile(const QString& path);
     QPushButton* runAgainButton() const { return runAgain_; }
+    QString viewingText() const;
     QPushButton* editCopyButton() const { return editCopy_; }
 
     // Named fields, for tests and the main window.
