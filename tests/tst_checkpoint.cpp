@@ -224,7 +224,9 @@ private Q_SLOTS:
     }
 
     void selfContainingPickleIsRefused() {
-        const QString cycle = archiveWithPickle("cycle.pt", "\x80\x02]q\x01h\x01" "a.");
+        const QString cycle = archiveWithPickle("cycle.pt",
+                                                "\x80\x02]q\x01h\x01"
+                                                "a.");
         QVERIFY2(readError(cycle).contains("contains itself"), qPrintable(readError(cycle)));
     }
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "experiments/attention_benchmark.h"
 #include "engines/runner.h"
+#include "experiments/attention_benchmark.h"
 #include "experiments/sweep.h"
 
 namespace stepscope::ui {

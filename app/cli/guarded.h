@@ -2,8 +2,8 @@
 
 #include <iostream>
 
-#include "config/run_config.h"
 #include "cli/commands.h"
+#include "config/run_config.h"
 #include "results/run_file.h"
 
 namespace stepscope::cli {

@@ -7,12 +7,12 @@
 #include <iostream>
 #include <set>
 
+#include "cli/commands.h"
+#include "cli/guarded.h"
 #include "cluster/slurm_array.h"
 #include "cluster/slurm_attention.h"
 #include "cluster/slurm_submit.h"
 #include "cluster/slurm_sweep.h"
-#include "cli/commands.h"
-#include "cli/guarded.h"
 #include "engines/isolated_run.h"
 #include "results/attention_file.h"
 #include "results/memory_report.h"

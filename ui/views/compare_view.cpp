@@ -13,9 +13,9 @@
 
 #include "models/format.h"
 #include "models/run_document.h"
-#include "views/memory_compare_view.h"
 #include "models/run_label.h"
 #include "models/unlike_steps.h"
+#include "views/memory_compare_view.h"
 #include "widgets/plot_style.h"
 
 namespace stepscope::ui {
