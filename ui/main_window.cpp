@@ -3,7 +3,6 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
 #include <QEventLoop>
@@ -19,14 +18,9 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
-#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QToolBar>
-#include <QToolButton>
 #include <QVBoxLayout>
-
-#include <algorithm>
 
 #include "engines/build_info.h"
 #include "engines/environment.h"
@@ -38,6 +32,7 @@
 #include "messages.h"
 #include "models/format.h"
 #include "models/run_label.h"
+#include "opening_status.h"
 #include "pages/attention_page.h"
 #include "pages/config_panel.h"
 #include "pages/precision_page.h"
@@ -48,12 +43,15 @@
 #include "results/run_file.h"
 #include "run_controller.h"
 #include "run_list.h"
+#include "sweep_launch.h"
+#include "unsaved_runs.h"
 #include "views/breakdown_view.h"
 #include "views/compare_view.h"
 #include "views/kernel_timeline_view.h"
 #include "views/memory_view.h"
 #include "views/step_timing_view.h"
 #include "widgets/app_icons.h"
+#include "widgets/corner_toolbar.h"
 #include "widgets/form_scroll_area.h"
 
 namespace stepscope::ui {
@@ -257,32 +255,13 @@ void MainWindow::createMenus() {
                 .arg(QString::fromStdString(versionText("stepscope")).toHtmlEscaped()));
     });
 
-    // The toolbar shares the menu bar's row: a row of its own would make the
-    // window taller than a 700 px screen, the Sweep page's form being as tall
-    // as it is. The icons are drawn on a 16 px grid.
-    auto* toolbar = new QToolBar(tr("Main"), this);
-    toolbar->setObjectName("mainToolBar");
-    toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    toolbar->setIconSize(QSize(16, 16));
-    toolbar->setMovable(false);
-    toolbar->setContentsMargins(0, 0, 0, 0);
-    menuBar()->setCornerWidget(toolbar, Qt::TopRightCorner);
-    toolbar->addAction(open);
-    toolbar->addAction(openFolder);
-    toolbar->addAction(save);
-    toolbar->addSeparator();
-    toolbar->addAction(runAction_);
-    toolbar->addAction(stopAction_);
-    toolbar->addSeparator();
     // Its own action: an icon on the menu's would replace "Export" in the menu bar.
     auto* exportAction = new QAction(appIcon("export"), tr("Export"), this);
     exportAction->setMenu(exportMenu);
-    toolbar->addAction(exportAction);
-    if (auto* button = qobject_cast<QToolButton*>(toolbar->widgetForAction(exportAction))) {
-        button->setPopupMode(QToolButton::InstantPopup);
-    }
-    toolbar->addSeparator();
-    toolbar->addAction(appIcon("welcome"), tr("Welcome"), this, &MainWindow::showWelcome);
+    auto* welcome = new QAction(appIcon("welcome"), tr("Welcome"), this);
+    connect(welcome, &QAction::triggered, this, &MainWindow::showWelcome);
+    addCornerToolBar(menuBar(), {open, openFolder, save, nullptr, runAction_, stopAction_, nullptr,
+                                 exportAction, nullptr, welcome});
 }
 
 // ---- welcome page and examples --------------------------------------------
@@ -292,15 +271,8 @@ void MainWindow::loadExamples() {
     const QString directory = examplesDirectory(&searched);
     const QList<ExampleRun> examples = readExampleRuns(directory);
     welcome_->setExamples(examples, directory, searched);
-    examplesMenu_->clear();
-    for (const ExampleRun& example : examples) {
-        QAction* action = examplesMenu_->addAction(
-            example.title, this, [this, example] { openFiles({example.path}, example.tab); });
-        action->setToolTip(example.description);
-    }
-    if (examples.isEmpty()) {
-        examplesMenu_->addAction(tr("No examples found"))->setEnabled(false);
-    }
+    fillExamplesMenu(examplesMenu_, examples,
+                     [this](const ExampleRun& example) { openFiles({example.path}, example.tab); });
     examplesMenu_->addSeparator();
     examplesMenu_->addAction(appIcon("welcome"), tr("&Welcome page"), this,
                              &MainWindow::showWelcome);
@@ -396,27 +368,13 @@ bool MainWindow::keepUnsavedRuns() {
     if (titles.isEmpty()) {
         return true;
     }
-    const int listed = std::min<int>(int(titles.size()), 6);
-    QString text = tr("%1 of this session not saved: they are lost when StepScope quits.")
-                       .arg(countText(titles.size(), "run is", "runs are"));
-    text += "\n\n" + titles.mid(0, listed).join('\n');
-    if (titles.size() > listed) {
-        text += "\n" + tr("… and %1 more").arg(titles.size() - listed);
-    }
-    if (runner_->isRunning()) {
-        text += "\n\n" + tr("The run in progress stops after the step under way.");
-    }
-    QMessageBox box(QMessageBox::Warning, tr("Unsaved runs"), text, QMessageBox::Cancel, this);
-    QPushButton* saveAll = box.addButton(tr("Save all…"), QMessageBox::AcceptRole);
-    QPushButton* discard = box.addButton(tr("Discard"), QMessageBox::DestructiveRole);
-    box.setDefaultButton(saveAll);
-    box.setEscapeButton(QMessageBox::Cancel);
-    box.exec();
-    if (box.clickedButton() == discard) {
-        return true;
-    }
-    if (box.clickedButton() != saveAll) {
-        return false;
+    switch (askAboutUnsavedRuns(this, titles, runner_->isRunning())) {
+        case UnsavedRunsAnswer::Discard:
+            return true;
+        case UnsavedRunsAnswer::Cancel:
+            return false;
+        case UnsavedRunsAnswer::SaveAll:
+            break;
     }
     const QString folder =
         unsavedRunsFolder_.isEmpty()
@@ -565,28 +523,12 @@ bool MainWindow::openRunFile(const QString& path) {
 }
 
 void MainWindow::connectOpener() {
-    // "Opening …" while a file is read; what was said before comes back
-    // unless the file's arrival said something else.
-    connect(opener_, &FileOpener::started, this, [this](int, const QStringList& paths) {
-        if (progressLabel_->text() != openingShown_) {
-            beforeOpening_ = progressLabel_->text();
-        }
-        openingShown_ = tr("Opening %1…").arg(paths.join(", "));
-        progressLabel_->setText(openingShown_);
-    });
-    const auto opened = [this](int job, bool ok) {
-        if (job != opener_->latestJob()) {
-            return;  // a newer open speaks for itself
-        }
-        if (progressLabel_->text() == openingShown_) {
-            progressLabel_->setText(beforeOpening_);
-        }
-        if (ok && !tabAfterOpen_.isEmpty()) {
+    auto* opening = new OpeningStatus(opener_, progressLabel_, this);
+    connect(opening, &OpeningStatus::newestFinished, this, [this](bool opened) {
+        if (opened && !tabAfterOpen_.isEmpty()) {
             selectTab(tabAfterOpen_);
         }
-    };
-    connect(opener_, &FileOpener::finished, this, opened);
-    connect(opener_, &FileOpener::dropped, this, [opened](int job) { opened(job, false); });
+    });
     connect(opener_, &FileOpener::openFailed, messages_, &Messages::showError);
     connect(opener_, &FileOpener::runOpened, this,
             [this](const QString& path, std::shared_ptr<RunDocument> run) {
@@ -836,22 +778,9 @@ void MainWindow::startSweep() {
         startAttention();
         return;
     }
-    const QString outDir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
-                           "/sweeps/" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
     SweepLaunch launch;
-    launch.isolated = sweep_->isolated();
     try {
-        if (study == SweepPage::Study::Warmup) {
-            launch.kind = SweepLaunch::Kind::Warmup;
-            launch.warmup = sweep_->warmupSpec(config_->config(), outDir);
-            launch.warmup.cli = runner_->pointCli();
-            launch.spec = warmupStudySweep(launch.warmup);
-        } else {
-            launch.kind = study == SweepPage::Study::Precision ? SweepLaunch::Kind::Precision
-                                                               : SweepLaunch::Kind::Sweep;
-            launch.spec = sweep_->spec(config_->config(), outDir);
-        }
-        RunController::validateSweep(launch.spec);
+        launch = sweepLaunchFor(*sweep_, config_->config(), runner_->pointCli());
     } catch (const InvalidConfigError& error) {
         messages_->setBanner(config_->inPanelTerms(QString::fromUtf8(error.what()).trimmed()),
                              true);

@@ -183,8 +183,6 @@ private:
     QAction* runAction_;
     QAction* stopAction_;
     QString progressShown_;  // the last progress line: ticks replace only it
-    QString openingShown_;   // "Opening …" while a file is read
-    QString beforeOpening_;  // and what it replaced
 
     Messages* messages_;
     RunList* runs_;

@@ -1,5 +1,6 @@
 #include "pages/example_runs.h"
 
+#include <QAction>
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -7,6 +8,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMenu>
 
 namespace stepscope::ui {
 
@@ -65,6 +67,18 @@ QList<ExampleRun> readExampleRuns(const QString& directory) {
         }
     }
     return examples;
+}
+
+void fillExamplesMenu(QMenu* menu, const QList<ExampleRun>& examples,
+                      const std::function<void(const ExampleRun&)>& open) {
+    menu->clear();
+    for (const ExampleRun& example : examples) {
+        QAction* action = menu->addAction(example.title, menu, [open, example] { open(example); });
+        action->setToolTip(example.description);
+    }
+    if (examples.isEmpty()) {
+        menu->addAction(QObject::tr("No examples found"))->setEnabled(false);
+    }
 }
 
 }  // namespace stepscope::ui

@@ -1,8 +1,12 @@
 #pragma once
 
+#include <functional>
+
 #include <QList>
 #include <QString>
 #include <QStringList>
+
+class QMenu;
 
 namespace stepscope::ui {
 
@@ -26,5 +30,10 @@ QString examplesDirectory(QStringList* searched = nullptr);
 // paths made absolute; entries whose file is missing are left out. Empty for
 // an empty `directory` or one without a readable index.
 QList<ExampleRun> readExampleRuns(const QString& directory);
+
+// Fills Help → Examples afresh: an entry per example (its description as the
+// tooltip) calling `open` with it, or "No examples found".
+void fillExamplesMenu(QMenu* menu, const QList<ExampleRun>& examples,
+                      const std::function<void(const ExampleRun&)>& open);
 
 }  // namespace stepscope::ui

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+
+#include "run_controller.h"
+
+namespace stepscope {
+struct RunConfig;
+}
+
+namespace stepscope::ui {
+
+class SweepPage;
+
+// What the Sweep tab's form asks to run (a sweep, the warm-up or the
+// precision study) on the configuration panel's run, into a fresh folder
+// under the app's data folder; its points run through `pointCli` where the
+// study needs a process per point. Throws InvalidConfigError naming the field.
+SweepLaunch sweepLaunchFor(const SweepPage& page, const RunConfig& base,
+                           const std::string& pointCli);
+
+}  // namespace stepscope::ui
