@@ -2,7 +2,7 @@
 # Installs what is missing (scripts/bootstrap.sh), then configures and builds
 # one CMake preset. Incremental: a second run rebuilds only what changed.
 #
-#   scripts/build.sh [PRESET]     # default, ci (the same), dev-asan or server (no Qt)
+#   scripts/build.sh [PRESET]     # default, ci (the same), dev-asan, dev-ubsan or server (no Qt)
 #
 # Where the bootstrap took cmake and ninja from PyPI (no root, none on the
 # system), they are in $STEPSCOPE_CACHE/bin, which goes first on PATH here;
@@ -12,9 +12,9 @@ cd "$(dirname "$0")/.."
 
 preset="${1:-default}"
 case "$preset" in
-  default|ci|dev-asan) scripts/bootstrap.sh ;;
+  default|ci|dev-asan|dev-ubsan) scripts/bootstrap.sh ;;
   server) scripts/bootstrap.sh --no-gui --no-slurm ;;
-  *) echo "build: unknown preset '$preset' (allowed: default, ci, dev-asan, server)" >&2; exit 2 ;;
+  *) echo "build: unknown preset '$preset' (allowed: default, ci, dev-asan, dev-ubsan, server)" >&2; exit 2 ;;
 esac
 
 cache="${STEPSCOPE_CACHE:-$HOME/.cache/stepscope}"

@@ -31,7 +31,7 @@ declare -A expected=(
   [suite]="4 min: the whole build, then every CTest suite"
   [flash]="4 min: ptxas use, float64 suite, four sanitizer tools, leaderboard, dQ modes, ncu"
   [trace]="2 min: kernel and operator breakdowns, tracer overheads"
-  [memory]="3 min: 2.7B peaks, the allocator's history beside ours, tracker overhead"
+  [memory]="2 min: 2.7B forward peaks, the allocator's history beside ours, tracker overhead"
   [estimate]="5 min: small to 2.7B, ctx 128 to 1024, fp32 and bf16, against the caching allocator"
   [levers]="3 min: checkpointing and the chunked loss, the three AdamW, graph vs eager"
   [engines]="5 min: libtorch, pytorch, pytorch-compile at small ctx 128 and 512, fp32 and bf16"
@@ -434,8 +434,9 @@ if want memory; then
   build_targets stepscope-cli
   runs="$logs/memory"
   mkdir -p "$runs"
-  log "peak forward and train-step memory of 2.7B, ctx 128/256/512, fp32 and bf16"
-  cuda_cli sweep --model 2.7B --ctx 128,256,512 --mode forward,train-step --precision fp32,bf16 \
+  # The train steps' peaks are the estimate section's sweep: not run twice.
+  log "peak forward memory of 2.7B, ctx 128/256/512, fp32 and bf16"
+  cuda_cli sweep --model 2.7B --ctx 128,256,512 --mode forward --precision fp32,bf16 \
     --device cuda --memory --warmup 1 --steps 2 --out "$runs/2.7B" 2> "$logs/memory-sweep.log" | stamp
   log "the caching allocator's own history beside ours (small, ctx 128, train-step)"
   cuda_cli run --model small --ctx 128 --mode train-step --device cuda --warmup 1 --steps 2 \
