@@ -20,12 +20,14 @@
 #include <random>
 
 #include "cli_run.h"
+#include "config/model_dims.h"
 #include "main_window.h"
 #include "models/memory_index.h"
 #include "models/run_document.h"
 #include "pages/config_panel.h"
 #include "results/run_file.h"
 #include "results/saved_for_backward.h"
+#include "run_list.h"
 #include "views/compare_view.h"
 #include "views/kernel_timeline_view.h"
 #include "views/memory_compare_view.h"
@@ -448,6 +450,26 @@ private Q_SLOTS:
 
     // Compare memory: two snapshots ticked, both on one axis from their first
     // event, both peaks, and the sites alive at each peak, largest change first.
+    void aSnapshotBesideARunIsNamedByItsTitle() {
+        // A snapshot's default config must not make every field of the run "differ".
+        RunDocument run;
+        run.id = 1;
+        run.result.config.model = *findPreset("nano");
+        RunDocument snapshot;
+        snapshot.id = 2;
+        snapshot.title = "#2 x.pickle · PyTorch memory snapshot · device 0";
+        snapshot.result.config.model.dModel = 0;
+        QVERIFY(snapshot.recordedElsewhere() && !run.recordedElsewhere());
+        const QStringList labels = RunList::compareLabels({&run, &snapshot});
+        QCOMPARE(labels, QStringList({"#1", "#2 x.pickle · PyTorch memory snapshot · device 0"}));
+        RunDocument other = run;
+        other.id = 3;
+        other.result.config.contextLength = 2 * run.result.config.contextLength;
+        const QStringList three = RunList::compareLabels({&run, &snapshot, &other});
+        QVERIFY2(three[0].contains("ctx") && !three[0].contains("custom"), qPrintable(three[0]));
+        QCOMPARE(three[1], labels[1]);
+    }
+
     void twoSnapshotsCompareOnOneAxis() {
         const auto write = [&](const char* name, const QJsonArray& events) {
             QFile file(dir_.filePath(name));

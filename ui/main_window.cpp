@@ -450,9 +450,7 @@ QString MainWindow::currentTabTitle() const {
 void MainWindow::onSelectionChanged() {
     const RunDocument* document = currentDocument();
     if (document) {
-        // Snapshots and traces come without a model: nothing StepScope could run again.
-        const bool recordedElsewhere = document->result.config.model.dModel == 0;
-        if (recordedElsewhere) {
+        if (document->recordedElsewhere()) {
             config_->showNoConfig(document->title);
         } else {
             config_->showRunConfig(document->result.config, document->title);

@@ -187,14 +187,21 @@ QList<const RunDocument*> RunList::compared() const {
 }
 
 QStringList RunList::compareLabels(const QList<const RunDocument*>& runs) {
+    // A snapshot's or trace's default config would make every field differ:
+    // such a recording is named by its title, the runs by what differs among them.
     QList<RunConfig> configs;
     for (const RunDocument* run : runs) {
-        configs << run->result.config;
+        if (!run->recordedElsewhere()) {
+            configs << run->result.config;
+        }
     }
     const QStringList differing = differingFields(configs);
     QStringList labels;
-    for (int i = 0; i < runs.size(); ++i) {
-        labels << QString("#%1 %2").arg(runs[i]->id).arg(differing[i]).trimmed();
+    int configured = 0;
+    for (const RunDocument* run : runs) {
+        labels << (run->recordedElsewhere()
+                       ? run->title  // "#3 x.pickle · PyTorch memory snapshot · device 0"
+                       : QString("#%1 %2").arg(run->id).arg(differing[configured++]).trimmed());
     }
     return labels;
 }

@@ -37,6 +37,11 @@ struct RunDocument {
     // traces), shared by the ranks' documents, and which rank this one is.
     std::shared_ptr<const std::vector<RankAnalysis>> traceRanks;
     int64_t traceRank = -1;
+
+    // Recorded by PyTorch, not run by StepScope (a snapshot or a trace): its
+    // config is a default with no model, so it has no configuration to show,
+    // run again or compare.
+    bool recordedElsewhere() const { return result.config.model.dModel == 0; }
 };
 
 QString defaultTitle(const RunResult& result);

@@ -140,15 +140,11 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     showRuns({}, {});  // headers named and the chart's note, before any run is ticked
 }
 
-void CompareView::describeDifferences(const QList<const RunDocument*>& runs) {
-    QList<RunConfig> configs;
-    for (const RunDocument* run : runs) {
-        configs << run->result.config;
-    }
-    differences_->setVisible(runs.size() >= 2);
+void CompareView::describeDifferences(qsizetype configuredRuns) {
+    differences_->setVisible(configuredRuns >= 2);
     differences_->setStyleSheet(QString());
     differences_->setText(QString());
-    if (runs.size() < 2) {
+    if (configuredRuns < 2) {
         return;
     }
     QStringList fields;
@@ -192,10 +188,12 @@ void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringL
     auto label = [&](int i) { return i < labels.size() ? labels[i] : runs[i]->title; };
     QList<RunConfig> configs;
     for (const RunDocument* run : runs) {
-        configs << run->result.config;
+        if (!run->recordedElsewhere()) {
+            configs << run->result.config;  // a snapshot's default config is no difference
+        }
     }
     differenceList_ = fieldDifferences(configs);
-    describeDifferences(runs);
+    describeDifferences(configs.size());
     for (int phase = 0; phase < 4; ++phase) {
         const std::vector<double> first =
             runs.isEmpty() ? std::vector<double>() : measuredTimes(runs[0]->result, phase);

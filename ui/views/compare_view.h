@@ -42,8 +42,9 @@ public:
     QLabel* differencesLabel() const { return differences_; }
 
 private:
-    // Which fields differ, and whether that makes the steps unlike.
-    void describeDifferences(const QList<const RunDocument*>& runs);
+    // Which fields the runs StepScope made (`configuredRuns` of them) differ
+    // in, and whether that makes the steps unlike.
+    void describeDifferences(qsizetype configuredRuns);
 
     QLabel* differences_;
     QTableWidget* table_;
