@@ -443,9 +443,9 @@ private Q_SLOTS:
         const at::Tensor dOut = at::randn({b, h, s, d}, options);
         const at::Tensor out = backend->forward(q, k, v, true);
         QCOMPARE(out.scalar_type(), type);
-        out.backward(dOut);
 
-        // Saved for backward: Q, K, V, O and L only, nothing of size seq².
+        // Saved for backward: Q, K, V, O and L only, nothing of size seq². Read
+        // before the backward, which frees them.
         auto node = std::dynamic_pointer_cast<torch::autograd::CppNode<CudaFlashAttentionFunction>>(
             out.grad_fn());
         QVERIFY(node);
@@ -454,6 +454,7 @@ private Q_SLOTS:
         for (const auto& tensor : saved) {
             QVERIFY(tensor.numel() <= b * h * s * d);
         }
+        out.backward(dOut);
 
         const Outputs expected = reference(q, k, v, dOut, true);
         const double tol = tolerance(type);

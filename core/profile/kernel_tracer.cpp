@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <torch/csrc/profiler/orchestration/observer.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -77,12 +78,17 @@ constexpr LaunchCallback kLaunchCallbacks[] = {
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async},
+    // A captured launch creates a graph node instead of running; instantiating
+    // the graph clones it. Replays report the clone's id, not a launch's.
+    {CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED},
+    {CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED},
 };
 
 // The correlation scopes of this thread: the operator being dispatched and
 // the phase pushed. CUPTI's API callback reads them at each launch.
 thread_local int64_t currentOperator = -1;
 thread_local int64_t currentPhase = -1;
+thread_local std::vector<int64_t> outerPhases;  // the tags pushPhase() covered
 
 // The CUPTI entry points we use, resolved from the shared library at run time.
 struct Cupti {
@@ -98,6 +104,7 @@ struct Cupti {
     decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
     decltype(&cuptiEnableCallback) enableCallback = nullptr;
     decltype(&cuptiGetResultString) resultString = nullptr;
+    decltype(&cuptiGetGraphNodeId) graphNodeId = nullptr;
 
     template <typename F>
     bool resolve(F& function, const char* name) {
@@ -134,6 +141,7 @@ const Cupti& cupti() {
         library.resolve(library.unsubscribe, "cuptiUnsubscribe");
         library.resolve(library.enableCallback, "cuptiEnableCallback");
         library.resolve(library.resultString, "cuptiGetResultString");
+        library.resolve(library.graphNodeId, "cuptiGetGraphNodeId");
         return library;
     }();
     return loaded;
@@ -192,6 +200,9 @@ struct KernelTracer::State {
         int64_t phaseTag;
     };
     std::vector<std::unique_ptr<std::vector<Launch> > > launchLogs;
+    // The scopes under way when each graph node was created (capture) or the
+    // node it was cloned from (instantiation), by CUPTI's node id.
+    std::unordered_map<uint64_t, Launch> graphNodes;
     uint64_t generation = 0;
     std::map<const char*, std::string> names;  // CUPTI keeps kernel names alive
     int64_t buffers = 0;
@@ -211,6 +222,7 @@ struct KernelTracer::State {
                 activity.stream = kernel->streamId;
                 activity.startNs = int64_t(kernel->start);
                 activity.endNs = int64_t(kernel->end);
+                activity.graphNode = kernel->graphNodeId;
                 correlation = kernel->correlationId;
                 break;
             }
@@ -221,6 +233,7 @@ struct KernelTracer::State {
                 activity.stream = copy->streamId;
                 activity.startNs = int64_t(copy->start);
                 activity.endNs = int64_t(copy->end);
+                activity.graphNode = copy->graphNodeId;
                 correlation = copy->correlationId;
                 break;
             }
@@ -231,6 +244,7 @@ struct KernelTracer::State {
                 activity.stream = set->streamId;
                 activity.startNs = int64_t(set->start);
                 activity.endNs = int64_t(set->end);
+                activity.graphNode = set->graphNodeId;
                 correlation = set->correlationId;
                 break;
             }
@@ -274,8 +288,40 @@ struct ThreadLaunchLog {
 };
 thread_local ThreadLaunchLog threadLaunchLog;
 
+uint64_t nodeId(CUgraphNode node) {
+    uint64_t id = 0;
+    return node && cupti().graphNodeId(node, &id) == CUPTI_SUCCESS ? id : 0;
+}
+
+// Graph nodes are created inside the captured launch call, on its thread, so
+// the scopes under way are the launch's; a clone inherits its original's.
+void onGraphNode(CUpti_CallbackId id, const CUpti_ResourceData* resource) {
+    KernelTracer::State* state = activeState.load();
+    const auto* graph = static_cast<const CUpti_GraphData*>(resource->resourceDescriptor);
+    if (!state || !graph) {
+        return;
+    }
+    const uint64_t node = nodeId(graph->node);
+    const std::lock_guard lock(state->mutex);
+    if (id == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
+        if (node != 0 && (currentOperator >= 0 || currentPhase >= 0)) {
+            state->graphNodes[node] = {0, currentOperator, currentPhase};
+        }
+        return;
+    }
+    const auto original = state->graphNodes.find(nodeId(graph->originalNode));
+    if (node != 0 && original != state->graphNodes.end()) {
+        const KernelTracer::State::Launch scopes = original->second;
+        state->graphNodes[node] = scopes;
+    }
+}
+
 // Runs on the launching thread at each launch, memcpy and memset call.
-void CUPTIAPI onLaunch(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
+void CUPTIAPI onLaunch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        onGraphNode(id, static_cast<const CUpti_ResourceData*>(data));
+        return;
+    }
     const auto* call = static_cast<const CUpti_CallbackData*>(data);
     if (call->callbackSite != CUPTI_API_ENTER || (currentOperator < 0 && currentPhase < 0)) {
         return;
@@ -363,11 +409,17 @@ void KernelTracer::popOperator() {
 }
 
 void KernelTracer::pushPhase(int64_t tag) {
+    outerPhases.push_back(currentPhase);
     currentPhase = tag;
 }
 
 void KernelTracer::popPhase() {
-    currentPhase = -1;
+    if (outerPhases.empty()) {
+        currentPhase = -1;
+        return;
+    }
+    currentPhase = outerPhases.back();
+    outerPhases.pop_back();
 }
 
 std::vector<KernelActivity> KernelTracer::collect() {
@@ -384,9 +436,23 @@ std::vector<KernelActivity> KernelTracer::collect() {
     int64_t matched = 0;
     for (KernelActivity& activity : out) {
         const auto found = launches.find(uint32_t(activity.operatorId));
-        activity.operatorId = found == launches.end() ? -1 : found->second->operatorId;
-        activity.phaseTag = found == launches.end() ? -1 : found->second->phaseTag;
-        matched += found != launches.end();
+        const State::Launch* launch = found == launches.end() ? nullptr : found->second;
+        activity.operatorId = launch ? launch->operatorId : -1;
+        activity.phaseTag = launch ? launch->phaseTag : -1;
+        matched += launch != nullptr;
+        const auto node = state_->graphNodes.find(activity.graphNode);
+        if (activity.graphNode == 0 || node == state_->graphNodes.end()) {
+            continue;
+        }
+        // A replayed node: the operator and phase of its capture, the step of
+        // the replay's launch (tag = step · 4 + phase).
+        activity.operatorId = node->second.operatorId;
+        // Backward nodes are created on autograd's thread, outside any phase
+        // tag: their operator gives the phase.
+        const int64_t capturedPhase = std::max<int64_t>(node->second.phaseTag, 0) % 4;
+        activity.phaseTag = launch && launch->phaseTag >= 0
+                                ? launch->phaseTag / 4 * 4 + capturedPhase
+                                : node->second.phaseTag;
     }
     if (std::getenv("STEPSCOPE_TRACE_DEBUG")) {
         std::fprintf(stderr, "kernels: %lld buffers, %zu activities, %lld tied to a launch\n",

@@ -190,8 +190,10 @@ struct OperatorTracer::State final : public RangeListener {
             open.push_back({names.intern(name), now});
             path.store(currentPath());
         }
-        if (mark && mark->phase != 0 && kernels) {
-            kernels->pushPhase(int64_t(step.load()) * 4 + phase.load());
+        // A step's own tag (phase 0) covers what runs between its phases, a
+        // CUDA graph's replay among it.
+        if (mark && kernels) {
+            kernels->pushPhase(int64_t(step.load()) * 4 + mark->phase);
         }
         if (next) {
             next->onPush(name);
@@ -209,7 +211,7 @@ struct OperatorTracer::State final : public RangeListener {
             open.pop_back();
             ranges.push({range.startNs, now, range.name, step.load()});
             path.store(currentPath());
-            if (kernels && phaseOfRange(names[range.name]) != 0) {
+            if (kernels && stepMarkOf(names[range.name])) {
                 kernels->popPhase();
             }
         }
@@ -362,6 +364,10 @@ void OperatorTracer::collectKernels() {
             opCategory = operatorCategory(state_->names[launch.op->name], phaseName(launch.phase));
         } else if (activity.phaseTag >= 0) {  // tag = step · 4 + phase
             launch.phase = int(activity.phaseTag % 4);
+        }
+        if (activity.phaseTag >= 0) {
+            // A replayed graph's kernel: its operator ran once, at capture;
+            // the kernel belongs to the replay's step.
             launch.step = int(activity.phaseTag / 4);
         }
         launch.category = kernelCategory(activity.name, opCategory, phaseName(launch.phase));
