@@ -3,7 +3,9 @@
 // precision, mode, attention backend and the memory levers (activation
 // checkpointing, the chunked loss), peak and every category's maximum within
 // ±10% (categories measured under 1 MiB within 1 MiB absolute); and a run the
-// old over-count refused now runs.
+// old over-count refused now runs; and the estimate of train steps small to
+// 2.7B against the CUDA caching allocator's peaks measured on an H200.
+#include <QFile>
 #include <QtTest/QtTest>
 
 #include <algorithm>
@@ -181,6 +183,55 @@ private Q_SLOTS:
         QVERIFY(*control.availableMemoryBytes >= newBytes);
         const RunResult result = runBenchmark(config, control);
         QCOMPARE(toString(result.status), std::string("ok"));
+    }
+
+    // The caching allocator's peaks measured on an H200 (tests/data): the
+    // estimate of each configuration, made without a GPU, within ±10%.
+    void predictionHoldsAgainstTheAllocatorOnAGpu_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("context");
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<QString>("precision");
+        QTest::addColumn<QString>("attention");
+        QTest::addColumn<QString>("optimizer");
+        QTest::addColumn<qint64>("allocated");
+        QFile file(QStringLiteral(STEPSCOPE_SOURCE_DIR "/tests/data/allocator-peaks-h200.csv"));
+        QVERIFY(file.open(QIODevice::ReadOnly | QIODevice::Text));
+        int rows = 0;
+        for (const QString& line : QString::fromUtf8(file.readAll()).split('\n')) {
+            const QStringList f = line.split(',');
+            if (line.startsWith('#') || f.size() != 8 || f[0] == "model") {
+                continue;
+            }
+            QTest::newRow(qPrintable(QString("%1 ctx %2 %3").arg(f[0], f[1], f[3])))
+                << f[0] << f[1].toInt() << f[2].toInt() << f[3] << f[4] << f[5]
+                << f[6].toLongLong();
+            ++rows;
+        }
+        QCOMPARE(rows, 32);
+    }
+
+    void predictionHoldsAgainstTheAllocatorOnAGpu() {
+        QFETCH(QString, model);
+        QFETCH(int, context);
+        QFETCH(int, batch);
+        QFETCH(QString, precision);
+        QFETCH(QString, attention);
+        QFETCH(QString, optimizer);
+        QFETCH(qint64, allocated);
+        RunConfig config;
+        config.model = *findPreset(model.toStdString());
+        config.contextLength = context;
+        config.batchSize = batch;
+        config.precision = *parsePrecision(precision.toStdString());
+        config.attention = attention.toStdString();
+        config.optimizer = *parseOptimizerKind(optimizer.toStdString());
+        config.mode = RunMode::TrainStep;
+        config.device = DeviceKind::Cuda;
+        const double ratio = double(predictMemory(config).peakBytes) / double(allocated);
+        qInfo("%s: estimate / allocated %.3f", QTest::currentDataTag(), ratio);
+        QVERIFY2(std::abs(ratio - 1) <= kRelativeTolerance,
+                 qPrintable(QString("estimate / allocated %1").arg(ratio, 0, 'f', 3)));
     }
 
     void cleanupTestCase() {

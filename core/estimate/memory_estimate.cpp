@@ -26,6 +26,10 @@ struct Setting {
     bool low;    // autocast to bf16 or fp16
     int64_t e;   // bytes of what autocast's matmuls produce
     bool naive;  // naive attention, which keeps the T×T probabilities
+    // CUDA's autocast runs softmax in fp32 and the ·v matmul casts its result
+    // back: naive attention keeps fp32 probabilities and a low-precision copy.
+    // The CPU's autocast keeps softmax in low precision: one copy.
+    bool fp32Probabilities;
     bool backward;
     bool inference;
     bool chunked;  // the chunked loss
@@ -41,6 +45,7 @@ Setting settingOf(const RunConfig& config) {
     r.low = config.precision != Precision::Fp32;
     r.e = r.low ? 2 : 4;  // what autocast's matmuls produce
     r.naive = config.attention == "naive";
+    r.fp32Probabilities = r.naive && r.low && config.device == DeviceKind::Cuda;
     r.backward = hasBackward(config.mode);
     r.inference = config.mode == RunMode::Inference;
     r.chunked = config.loss == LossKind::Chunked;
@@ -95,7 +100,8 @@ void addBlockActivations(const Setting& r, Parts& p) {
     const int64_t mlp = r.btf * 4 * e;
     p.weightCopies = low ? (4 * s.d * s.d + 3 * s.d * s.F) * 2 : 0;
     const int64_t small = bt * 2 * 4 + s.T * s.dh * 8;  // rms per norm, cos/sin rows per rotation
-    const int64_t core = r.naive ? r.scores * e + s.T * s.T        // probabilities + causal mask
+    const int64_t probabilities = r.scores * (r.fp32Probabilities ? 4 + e : e);
+    const int64_t core = r.naive ? probabilities + s.T * s.T       // probabilities + causal mask
                                  : btd * e + s.B * s.H * s.T * 4;  // O + logsumexp
     p.perLayer = streams + mlp + p.weightCopies + small + core;
     // Outside the blocks: the embedding output, the final norm, the LM head's
@@ -247,7 +253,10 @@ void explain(const RunConfig& config, const Setting& r, const Parts& parts, Memo
     }
     if (!r.inference) {
         x.push_back(words("activations per layer (" +
-                              std::string(r.naive ? "T×T probabilities" : "O and logsumexp") +
+                              std::string(!r.naive ? "O and logsumexp"
+                                          : r.fp32Probabilities
+                                              ? "T×T probabilities, fp32 and a low-precision copy"
+                                              : "T×T probabilities") +
                               (low ? ", low-precision input and weight copies" : "") + ")",
                           parts.perLayer) +
                     " × " + std::to_string(r.s.L) + " layers");
