@@ -27,16 +27,16 @@ if [ "${1:-}" = --rehearse ]; then
 fi
 plan=(first suite flash trace memory estimate levers engines bench examples)
 declare -A expected=(
-  [first]="6 min from a bare machine, configure and build included (the budget)"
+  [first]="2.5 min from a bare machine (H200, 2026-11-26: 18 s configure, 58 s build, 125 s in all)"
   [suite]="4 min: the whole build, then every CTest suite"
   [flash]="4 min: ptxas use, float64 suite, four sanitizer tools, leaderboard, dQ modes, ncu"
   [trace]="2 min: kernel and operator breakdowns, tracer overheads"
   [memory]="2 min: 2.7B forward peaks, the allocator's history beside ours, tracker overhead"
-  [estimate]="5 min: small to 2.7B, ctx 128 to 1024, fp32 and bf16, against the caching allocator"
-  [levers]="3 min: checkpointing and the chunked loss, the three AdamW, graph vs eager"
-  [engines]="5 min: libtorch, pytorch, pytorch-compile at small ctx 128 and 512, fp32 and bf16"
+  [estimate]="1 min (H200: 47 s): small to 2.7B, ctx 128 to 1024, fp32 and bf16, against the caching allocator"
+  [levers]="2 min (H200: 113 s): checkpointing and the chunked loss, the three AdamW, graph vs eager"
+  [engines]="5 min a table (H200: 79 s a model and mode), so ENGINE_TABLES='fp32:128' picks: libtorch, pytorch, pytorch-compile"
   [bench]="8 min: the attention grid and the end-to-end sweep"
-  [examples]="2 min: resources/examples re-recorded on this GPU")
+  [examples]="3 min (H200: 158 s): resources/examples re-recorded on this GPU")
 sections="${*:-first}"
 for name in $sections; do
   if [ -z "${expected[$name]:-}" ]; then
@@ -227,7 +227,7 @@ PY
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   fi
   "$python" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
-  echo "plan (expected durations, not yet measured on a GPU):"
+  echo "plan (expected durations; those with a figure in brackets were measured):"
   for name in "${plan[@]}"; do
     mark=" "
     want "$name" && mark="*"
@@ -501,12 +501,13 @@ if want engines; then
   begin engines
   build_targets stepscope-cli
   log "engines side by side: libtorch, pytorch eager, pytorch-compile (compile time apart)"
-  for precision in fp32 bf16; do
-    for ctx in 128 512; do
-      cuda_python benchmarks/compare_engines.py --cli "$cli" --device cuda --precision "$precision" \
-        --ctx "$ctx" --models small,medium --modes forward,train-step --warmup 3 --steps 10 \
-        --rounds 2 --threads 16 | stamp
-    done
+  # Four tables of about 5 minutes each (pytorch-compile compiles for 20 s a
+  # run): a 10-minute call holds one or two, chosen by ENGINE_TABLES.
+  for table in ${ENGINE_TABLES:-fp32:128 fp32:512 bf16:128 bf16:512}; do
+    precision="${table%%:*}" ctx="${table##*:}"
+    cuda_python benchmarks/compare_engines.py --cli "$cli" --device cuda --precision "$precision" \
+      --ctx "$ctx" --models small,medium --modes forward,train-step --warmup 3 --steps 10 \
+      --rounds 2 --threads 16 | stamp
   done
 fi
 
@@ -530,14 +531,18 @@ if want examples; then
   examples="$examples_dir"  # comes back as examples.tar.gz
   [ "$rehearse" = 1 ] && examples="$logs/examples"
   mkdir -p "$examples"
+  # Named after the GPU (h100, h200), as resources/examples lists them.
+  gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 \
+    | grep -oiE 'h[0-9]+|a[0-9]+|l[0-9]+' | head -1 | tr 'A-Z' 'a-z')"
+  gpu="${gpu:-gpu}"
   log "resources/examples on this GPU (the commands of resources/examples/README.md)"
   cuda_cli run --model small --ctx 256 --batch 4 --mode train-step --warmup 1 --steps 3 \
-    --ops --kernels --memory --device cuda --out "$examples/train-step-small-h100.json" | tail -3 | stamp
+    --ops --kernels --memory --device cuda --out "$examples/train-step-small-$gpu.json" | tail -3 | stamp
   cuda_cli attention --backends naive,tiled,sdpa,cuda-flash --d 16,32,64,128 \
     --seq 256,1024,4096,8192,16384 --precision fp32,bf16 --device cuda \
-    --out-file "$examples/attention-h100.json" | tail -3 | stamp
+    --out-file "$examples/attention-$gpu.json" | tail -3 | stamp
   cuda_cli sweep --model small,medium,large --ctx 128,256,512,1024 --mode forward,train-step \
-    --precision fp32,bf16 --warmup 2 --steps 5 --device cuda --out "$examples/sweep-h100" | tail -3 | stamp
+    --precision fp32,bf16 --warmup 2 --steps 5 --device cuda --out "$examples/sweep-$gpu" | tail -3 | stamp
   [ "$rehearse" = 1 ] || du -sh "$examples"/* | stamp
 fi
 
