@@ -683,6 +683,39 @@ private Q_SLOTS:
         QCOMPARE(table->item(0, 5)->text(), QString("ok"));
     }
 
+    // A run whose attention fails its correctness gate never started: no run
+    // in the list, the reason beside "Your attention", the form editable.
+    void aRefusedAttentionIsSaidBesideItsField() {
+        QTemporaryDir code;
+        QFile file(code.filePath("my_flash.py"));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(
+            "import torch\n\n"
+            "def off_by_a_scale(q, k, v, is_causal):\n"
+            "    s = (q @ k.transpose(-1, -2)) / q.shape[-1]\n"
+            "    if is_causal:\n"
+            "        upper = torch.ones(s.shape[-2:], dtype=torch.bool).triu(1)\n"
+            "        s = s.masked_fill(upper, float('-inf'))\n"
+            "    return torch.softmax(s, dim=-1) @ v\n");
+        file.close();
+        MainWindow window;
+        window.show();
+        ConfigPanel* panel = window.configPanel();
+        panel->setConfig(quickConfig(0, 2));
+        panel->engineBox()->setCurrentText("pytorch");
+        panel->chooseAttentionFile(code.filePath("my_flash.py"));
+        QCOMPARE(panel->config().pyAttention, std::string("my_flash:off_by_a_scale"));
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY2(window.startRun(), qPrintable(window.bannerText()));
+        QVERIFY(finished.wait(240000));
+        QVERIFY(window.documents().empty());
+        QVERIFY2(panel->errorText("py-attention").contains("correctness gate"),
+                 qPrintable(panel->errorText("py-attention")));
+        QVERIFY(window.bannerText().contains("not run"));
+        QVERIFY(!panel->isReadOnly());
+        QCOMPARE(panel->config().pyAttention, std::string("my_flash:off_by_a_scale"));
+    }
+
     // The course's question from the CLI, answered in the app: the file's
     // points, each value as the file has it, in the table and the charts;
     // its folder opens the same way.
