@@ -321,6 +321,15 @@ private Q_SLOTS:
             << QStringList{"run", "--model",  "small", "--d-model", "64", "--d-ff",
                            "256", "--layers", "2",     "--heads",   "4"}
             << "--model small and custom dims";
+        QTest::newRow("attention batch 2^62")
+            << QStringList{"attention", "--backends", "naive", "--batch", "4611686018427387904"}
+            << "batch: must be ≤ 1048576, got 4611686018427387904; allowed: 1..1048576";
+        QTest::newRow("attention heads") << QStringList{"attention", "--heads", "99999999999"}
+                                         << "heads: must be ≤ 1024, got 99999999999";
+        QTest::newRow("attention score matrix")
+            << QStringList{"attention", "--backends", "naive", "--batch", "1048576",
+                           "--heads",   "1024",       "--seq", "1048576"}
+            << "seq: batch × heads × seq² is over 2^50 elements";
         QTest::newRow("out is a folder")
             << QStringList{"run", "--out", "."} << "--out: '.' is a folder";
     }

@@ -27,6 +27,7 @@
 #include <QToolButton>
 
 #include "cli_run.h"
+#include "config/limits.h"
 #include "engines/environment.h"
 #include "engines/python_worker.h"
 #include "engines/runner.h"
@@ -681,6 +682,32 @@ private Q_SLOTS:
         QCOMPARE(table->item(1, 7)->text(), QString("not timed"));
         QVERIFY(table->item(1, 7)->font().strikeOut());
         QCOMPARE(table->item(0, 5)->text(), QString("ok"));
+    }
+
+    // The fields hold every value the limits allow (a run file at the limits
+    // shows unclamped) and nothing past them.
+    void fieldsSpanExactlyTheLimits() {
+        MainWindow window;
+        ConfigPanel* panel = window.configPanel();
+        RunConfig config = quickConfig(1, 1);
+        config.model.name = "custom";
+        config.model.layers = kLayersLimit.max;
+        config.model.heads = kHeadsLimit.max;
+        config.model.vocabSize = kVocabLimit.max;
+        config.batchSize = kBatchLimit.max;
+        config.threads = int(maxCpuThreads());
+        panel->setConfig(config);
+        const RunConfig shown = panel->config();
+        QCOMPARE(shown.model.layers, kLayersLimit.max);
+        QCOMPARE(shown.model.heads, kHeadsLimit.max);
+        QCOMPARE(shown.model.vocabSize, kVocabLimit.max);
+        QCOMPARE(shown.batchSize, kBatchLimit.max);
+        QCOMPARE(int64_t(shown.threads), maxCpuThreads());
+        config.model.vocabSize = kVocabLimit.max + 1;
+        config.threads = int(maxCpuThreads()) + 1;
+        panel->setConfig(config);
+        QCOMPARE(panel->config().model.vocabSize, kVocabLimit.max);
+        QCOMPARE(int64_t(panel->config().threads), maxCpuThreads());
     }
 
     // A run whose attention fails its correctness gate never started: no run
