@@ -65,6 +65,17 @@ using stepscope::test::cliRun;
 
 namespace {
 
+// A user's attention off by a scale (1/d where softmax needs 1/sqrt(d)),
+// with a helper defined first: the file picker must name the attention.
+constexpr const char* kOffByAScaleModule =
+    "import torch\n\ndef helper(x):\n    return x\n\n"
+    "def off_by_a_scale(q, k, v, is_causal):\n"
+    "    s = (q @ k.transpose(-1, -2)) / q.shape[-1]\n"
+    "    if is_causal:\n"
+    "        upper = torch.ones(s.shape[-2:], dtype=torch.bool).triu(1)\n"
+    "        s = s.masked_fill(upper, float('-inf'))\n"
+    "    return torch.softmax(s, dim=-1) @ v\n";
+
 RunConfig quickConfig(int warmup, int steps, int64_t context = 16) {
     RunConfig config;
     config.model = *findPreset("nano");
@@ -608,15 +619,7 @@ private Q_SLOTS:
               "class FlashAttention(torch.autograd.Function):\n"
               "    @staticmethod\n    def forward(ctx, q, k, v, is_causal=False):\n"
               "        return q\n");
-        // Off by a scale: 1/d where softmax needs 1/sqrt(d).
-        write("my_flash.py",
-              "import torch\n\ndef helper(x):\n    return x\n\n"
-              "def off_by_a_scale(q, k, v, is_causal):\n"
-              "    s = (q @ k.transpose(-1, -2)) / q.shape[-1]\n"
-              "    if is_causal:\n"
-              "        upper = torch.ones(s.shape[-2:], dtype=torch.bool).triu(1)\n"
-              "        s = s.masked_fill(upper, float('-inf'))\n"
-              "    return torch.softmax(s, dim=-1) @ v\n");
+        write("my_flash.py", kOffByAScaleModule);
 
         MainWindow window;
         ConfigPanel* panel = window.configPanel();
@@ -716,14 +719,7 @@ private Q_SLOTS:
         QTemporaryDir code;
         QFile file(code.filePath("my_flash.py"));
         QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write(
-            "import torch\n\n"
-            "def off_by_a_scale(q, k, v, is_causal):\n"
-            "    s = (q @ k.transpose(-1, -2)) / q.shape[-1]\n"
-            "    if is_causal:\n"
-            "        upper = torch.ones(s.shape[-2:], dtype=torch.bool).triu(1)\n"
-            "        s = s.masked_fill(upper, float('-inf'))\n"
-            "    return torch.softmax(s, dim=-1) @ v\n");
+        file.write(kOffByAScaleModule);
         file.close();
         MainWindow window;
         window.show();
