@@ -4,15 +4,21 @@
 // with the slowest rank per step) and the Timeline (streams, host threads,
 // profiler-step bands, hover); what is not a trace is refused with the
 // reader's own message in the dialog. The Timeline links a kernel to its launch
-// and finds every span of a large trace on hover.
+// and finds every span of a large trace on hover; HTA's kernel types have one
+// colour in tables and charts; a trace's kernels per stream and its profiler
+// steps match `stepscope-cli breakdown --json`.
 #include <QtTest/QtTest>
 
 #include <qcustomplot.h>
 
 #include <QMessageBox>
+#include <QProcess>
 #include <QStandardItemModel>
 #include <QStandardPaths>
+#include <QTableView>
 #include <QTemporaryDir>
+
+#include <nlohmann/json.hpp>
 
 #include "main_window.h"
 #include "models/run_document.h"
@@ -20,6 +26,8 @@
 #include "views/breakdown_view.h"
 #include "views/kernel_timeline_view.h"
 #include "views/trace_ranks_panel.h"
+#include "views/trace_steps_panel.h"
+#include "widgets/kernel_type_colors.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;
@@ -65,6 +73,17 @@ void click(KernelTimelineView& timeline, double timeUs, int track) {
                           Qt::NoModifier);
         QApplication::sendEvent(plot, &event);
     }
+}
+
+// `stepscope-cli breakdown PATH --json`, as a user runs it.
+nlohmann::json cliBreakdown(const QString& path) {
+    QProcess cli;
+    cli.start(QStringLiteral(STEPSCOPE_CLI), {"breakdown", path, "--json"});
+    if (!cli.waitForFinished(60000) || cli.exitCode() != 0) {
+        qWarning("%s", cli.readAllStandardError().constData());
+        return {};
+    }
+    return nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
 }
 
 }  // namespace
@@ -363,6 +382,117 @@ private Q_SLOTS:
         QCOMPARE(int(lines.size()), 1);
         QCOMPARE(lines[0]->start->coords(), QPointF(shortStart - 0.5, thread));
         QVERIFY(view.describe(shortKernel).contains("launched by cudaLaunchKernel on thread 1"));
+    }
+
+    // One colour per HTA kernel type (and overlap): the Breakdown's table cells,
+    // its shares chart, the kernel types' table and the Timeline's legend.
+    void kernelTypesHaveOneColourEverywhere() {
+        MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(window.openRunFile(kTraces + "/gpu_two_ranks"));
+        window.selectDocument(window.documents().front().id);
+        BreakdownView* breakdown = window.breakdownView();
+        QVERIFY(window.selectTab(breakdown->title()));
+        breakdown->setGrouping("kernel", "all");
+        QAbstractItemModel* table = breakdown->tableModel();
+        QSet<QString> typesSeen;
+        for (int row = 0; row < table->rowCount(); ++row) {
+            const QModelIndex cell = table->index(row, BreakdownView::CategoryColumn);
+            const std::optional<QColor> expected = traceCategoryColor(cell.data().toString());
+            QVERIFY2(expected, qPrintable(cell.data().toString()));
+            QCOMPARE(cell.data(Qt::DecorationRole).value<QColor>(), *expected);
+            typesSeen << cell.data().toString();
+        }
+        QCOMPARE(typesSeen.size(), 4);  // COMPUTATION, COMMUNICATION, MEMORY, OTHER
+        int bars = 0;
+        for (int i = 0; i < breakdown->sharesPlot()->plottableCount(); ++i) {
+            const QCPAbstractPlottable* plottable = breakdown->sharesPlot()->plottable(i);
+            QCOMPARE(plottable->brush().color(), *traceCategoryColor(plottable->name()));
+            ++bars;
+        }
+        QCOMPARE(bars, 4);
+        QStandardItemModel* types = breakdown->tracePanel()->kernelTypesModel();
+        QSet<QRgb> colours;
+        for (int row = 0; row < types->rowCount(); ++row) {
+            const QStandardItem* name = types->item(row, 1);
+            QCOMPARE(name->data(Qt::DecorationRole).value<QColor>(),
+                     *traceCategoryColor(name->text()));
+            colours << name->data(Qt::DecorationRole).value<QColor>().rgb();
+        }
+        QCOMPARE(colours.size(), types->rowCount());  // each combination its own colour
+        KernelTimelineView* timeline = window.timelineView();
+        QVERIFY(window.selectTab(timeline->title()));
+        int legend = 0;
+        for (int i = 0; i < timeline->plot()->plottableCount(); ++i) {
+            const QCPAbstractPlottable* entry = timeline->plot()->plottable(i);
+            if (const std::optional<QColor> color = traceCategoryColor(entry->name())) {
+                QCOMPARE(entry->brush().color(), *color);
+                ++legend;
+            }
+        }
+        QVERIFY(legend >= 4);  // the kernel types and the runtime calls
+    }
+
+    // The app's per-stream rows and profiler steps are the CLI's figures.
+    void perStreamAndPerStepRowsMatchTheCli() {
+        const nlohmann::json cli = cliBreakdown(kTraces + "/gpu_two_ranks");
+        QVERIFY(!cli.is_null());
+        MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(window.openRunFile(kTraces + "/gpu_two_ranks"));
+        BreakdownView* breakdown = window.breakdownView();
+        QVERIFY(window.selectTab(breakdown->title()));
+        for (size_t rank = 0; rank < 2; ++rank) {
+            window.selectDocument(window.documents()[rank].id);
+            const nlohmann::json& expected = cli.at("ranks")[rank];
+            breakdown->setGrouping("stream", "all");
+            const nlohmann::json& streams = expected.at("kernels_per_stream");
+            QCOMPARE(breakdown->rows().size(), streams.size());
+            QCOMPARE(breakdown->tableModel()
+                         ->headerData(BreakdownView::PhaseColumn, Qt::Horizontal)
+                         .toString(),
+                     QString("stream"));
+            // Long kernel names and a column more: the names keep room to be read.
+            QVERIFY(breakdown->tableView()->columnWidth(BreakdownView::NameColumn) >=
+                    BreakdownView::kMinNameWidth);
+            for (const nlohmann::json& row : streams) {
+                const std::string stream = "stream " + std::to_string(row.at("stream").get<int>());
+                bool found = false;
+                for (const BreakdownRow& shown : breakdown->rows()) {
+                    if (shown.name == row.at("name") && shown.phase == stream) {
+                        found = true;
+                        QCOMPARE(shown.calls, row.at("calls").get<int64_t>());
+                        QVERIFY(std::abs(shown.totalMs * 1e3 - row.at("total_us").get<double>()) <
+                                1e-9);
+                    }
+                }
+                QVERIFY2(found, row.dump().c_str());
+            }
+            QStandardItemModel* steps = breakdown->tracePanel()->stepsPanel()->stepsModel();
+            QVERIFY(!breakdown->tracePanel()->stepsPanel()->isHidden());
+            const nlohmann::json& cliSteps = expected.at("steps");
+            QCOMPARE(size_t(steps->rowCount()), cliSteps.size());
+            for (int row = 0; row < steps->rowCount(); ++row) {
+                const nlohmann::json& step = cliSteps[size_t(row)];
+                auto value = [&](int column) {
+                    return steps->item(row, column)->data(Qt::UserRole).toDouble();
+                };
+                QCOMPARE(value(TraceStepsPanel::StepColumn), step.at("step").get<double>());
+                QCOMPARE(value(TraceStepsPanel::DurationColumn),
+                         step.at("duration_us").get<double>());
+                QCOMPARE(value(TraceStepsPanel::KernelsColumn), step.at("kernels").get<double>());
+                QCOMPARE(value(TraceStepsPanel::KernelTimeColumn),
+                         step.at("kernel_us").get<double>());
+                const QString note = steps->item(row, TraceStepsPanel::NoteColumn)->text();
+                QCOMPARE(note.contains("left out"), !step.at("analysed").get<bool>());
+                QCOMPARE(note.contains("slowest rank"), step.at("slowest").get<bool>());
+            }
+        }
+        // A run has no streams to group by, and no profiler steps.
+        breakdown->showRun(nullptr);
+        QVERIFY(breakdown->tracePanel()->stepsPanel()->isHidden());
     }
 
     void aSingleGzipTraceOpens() {
