@@ -639,6 +639,13 @@ private Q_SLOTS:
         QCOMPARE(panel->config().attention, std::string("flash-triton"));
         QCOMPARE(describe(validate(panel->config(), validationContext())), std::string());
 
+        // "your own…" with nothing named yet asks for it beside its field, not
+        // as a backend the engine lacks.
+        box->setCurrentText("your own…");
+        QVERIFY2(panel->errorText("py-attention").contains("name your attention"),
+                 qPrintable(panel->errorText("py-attention")));
+        QCOMPARE(panel->errorText("attention"), QString());
+
         // "your own…" from a file: its folder, its autograd Function, selected.
         panel->chooseAttentionFile(code.filePath("flash_file.py"));
         QCOMPARE(box->currentText(), QString("your own…"));

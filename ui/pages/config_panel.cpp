@@ -769,10 +769,17 @@ bool ConfigPanel::showErrors(const std::vector<ConfigError>& errors) {
         label->clear();
         label->hide();
     }
+    // "your own…" with nothing named yet is not a backend the engine lacks:
+    // the attention is asked for beside its own field.
+    const bool yourOwnUnnamed =
+        attention_->currentText() == kYourOwn && pyAttention_->text().trimmed().isEmpty();
     for (const auto& error : errors) {
-        auto found = errorLabels_.find(error.field);
+        const bool unnamed = yourOwnUnnamed && error.field == "attention";
+        auto found = errorLabels_.find(unnamed ? std::string("py-attention") : error.field);
         QLabel* label = found != errorLabels_.end() ? found->second : errorLabels_.at("model");
-        const QString text = inPanelTerms(QString::fromStdString(error.message));
+        const QString text = unnamed
+                                 ? tr("name your attention: MODULE:NAME, or its .py file with …")
+                                 : inPanelTerms(QString::fromStdString(error.message));
         label->setText(label->text().isEmpty() ? text : label->text() + "\n" + text);
         label->show();
     }
