@@ -33,6 +33,9 @@ namespace stepscope::ui {
 
 namespace {
 
+// The charts scroll: each keeps a height its legend and axis titles leave room in.
+constexpr int kChartHeight = 320;
+
 void useLogAxis(QCPAxis* axis, double base) {
     axis->setScaleType(QCPAxis::stLogarithmic);
     QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
@@ -104,9 +107,8 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
     auto* charts = new QWidget;
     chartGrid_ = new QGridLayout(charts);
     memoryPlot_ = new QCustomPlot;
-    memoryPlot_->setMinimumSize(320, 260);
+    memoryPlot_->setMinimumSize(320, kChartHeight);
     stylePlot(memoryPlot_, tr("sequence length (tokens)"), tr("peak memory (MiB)"));
-    memoryPlot_->legend->setWrap(2);
     useLogAxis(memoryPlot_->xAxis, 2);
     useLogAxis(memoryPlot_->yAxis, 10);
     auto* scroll = new QScrollArea;
@@ -116,12 +118,18 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
 
     table_ = new QTableWidget(0, 13);
     table_->setHorizontalHeaderLabels({tr("backend"), tr("kernel"), tr("precision"), tr("d"),
-                                       tr("seq"), tr("status"), tr("gate"), tr("forward ms"),
-                                       tr("backward ms"), tr("mem before backward"), tr("peak"),
+                                       tr("seq"), tr("status"), tr("gate"), tr("fwd ms"),
+                                       tr("bwd ms"), tr("mem before bwd"), tr("peak"),
                                        tr("fwd TFLOP/s"), tr("bwd TFLOP/s")});
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->verticalHeader()->hide();
+    // Short headers keep the thirteen columns on a laptop's width; they say it in full on hover.
+    const QStringList whole = {tr("forward time (ms)"), tr("backward time (ms)"),
+                               tr("memory allocated before backward")};
+    for (int column = 7; column <= 9; ++column) {
+        table_->horizontalHeaderItem(column)->setToolTip(whole[column - 7]);
+    }
 
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(scroll);
@@ -292,7 +300,7 @@ void AttentionPage::redraw() {
     }
     while (timePlots_.size() < qsizetype(dims.size())) {
         auto* plot = new QCustomPlot;
-        plot->setMinimumSize(320, 260);
+        plot->setMinimumSize(320, kChartHeight);
         stylePlot(plot, tr("sequence length (tokens)"), tr("time (ms)"));
         plot->legend->setWrap(2);
         useLogAxis(plot->xAxis, 2);
@@ -380,21 +388,56 @@ void AttentionPage::redraw() {
                                ? tr("No points yet: run the grid, or open an attention file "
                                     "(attention.json from stepscope-cli attention --out DIR).")
                                : tr("No point measured its peak memory."));
+    // A colour per backend and precision, a line style per head dim: with
+    // a colour per line, 20 lines repeated the six colours there were.
+    std::map<std::string, int> colourOf;
+    std::map<int64_t, int> styleOf;
+    for (const auto& p : points_) {
+        if (p.status == "ok" && p.peakBytes && *p.peakBytes > 0) {
+            colourOf.emplace(p.backend + " " + toString(p.precision), int(colourOf.size()));
+            styleOf.emplace(p.d, 0);
+        }
+    }
+    int nextStyle = 0;
+    for (auto& [d, style] : styleOf) {
+        style = nextStyle++;
+    }
+    static const Qt::PenStyle dimStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
+                                             Qt::DashDotLine, Qt::DashDotDotLine};
+    const auto dimStyle = [&](int64_t d) {
+        return dimStyles[size_t(styleOf[d]) % std::size(dimStyles)];
+    };
+    const bool severalDims = styleOf.size() > 1;
     std::map<std::string, QCPGraph*> memory;
     for (const auto& p : points_) {
         if (p.status != "ok" || !p.peakBytes || *p.peakBytes <= 0) {
             continue;
         }
-        const std::string key =
-            p.backend + " " + toString(p.precision) + " d" + std::to_string(p.d);
+        const std::string series = p.backend + " " + toString(p.precision);
+        const std::string key = series + " d" + std::to_string(p.d);
         QCPGraph*& graph = memory[key];
         if (!graph) {
             graph = memoryPlot_->addGraph();
             graph->setName(QString::fromStdString(key));
-            graph->setPen(QPen(seriesColor(int(memory.size()) - 1), 2));
+            graph->setPen(QPen(seriesColor(colourOf[series]), 2, dimStyle(p.d)));
             graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
+            if (severalDims) {
+                graph->removeFromLegend();  // the keys below name colour and style
+            }
         }
         graph->addData(double(p.seq), double(*p.peakBytes) / (1024.0 * 1024.0));
+    }
+    // The legend: a line per colour, then one per head dim's style.
+    if (severalDims) {
+        for (const auto& [series, colour] : colourOf) {
+            memoryPlot_->addGraph()->setName(QString::fromStdString(series));
+            memoryPlot_->graph(memoryPlot_->graphCount() - 1)->setPen(QPen(seriesColor(colour), 2));
+        }
+        for (const auto& [d, style] : styleOf) {
+            QCPGraph* key = memoryPlot_->addGraph();
+            key->setName(tr("head dim %1").arg(d));
+            key->setPen(QPen(QColor(90, 90, 90), 2, dimStyle(d)));
+        }
     }
     if (anyPeak) {
         fitAxesWithRoom(memoryPlot_);
