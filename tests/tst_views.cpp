@@ -226,6 +226,21 @@ private Q_SLOTS:
         QVERIFY(view.topBarToolTip(1).contains(QString::fromStdString(kLongKernel)));
         QVERIFY(view.topBarToolTip(1).contains("1.375 ms / step"));  // 5.5 ms over 4 steps
         QVERIFY(view.topBarToolTip(count).isEmpty());
+        // Each bar in its row's category colour, as the shares chart has it.
+        int bars = 0;
+        for (int p = 0; p < top->plottableCount(); ++p) {
+            auto* series = qobject_cast<QCPBars*>(top->plottable(p));
+            QVERIFY(series);
+            for (auto bar = series->data()->constBegin(); bar != series->data()->constEnd();
+                 ++bar) {
+                const BreakdownRow& row = view.rows()[size_t(count - int(bar->key))];
+                QCOMPARE(series->brush().color(),
+                         categoryColor(QString::fromStdString(row.category)));
+                ++bars;
+            }
+        }
+        QCOMPARE(bars, count);
+        QVERIFY(top->plottableCount() >= 2);  // the rows are of more than one category
 
         // The stacked shares name the category under the cursor.
         QCustomPlot* shares = view.sharesPlot();
