@@ -9,6 +9,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QHeaderView>
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
@@ -22,6 +23,8 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStandardPaths>
+#include <QStyle>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QToolButton>
@@ -213,6 +216,80 @@ void checkShowsRun(MainWindow& window, const RunResult& expected, const QString&
                  shown.precision == expected.config.precision &&
                  shown.model.name == expected.config.model.name,
              where);
+}
+
+// What a reader cannot see whole in the window as it is on screen: a table
+// header narrower than its text or a column past the table's right edge, a
+// chart's axis label longer than its axis, an axis rect outside its chart.
+// Measured with the widgets' fonts and geometry, not pixels.
+constexpr int kUsableChartHeight = 120;
+
+QStringList clippedIn(const QWidget* root) {
+    QStringList found;
+    for (const QHeaderView* header : root->findChildren<QHeaderView*>()) {
+        if (!header->isVisible() || header->orientation() != Qt::Horizontal) {
+            continue;
+        }
+        const auto* table = qobject_cast<const QAbstractItemView*>(header->parentWidget());
+        const QString where = table ? table->objectName() + "/" + table->metaObject()->className()
+                                    : QString("header");
+        const int margin = header->style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, header);
+        const QFontMetrics metrics(header->font());
+        for (int section = 0; section < header->count(); ++section) {
+            if (header->isSectionHidden(section)) {
+                continue;
+            }
+            const QString text = header->model()->headerData(section, Qt::Horizontal).toString();
+            const int needed = metrics.horizontalAdvance(text) + 2 * margin;
+            if (header->sectionSize(section) < needed) {
+                found << QString("%1: header '%2' is %3 px for %4")
+                             .arg(where, text)
+                             .arg(header->sectionSize(section))
+                             .arg(needed);
+            }
+        }
+        if (header->length() > header->viewport()->width() + 1) {
+            found << QString("%1: columns %2 px wide in %3 px")
+                         .arg(where)
+                         .arg(header->length())
+                         .arg(header->viewport()->width());
+        }
+    }
+    for (const QCustomPlot* plot : root->findChildren<QCustomPlot*>()) {
+        if (!plot->isVisible() || !plot->axisRect()) {
+            continue;
+        }
+        const QString where = plot->objectName().isEmpty() ? QString("chart") : plot->objectName();
+        const QRect area = plot->axisRect()->rect();
+        if (!plot->rect().contains(plot->axisRect()->outerRect())) {
+            found << where + ": axis rect outside the chart";
+        }
+        // Not a sliver: its legend and axes leave the data room to be read.
+        if (area.height() < kUsableChartHeight) {
+            found << QString("%1: %2 px tall for its data").arg(where).arg(area.height());
+        }
+        // A label runs centred along its axis, past the axis rect's ends if
+        // it must: it is whole where it stays within the chart.
+        for (const QCPAxis* axis : plot->axisRect()->axes()) {
+            if (!axis->visible() || axis->label().isEmpty()) {
+                continue;
+            }
+            const QRect text = QFontMetrics(axis->labelFont())
+                                   .boundingRect(QRect(), Qt::TextDontClip, axis->label());
+            const bool across = axis->orientation() == Qt::Horizontal;
+            const double centre = across ? area.center().x() : area.center().y();
+            const double end = across ? plot->width() : plot->height();
+            const double half = text.width() / 2.0;
+            if (centre - half < 0 || centre + half > end) {
+                found << QString("%1: axis label '%2' is %3 px, centred at %4 of %5 px")
+                             .arg(where, axis->label())
+                             .arg(text.width())
+                             .arg(centre)
+                             .arg(end);
+            }
+        }
+    }
+    return found;
 }
 
 // Runs stepscope-cli with `args`; returns an empty string, or its stderr.
@@ -2164,6 +2241,73 @@ private Q_SLOTS:
         QVERIFY(!window.openRunFile(json));
         QVERIFY(window.lastErrorDialog()->text().contains("not a StepScope run file"));
         QVERIFY(window.documents().empty());
+    }
+
+    // The smallest common laptop screen: with every example open, in every
+    // tab, the window fits and nothing a reader needs is clipped.
+    void everyTabFitsA1366x768Screen() {
+        const QSize screen(1366, 768);
+        MainWindow window;
+        window.resize(screen);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        const QList<ExampleRun> examples = readExampleRuns(examplesDirectory());
+        QVERIFY(examples.size() >= 4);
+        for (const ExampleRun& example : examples) {
+            QVERIFY2(window.openExample(example), qPrintable(example.path));
+        }
+        auto* tabs = window.findChild<QTabWidget*>();
+        QVERIFY(tabs);
+        QStringList problems;
+        const auto check = [&](const QString& state) {
+            QApplication::processEvents();
+            QTest::qWait(50);
+            if (window.width() > screen.width() || window.height() > screen.height() ||
+                window.minimumSizeHint().width() > screen.width()) {
+                problems << QString("%1: window %2×%3 (at least %4×%5)")
+                                .arg(state)
+                                .arg(window.width())
+                                .arg(window.height())
+                                .arg(window.minimumSizeHint().width())
+                                .arg(window.minimumSizeHint().height());
+            }
+            for (const QString& problem : clippedIn(&window)) {
+                problems << state + ": " + problem;
+            }
+        };
+        for (const RunDocument& document : window.documents()) {
+            if (!document.path.endsWith("train-step-small-h200.json") &&
+                !document.path.endsWith("train-step-tiny-cpu.json")) {
+                continue;
+            }
+            window.selectDocument(document.id);
+            for (int tab = 0; tab < tabs->count(); ++tab) {
+                tabs->setCurrentIndex(tab);
+                check(QFileInfo(document.path).fileName() + " in " + tabs->tabText(tab));
+            }
+            QVERIFY(window.selectTab("Memory"));
+            window.memoryView()->setMode(MemoryView::Mode::Allocations);
+            for (const int64_t floor : {int64_t(0), int64_t(4096), int64_t(1) << 20}) {
+                window.memoryView()->setSizeFloor(floor);
+                check(QString("each allocation ≥ %1 B").arg(floor));
+            }
+            // The memory chart starts tall: most of the tab is the chart.
+            QVERIFY2(
+                window.memoryView()->plot()->axisRect()->height() >= 200,
+                qPrintable(QString::number(window.memoryView()->plot()->axisRect()->height())));
+            window.memoryView()->setMode(MemoryView::Mode::Categories);
+        }
+        QList<int> all;
+        for (const RunDocument& document : window.documents()) {
+            all << document.id;
+        }
+        window.setCompared(all.mid(0, 4));
+        QVERIFY(window.selectTab("Compare"));
+        check("Compare of four runs");
+        for (const QString& problem : problems) {
+            qWarning("%s", qPrintable(problem));
+        }
+        QVERIFY2(problems.isEmpty(), qPrintable(QString("%1 found").arg(problems.size())));
     }
 
     void exportedChartsCarryATitle() {
