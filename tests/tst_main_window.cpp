@@ -27,6 +27,7 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTextDocument>
 #include <QToolButton>
 
 #include "cli_run.h"
@@ -604,6 +605,15 @@ private Q_SLOTS:
         }
         QCOMPARE(int(window.documents().size()), 4);
         QCOMPARE(window.progressText(), QString("Sweep finished"));  // not the last step's count
+        // Issue 31: the files went to …/StepScope/StepScope/sweeps, the
+        // organisation's and the app's name twice.
+        const QString folder =
+            QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
+            "/stepscope/sweeps/";
+        QVERIFY2(window.sweepPage()->statusText().contains(folder),
+                 qPrintable(window.sweepPage()->statusText()));
+        QVERIFY(!window.sweepPage()->statusText().contains(
+            QCoreApplication::organizationName() + "/" + QCoreApplication::applicationName()));
 
         // Points that will not fit are marked before they start.
         window.setAvailableMemory(1000);
@@ -2310,6 +2320,51 @@ private Q_SLOTS:
         QVERIFY2(problems.isEmpty(), qPrintable(QString("%1 found").arg(problems.size())));
     }
 
+    // Issue 31: the About box cut the library's path at its edge.
+    void aboutBoxShowsTheLibraryPathWhole() {
+        MainWindow window;
+        window.show();
+        QAction* about = nullptr;
+        for (QAction* action : window.findChildren<QAction*>()) {
+            if (action->text() == "&About StepScope") {
+                about = action;
+            }
+        }
+        QVERIFY(about);
+        QStringList problems;
+        bool seen = false;
+        QTimer::singleShot(0, [&] {
+            auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+            if (!box) {
+                return;
+            }
+            for (const QLabel* label : box->findChildren<QLabel*>()) {
+                if (!label->text().contains("LibTorch")) {
+                    continue;
+                }
+                seen = true;
+                // Whole where the label needs no more width than it has
+                // (its minimum is its longest line that cannot break), and
+                // where it lies within the box.
+                if (label->minimumSizeHint().width() > label->width() ||
+                    label->mapTo(box, QPoint(label->width(), 0)).x() > box->width()) {
+                    problems << QString("the label needs %1 px, has %2 px at %3 in %4 px")
+                                    .arg(label->minimumSizeHint().width())
+                                    .arg(label->width())
+                                    .arg(label->mapTo(box, QPoint()).x())
+                                    .arg(box->width());
+                }
+                QTextDocument html;
+                html.setHtml(label->text());
+                QVERIFY(html.toPlainText().remove(QChar(0x200B)).contains("loaded from /"));
+            }
+            box->accept();
+        });
+        about->trigger();
+        QVERIFY(seen);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("; ")));
+    }
+
     void exportedChartsCarryATitle() {
         const QString path = dir_.filePath("titled.json");
         QCOMPARE(cliRun(path), QString());
@@ -2340,6 +2395,22 @@ private Q_SLOTS:
         };
         QVERIFY2(darkPixels(b) > darkPixels(a) + 50,
                  qPrintable(QString("%1 vs %2").arg(darkPixels(b)).arg(darkPixels(a))));
+
+        // Issue 31: a second line wider than the picture was centred and cut
+        // at both ends. Wrapped, no text touches the picture's sides.
+        const QString longTitle = title + " · " + QString("field value · ").repeated(20) + "end";
+        const QString wrapped = dir_.filePath("wrapped.png");
+        QCOMPARE(exporter::savePlot(target.plot, wrapped, 800, 500, longTitle), QString());
+        const QImage c(wrapped);
+        int edge = 0;
+        for (int y = 0; y < 120; ++y) {
+            for (int x = 0; x < 6; ++x) {
+                edge += qGray(c.pixel(x, y)) < 100;
+                edge += qGray(c.pixel(c.width() - 1 - x, y)) < 100;
+            }
+        }
+        QCOMPARE(edge, 0);
+        QCOMPARE(target.plot->plotLayout()->elementCount(), elements);
 
         // A point on the corner of the axes is whole in the export, and the
         // chart's ranges are as they were afterwards.

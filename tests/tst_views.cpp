@@ -253,6 +253,59 @@ private Q_SLOTS:
         QVERIFY2(middle.contains("matmul"), qPrintable(middle));
     }
 
+    // Issue 31: "peak memory (Mi", "total ms over the measured step": a
+    // title longer than its axis ran past the chart's edge. It wraps onto
+    // more lines where it must, whole again where there is room.
+    void axisTitlesStayWithinTheChart() {
+        QCustomPlot plot;
+        const QString title = "the total time over the measured steps (ms)";
+        stylePlot(&plot, title, title);
+        plot.addGraph()->setData({1.0, 2.0}, {1.0, 2.0});
+        plot.rescaleAxes();
+        const auto inside = [&](const QCPAxis* axis) {
+            const QRect area = plot.axisRect()->rect();
+            const QRect text = QFontMetrics(axis->labelFont())
+                                   .boundingRect(QRect(), Qt::TextDontClip, axis->label());
+            const bool across = axis->orientation() == Qt::Horizontal;
+            const int centre = across ? area.center().x() : area.center().y();
+            const int end = across ? plot.width() : plot.height();
+            return centre - text.width() / 2 >= 0 && centre + text.width() / 2 <= end;
+        };
+        plot.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&plot));
+        for (const QSize size : {QSize(200, 180), QSize(900, 700), QSize(260, 900)}) {
+            plot.resize(size);
+            QApplication::processEvents();
+            plot.replot();
+            QApplication::processEvents();  // the queued layout for the wrapped titles
+            plot.replot();
+            for (const QCPAxis* axis : {plot.xAxis, plot.yAxis}) {
+                QVERIFY2(inside(axis), qPrintable(QString("%1×%2: '%3'")
+                                                      .arg(size.width())
+                                                      .arg(size.height())
+                                                      .arg(axis->label())));
+                // The words all there, in order; one line where it fits.
+                QCOMPARE(QString(axis->label()).replace('\n', ' '), title);
+            }
+        }
+        QVERIFY(plot.xAxis->label().contains('\n'));   // 260 px wide: the x title wraps
+        QVERIFY(!plot.yAxis->label().contains('\n'));  // 900 px tall: the y title whole
+    }
+
+    // Issue 31: twelve lines of a sweep drew six colours twice.
+    void noTwoSeriesLookAlike() {
+        QSet<QString> seen;
+        for (int i = 0; i < 5 * kSeriesColours; ++i) {
+            seen << seriesColor(i).name() + QString::number(int(seriesStyle(i)));
+        }
+        QCOMPARE(seen.size(), 5 * kSeriesColours);
+        QSet<QString> colours;
+        for (int i = 0; i < kSeriesColours; ++i) {
+            colours << seriesColor(i).name();
+        }
+        QCOMPARE(colours.size(), kSeriesColours);
+    }
+
     void timelineLegendListsEveryColour() {
         RunDocument document = makeDocument(1, RunResult(), "timeline");
         StepTimeline& timeline = document.result.timeline;
