@@ -52,6 +52,7 @@
 #include "results/attention_file.h"
 #include "results/breakdown.h"
 #include "results/run_file.h"
+#include "run_list.h"
 #include "test_support.h"
 #include "util/atomic_file.h"
 #include "util/strings.h"
@@ -1441,6 +1442,72 @@ private Q_SLOTS:
         QVERIFY2(title.contains(first + " vs " + second), qPrintable(title));
         QVERIFY2(title.contains("nano") && title.contains("ctx 16") && !title.contains("sdpa ·"),
                  qPrintable(title));
+    }
+
+    // Issue 31: among the examples' runs, the runs of a warm-up study read
+    // alike in a narrow list (their warm-up, far along the label, was cut),
+    // and "*" was explained only in a tooltip.
+    void runListKeepsWhatTellsRunsApartInView() {
+        MainWindow window;
+        window.resize(1366, 768);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        for (const ExampleRun& example : readExampleRuns(examplesDirectory())) {
+            QVERIFY2(window.openExample(example), qPrintable(example.path));
+        }
+        // A warm-up study of the tiny example: the same run at warm-up 0, 1, 2, 5.
+        RunResult tiny =
+            readRunFile((examplesDirectory() + "/train-step-tiny-cpu.json").toStdString());
+        QList<int> study;
+        for (const int warmup : {0, 1, 2, 5}) {
+            tiny.config.warmupSteps = warmup;
+            const QString path = dir_.filePath(QString("study-warmup-%1.json").arg(warmup));
+            writeRunFile(tiny, path.toStdString());
+            QVERIFY(window.openRunFile(path));
+            study << window.currentDocument()->id;
+        }
+        // A live run: unsaved, "*".
+        window.configPanel()->setConfig(quickConfig(0, 1));
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(60000));
+        const int live = window.currentDocument()->id;
+        QApplication::processEvents();
+
+        RunList* runs = window.runList();
+        QListWidget* list = runs->widget();
+        const auto rowOf = [&](int id) {
+            for (int row = 0; row < list->count(); ++row) {
+                if (list->item(row)->text().startsWith(QString("#%1 ").arg(id))) {
+                    return row;
+                }
+            }
+            return -1;
+        };
+        QSet<QString> shown;
+        for (int i = 0; i < study.size(); ++i) {
+            const int row = rowOf(study[i]);
+            QVERIFY(row >= 0);
+            const QString text = runs->shownText(row);
+            // Too long for the list: elided, but not where the runs differ.
+            QVERIFY2(text.contains(QChar(0x2026)), qPrintable(text));
+            QVERIFY2(text.startsWith(
+                         QString("#%1 warm-up %2").arg(study[i]).arg(QList<int>{0, 1, 2, 5}[i])),
+                     qPrintable(text));
+            shown << text.section(' ', 1);  // without the "#id"
+        }
+        QCOMPARE(shown.size(), study.size());
+        const QString liveText = runs->shownText(rowOf(live));
+        QVERIFY2(liveText.endsWith(" *"), qPrintable(liveText));
+        // Every label fits its row as shown.
+        const int room = list->viewport()->width();
+        for (int row = 0; row < list->count(); ++row) {
+            QVERIFY(list->fontMetrics().horizontalAdvance(runs->shownText(row)) < room);
+        }
+        // "*" explained in words under the list, not only in a tooltip.
+        QVERIFY(runs->legend()->isVisible());
+        QVERIFY(runs->legend()->text().contains("* not saved"));
+        QVERIFY(runs->legend()->geometry().top() >= list->geometry().bottom());
     }
 
     void configPanelCarriesTheEngine() {

@@ -102,6 +102,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     leftLayout->addLayout(buttons);
     leftLayout->addWidget(new QLabel(tr("Runs")));
     leftLayout->addWidget(runs_->widget(), 1);
+    leftLayout->addWidget(runs_->legend());
     auto* dock = new QDockWidget(tr("Configuration"), this);
     dock->setObjectName("configurationDock");
     dock->setWidget(left);
