@@ -119,8 +119,9 @@ QList<QSet<int>> telltaleFields(const QList<QList<Field>>& all) {
 }
 
 // For each config, its fields that differ among `configs` (those that tell
-// it from the runs most like it first), and the usual ones too when asked.
-QList<LabelParts> labels(const QList<RunConfig>& configs, bool withUsual) {
+// it from the runs most like it first, when asked: a list's order; a
+// comparison keeps one order for all), and the usual ones too when asked.
+QList<LabelParts> labels(const QList<RunConfig>& configs, bool withUsual, bool telltaleFirst) {
     QList<QList<Field>> all;
     for (const RunConfig& config : configs) {
         all << fieldsOf(config);
@@ -133,7 +134,8 @@ QList<LabelParts> labels(const QList<RunConfig>& configs, bool withUsual) {
                                [&](const Field& f) { return f.label() == field.label(); });
         });
     };
-    const QList<QSet<int>> telltale = telltaleFields(all);
+    const QList<QSet<int>> telltale =
+        telltaleFirst ? telltaleFields(all) : QList<QSet<int>>(all.size());
     QList<LabelParts> out;
     for (int run = 0; run < all.size(); ++run) {
         // What differs first, so that a narrow list still tells runs apart;
@@ -194,15 +196,15 @@ QStringList configFields(const RunConfig& config) {
 }
 
 QStringList differingFields(const QList<RunConfig>& configs) {
-    return joined(labels(configs, false));
+    return joined(labels(configs, false, false));
 }
 
 QStringList listLabels(const QList<RunConfig>& configs) {
-    return joined(labels(configs, true));
+    return joined(labels(configs, true, true));
 }
 
 QList<LabelParts> listLabelParts(const QList<RunConfig>& configs) {
-    return labels(configs, true);
+    return labels(configs, true, true);
 }
 
 QString LabelParts::joined() const {
