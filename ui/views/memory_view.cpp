@@ -8,13 +8,13 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMouseEvent>
-#include <QPushButton>
 #include <QSlider>
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
+#include <QToolButton>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -81,11 +81,11 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     // The labels of the row elide rather than widen it: a long count of
     // bands or a hover's module path pushed the window past the screen.
     detailLabel_ = new ElidedLabel;
-    fitButton_ = new QPushButton(tr("Fit"));
+    fitButton_ = new QToolButton;  // as wide as its word: the row has little to spare
+    fitButton_->setText(tr("Fit"));
     fitButton_->setToolTip(tr("Show the whole run (or double-click the chart)"));
     follow_ = new QCheckBox(tr("Follow the Timeline's zoom"));
     follow_->setChecked(true);
-    followLabel_ = new QLabel;
     auto* controls = new QHBoxLayout;
     controls->addWidget(modeBox_);
     controls->addWidget(colourBox_);
@@ -95,7 +95,6 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     controls->addWidget(detailLabel_, 1);
     controls->addWidget(fitButton_);
     controls->addWidget(follow_);
-    controls->addWidget(followLabel_);
     // Two lines whatever is hovered or pinned: the chart above never jumps.
     details_ = new ElidedLabel(2);
 
@@ -175,7 +174,7 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     connect(plot_, &QCustomPlot::mouseDoubleClick, this, &MemoryView::fit);
     // Pixel geometry is known after the layout: place the peak's label then.
     connect(plot_, &QCustomPlot::afterLayout, this, &MemoryView::placePeakMarker);
-    connect(fitButton_, &QPushButton::clicked, this, &MemoryView::fit);
+    connect(fitButton_, &QToolButton::clicked, this, &MemoryView::fit);
     connect(modeBox_, &QComboBox::currentIndexChanged, this,
             [this](int index) { setMode(index == 0 ? Mode::Categories : Mode::Allocations); });
     connect(colourBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
@@ -199,8 +198,8 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
             selectSite(-1);
         }
     });
-    connect(follow_, &QCheckBox::toggled, this, &MemoryView::updateFollowLabel);
-    updateFollowLabel();
+    connect(follow_, &QCheckBox::toggled, this, &MemoryView::updateFollowToolTip);
+    updateFollowToolTip();
     colourBox_->setEnabled(false);
     detail_->setEnabled(false);
 }
@@ -631,7 +630,7 @@ void MemoryView::updateDetailLabel() {
     }
     detailLabel_->setText(layout_.hiddenCount == 0
                               ? tr("all %1 drawn").arg(qulonglong(layout_.shown.size()))
-                              : tr("%1 drawn (≥ %2), %3 in grey")
+                              : tr("%1 drawn ≥ %2, %3 in grey")
                                     .arg(qulonglong(layout_.shown.size()))
                                     .arg(bytesText(layout_.floorBytes))
                                     .arg(qulonglong(layout_.hiddenCount)));
@@ -797,8 +796,7 @@ void MemoryView::setFollowsTimeline(bool follow) {
     follow_->setChecked(follow);
 }
 
-void MemoryView::updateFollowLabel() {
-    followLabel_->setText(follow_->isChecked() ? tr("<i>linked</i>") : tr("<i>not linked</i>"));
+void MemoryView::updateFollowToolTip() {
     follow_->setToolTip(follow_->isChecked()
                             ? tr("Linked: zooming the Timeline (of the same run) zooms this chart")
                             : tr("Not linked: this chart zooms on its own"));

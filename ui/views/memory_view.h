@@ -18,7 +18,7 @@ class QCPItemText;
 class QCustomPlot;
 class QLabel;
 class QModelIndex;
-class QPushButton;
+class QToolButton;
 class QSlider;
 class QStandardItemModel;
 class QTabWidget;
@@ -137,7 +137,7 @@ private:
     void updateDetailLabel();
     void updateDetails();
     int siteRowOf(uint32_t allocation) const;
-    void updateFollowLabel();
+    void updateFollowToolTip();
     QColor bandColour(size_t allocation) const;
     StackOrder order() const;
     int64_t floorInUse() const;
@@ -174,9 +174,8 @@ private:
     QComboBox* colourBox_;
     QSlider* detail_;
     ElidedLabel* detailLabel_;
-    QPushButton* fitButton_;
+    QToolButton* fitButton_;
     QCheckBox* follow_;
-    QLabel* followLabel_;
     ElidedLabel* details_;
     QCustomPlot* plot_;
     AllocationBands* bands_ = nullptr;
