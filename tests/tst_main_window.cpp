@@ -266,12 +266,23 @@ QStringList clippedIn(const QWidget* root) {
         if (!plot->rect().contains(plot->axisRect()->outerRect())) {
             found << where + ": axis rect outside the chart";
         }
+        // A legend with less room than its entries need draws them over each other.
+        if (plot->legend->visible() && plot->legend->layout() &&
+            plot->legend->outerRect().height() < plot->legend->minimumOuterSizeHint().height()) {
+            found << QString("%1: legend %2 px tall for %3 px of entries")
+                         .arg(where)
+                         .arg(plot->legend->outerRect().height())
+                         .arg(plot->legend->minimumOuterSizeHint().height());
+        }
         // Not a sliver: its legend and axes leave the data room to be read.
         if (area.height() < kUsableChartHeight) {
             found << QString("%1: %2 px tall for its data").arg(where).arg(area.height());
         }
         // A label runs centred along its axis, past the axis rect's ends if
-        // it must: it is whole where it stays within the chart.
+        // it must: it is whole where it stays within the chart and clear of
+        // the legend's white box.
+        const bool legend = plot->legend->visible() && plot->plotLayout()->hasElement(0, 0) &&
+                            plot->plotLayout()->element(0, 0) == plot->legend;
         for (const QCPAxis* axis : plot->axisRect()->axes()) {
             if (!axis->visible() || axis->label().isEmpty()) {
                 continue;
@@ -280,14 +291,17 @@ QStringList clippedIn(const QWidget* root) {
                                    .boundingRect(QRect(), Qt::TextDontClip, axis->label());
             const bool across = axis->orientation() == Qt::Horizontal;
             const double centre = across ? area.center().x() : area.center().y();
-            const double end = across ? plot->width() : plot->height();
             const double half = text.width() / 2.0;
-            if (centre - half < 0 || centre + half > end) {
+            const QRectF label = across ? QRectF(centre - half, area.bottom(), text.width(),
+                                                 plot->height() - area.bottom())
+                                        : QRectF(0, centre - half, area.left(), text.width());
+            if (!QRectF(plot->rect()).contains(label) ||
+                (legend && label.intersects(plot->legend->outerRect()))) {
                 found << QString("%1: axis label '%2' is %3 px, centred at %4 of %5 px")
                              .arg(where, axis->label())
                              .arg(text.width())
                              .arg(centre)
-                             .arg(end);
+                             .arg(across ? plot->width() : plot->height());
             }
         }
     }
@@ -2381,6 +2395,13 @@ private Q_SLOTS:
         window.setCompared(all.mid(0, 4));
         QVERIFY(window.selectTab("Compare"));
         check("Compare of four runs");
+        // Each attention grid: the H200's has eight series a chart.
+        for (const ExampleRun& example : examples) {
+            if (example.tab == "Attention") {
+                QVERIFY(window.openExample(example));
+                check(QFileInfo(example.path).fileName() + " in Attention");
+            }
+        }
         for (const QString& problem : problems) {
             qWarning("%s", qPrintable(problem));
         }

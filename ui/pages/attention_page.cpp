@@ -36,6 +36,32 @@ namespace {
 // The charts scroll: each keeps a height its legend and axis titles leave room in.
 constexpr int kChartHeight = 320;
 
+// Where a chart has many lines, its legend names colours and line styles
+// instead of every line: a key per colour (a series), then one per style.
+// The chart's graphs so far leave the legend; the keys are empty graphs.
+struct StyleKey {
+    QString name;
+    Qt::PenStyle pen;
+    QCPScatterStyle::ScatterShape shape;
+};
+void legendByKeys(QCustomPlot* plot, const std::map<std::string, int>& colours,
+                  const std::vector<StyleKey>& styles) {
+    for (int g = 0; g < plot->graphCount(); ++g) {
+        plot->graph(g)->removeFromLegend();
+    }
+    for (const auto& [series, colour] : colours) {
+        QCPGraph* key = plot->addGraph();
+        key->setName(QString::fromStdString(series));
+        key->setPen(QPen(seriesColor(colour), 2));
+    }
+    for (const StyleKey& style : styles) {
+        QCPGraph* key = plot->addGraph();
+        key->setName(style.name);
+        key->setPen(QPen(QColor(90, 90, 90), 2, style.pen));
+        key->setScatterStyle(QCPScatterStyle(style.shape, 5));
+    }
+}
+
 void useLogAxis(QCPAxis* axis, double base) {
     axis->setScaleType(QCPAxis::stLogarithmic);
     QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
@@ -365,6 +391,12 @@ void AttentionPage::redraw() {
             forward->addData(double(p.seq), *p.forwardMs);
             backward->addData(double(p.seq), *p.backwardMs);
         }
+        // Eight series made sixteen entries, squeezed into a column.
+        if (series.size() > 2) {
+            legendByKeys(plot, colors,
+                         {{tr("forward"), Qt::SolidLine, QCPScatterStyle::ssDisc},
+                          {tr("backward"), Qt::DashLine, QCPScatterStyle::ssSquare}});
+        }
         if (!oomSeq.isEmpty()) {
             auto* oom = plot->addGraph();
             oom->setName(tr("out of memory"));
@@ -421,23 +453,15 @@ void AttentionPage::redraw() {
             graph->setName(QString::fromStdString(key));
             graph->setPen(QPen(seriesColor(colourOf[series]), 2, dimStyle(p.d)));
             graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
-            if (severalDims) {
-                graph->removeFromLegend();  // the keys below name colour and style
-            }
         }
         graph->addData(double(p.seq), double(*p.peakBytes) / (1024.0 * 1024.0));
     }
-    // The legend: a line per colour, then one per head dim's style.
     if (severalDims) {
-        for (const auto& [series, colour] : colourOf) {
-            memoryPlot_->addGraph()->setName(QString::fromStdString(series));
-            memoryPlot_->graph(memoryPlot_->graphCount() - 1)->setPen(QPen(seriesColor(colour), 2));
-        }
+        std::vector<StyleKey> dimKeys;
         for (const auto& [d, style] : styleOf) {
-            QCPGraph* key = memoryPlot_->addGraph();
-            key->setName(tr("head dim %1").arg(d));
-            key->setPen(QPen(QColor(90, 90, 90), 2, dimStyle(d)));
+            dimKeys.push_back({tr("head dim %1").arg(d), dimStyle(d), QCPScatterStyle::ssDisc});
         }
+        legendByKeys(memoryPlot_, colourOf, dimKeys);
     }
     if (anyPeak) {
         fitAxesWithRoom(memoryPlot_);

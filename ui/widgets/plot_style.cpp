@@ -96,11 +96,14 @@ bool fitAxisLabels(QCustomPlot* plot) {
             if (whole.isEmpty()) {
                 continue;
             }
+            // Its room: the axis rect's cell, margins and all, but not the
+            // legend's row above it, whose white box would hide its end.
             const QRect area = rect->rect();
+            const QRect cell = rect->outerRect().intersected(chart);
             const bool across = axis->orientation() == Qt::Horizontal;
             const int centre = across ? area.center().x() : area.center().y();
-            const int room = across ? 2 * std::min(centre - chart.left(), chart.right() - centre)
-                                    : 2 * std::min(centre - chart.top(), chart.bottom() - centre);
+            const int room = across ? 2 * std::min(centre - cell.left(), cell.right() - centre)
+                                    : 2 * std::min(centre - cell.top(), cell.bottom() - centre);
             const QString shown = labelFitting(whole, axis->labelFont(), room);
             axis->setProperty(kWholeLabel, whole);
             axis->setProperty(kShownLabel, shown);
@@ -125,7 +128,7 @@ void fitLegendToWidth(QCustomPlot* plot) {
         }
     }
     const int room =
-        plot->viewport().width() - legend->margins().left() - legend->margins().right() - 20;
+        plot->viewport().width() - legend->margins().left() - legend->margins().right() - 8;
     const int columns = std::clamp(room / (widest + legend->columnSpacing()), 1, 12);
     if (legend->wrap() != columns) {
         legend->setWrap(columns);
