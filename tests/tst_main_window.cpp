@@ -1517,6 +1517,7 @@ private Q_SLOTS:
         const int room = list->viewport()->width();
         for (int row = 0; row < list->count(); ++row) {
             QVERIFY(list->fontMetrics().horizontalAdvance(runs->shownText(row)) < room);
+            QVERIFY(list->visualItemRect(list->item(row)).right() < room);  // no sideways scroll
         }
         // "*" explained in words under the list, not only in a tooltip.
         QVERIFY(runs->legend()->isVisible());

@@ -23,6 +23,9 @@ RunList::RunList(QObject* parent) : QObject(parent), list_(new QListWidget) {
     list_->setToolTip(tr("Runs of this session. Tick two or more to compare them."));
     delegate_ = new HeadTailDelegate(list_);
     list_->setItemDelegate(delegate_);
+    // Labels elide in the middle at the list's width; it never scrolls sideways.
+    list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    list_->setResizeMode(QListView::Adjust);
     // What the list's marks mean, where a newcomer sees it (not in a tooltip).
     legend_ = new QLabel(tr("* not saved yet · tick two or more to compare"));
     legend_->setWordWrap(true);

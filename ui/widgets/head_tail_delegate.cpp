@@ -42,6 +42,15 @@ void HeadTailDelegate::initStyleOption(QStyleOptionViewItem* option,
                          option->fontMetrics, width);
 }
 
+QSize HeadTailDelegate::sizeHint(const QStyleOptionViewItem& option,
+                                 const QModelIndex& index) const {
+    QSize size = QStyledItemDelegate::sizeHint(option, index);
+    if (const auto* view = qobject_cast<const QAbstractItemView*>(parent())) {
+        size.setWidth(std::min(size.width(), view->viewport()->width()));
+    }
+    return size;
+}
+
 QString HeadTailDelegate::shownText(const QModelIndex& index) const {
     auto* view = qobject_cast<const QAbstractItemView*>(parent());
     QStyleOptionViewItem option;

@@ -26,6 +26,9 @@ public:
                          int width);
     // The text as an item of `view` at `index` shows it.
     QString shownText(const QModelIndex& index) const;
+    // No wider than the view: a list then never scrolls sideways to show
+    // what the elision leaves out (the tooltip has it).
+    QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override;
 
 protected:
     void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override;
