@@ -268,12 +268,14 @@ private Q_SLOTS:
                                    .boundingRect(QRect(), Qt::TextDontClip, axis->label());
             const bool across = axis->orientation() == Qt::Horizontal;
             const int centre = across ? area.center().x() : area.center().y();
+            // Within the chart, and below the legend's white box.
+            const int start = across ? 0 : plot.legend->outerRect().bottom();
             const int end = across ? plot.width() : plot.height();
-            return centre - text.width() / 2 >= 0 && centre + text.width() / 2 <= end;
+            return centre - text.width() / 2 >= start && centre + text.width() / 2 <= end;
         };
         plot.show();
         QVERIFY(QTest::qWaitForWindowExposed(&plot));
-        for (const QSize size : {QSize(200, 180), QSize(900, 700), QSize(260, 900)}) {
+        for (const QSize size : {QSize(320, 240), QSize(900, 700), QSize(260, 900)}) {
             plot.resize(size);
             QApplication::processEvents();
             plot.replot();

@@ -21,8 +21,9 @@ void stylePlot(QCustomPlot* plot, const QString& xLabel, const QString& yLabel);
 // lines it has already keep their breaks.
 QString wrapText(const QString& text, const QFont& font, int width);
 
-// An axis label runs centred along its axis: where it would run past the
-// chart's edges it is wrapped onto more lines (up to three), and unwrapped
+// An axis label runs centred along its axis: where it would run past its
+// axis rect's cell (into the legend's row, or off the chart) it is wrapped
+// onto more lines (up to three), and unwrapped
 // once there is room. Returns whether a label changed (the chart needs
 // another layout then). stylePlot calls it after each layout.
 bool fitAxisLabels(QCustomPlot* plot);
