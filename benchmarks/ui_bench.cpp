@@ -9,9 +9,12 @@
 //     the longest gap between its ticks from File → Open until it is drawn.
 //  5. A PyTorch memory snapshot of a million events: read, open into the
 //     Memory tab and draw, hover, and what the app then holds (its RSS).
+//  6. A PyTorch profiler trace in the Timeline tab: open and draw, a redraw
+//     (what each pan or zoom step costs), hover with the launch link drawn.
 // Sections can be named: stepscope-ui-bench [stream] [steps] [memory] [open]
-// [snapshot [FILE.pickle]] (without FILE, the synthetic run's million events
-// written as a snapshot by StepScope's memory_viz export).
+// [snapshot [FILE.pickle]] [trace FILE.json] (without FILE, snapshot takes the
+// synthetic run's million events written as a snapshot by StepScope's
+// memory_viz export; trace needs one, e.g. from make_kineto_traces.py large).
 // `stepscope-ui-bench gallery RUN.json OUTDIR` instead saves pictures of the
 // memory view of that run in each of its modes (docs/memory-view.md).
 #include <qcustomplot.h>
@@ -19,6 +22,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QMouseEvent>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -37,6 +41,7 @@
 #include "profile/memory_trace.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
+#include "views/kernel_timeline_view.h"
 #include "views/memory_view.h"
 #include "views/step_timing_view.h"
 
@@ -251,6 +256,72 @@ void benchSnapshot(const QString& given, const QTemporaryDir& dir) {
         const double hoverEachMs = double(timer.nsecsElapsed()) / 1e6;
         std::printf("| %d | %zu | %.0f | %.0f | %.2f | %.0f | %.2f | %.0f |\n", attempt, events,
                     readMs, openMs, hoverCategoryMs, eachMs, hoverEachMs, residentMb());
+        std::fflush(stdout);
+    }
+}
+
+// A profiler trace opened into the Timeline tab, three times: open (read,
+// analysed and converted off the UI thread) and the first draw; a redraw;
+// hovering kernels across the middle of the busiest stream, each with its
+// launch link drawn on the link layer.
+void benchTrace(const QString& path) {
+    std::printf(
+        "\n## A PyTorch profiler trace in the Timeline tab (%s, %.1f MB)\n\n"
+        "Open + draw: File → Open until the Timeline is drawn. Redraw: one full replot of the\n"
+        "whole trace in view (a pan or zoom step costs at most this). Merged: the spans\n"
+        "narrower than a pixel there. Hover: a mouse move over a kernel, its launch link drawn\n"
+        "(mean and worst of 200 positions across stream 7, zoomed to 1/1000 of the trace).\n\n"
+        "| attempt | spans | merged in the whole view | open + draw ms | redraw ms | hover mean ms "
+        "| hover max ms | RSS MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        qPrintable(QFileInfo(path).fileName()), double(QFileInfo(path).size()) / 1e6);
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+        ui::MainWindow window;
+        window.resize(1400, 900);
+        window.selectTab("Timeline");
+        window.show();
+        QApplication::processEvents();
+        QElapsedTimer timer;
+        timer.start();
+        if (!window.openRunFile(path)) {
+            std::fprintf(stderr, "ui-bench: %s did not open\n", qPrintable(path));
+            return;
+        }
+        ui::KernelTimelineView* view = window.timelineView();
+        QCustomPlot* plot = view->plot();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        const double openMs = double(timer.nsecsElapsed()) / 1e6;
+        timer.restart();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        const double redrawMs = double(timer.nsecsElapsed()) / 1e6;
+        const int merged = view->mergedSpans();
+        const StepTimeline& timeline = window.documents().back().result.timeline;
+        double endUs = 0;
+        for (const TimelineSpan& span : timeline.spans) {
+            endUs = std::max(endUs, span.startUs + span.durationUs);
+        }
+        const int stream = int(view->tracks().indexOf("stream 7"));
+        const double middle = endUs / 2;
+        view->setVisibleRange(middle, middle + endUs / 1000);
+        double totalMs = 0;
+        double worstMs = 0;
+        const int moves = 200;
+        for (int i = 0; i < moves; ++i) {
+            const QPointF pixel(plot->xAxis->coordToPixel(middle + endUs / 1000 * i / moves),
+                                plot->yAxis->coordToPixel(std::max(stream, 0)));
+            QMouseEvent move(QEvent::MouseMove, pixel, plot->mapToGlobal(pixel), Qt::NoButton,
+                             Qt::NoButton, Qt::NoModifier);
+            timer.restart();
+            QApplication::sendEvent(plot, &move);
+            const double ms = double(timer.nsecsElapsed()) / 1e6;
+            totalMs += ms;
+            worstMs = std::max(worstMs, ms);
+        }
+        size_t spans = 0;
+        for (const TimelineSpan& span : timeline.spans) {
+            spans += span.kind != SpanKind::Range;
+        }
+        std::printf("| %d | %zu | %d | %.0f | %.0f | %.2f | %.2f | %.0f |\n", attempt, spans,
+                    merged, openMs, redrawMs, totalMs / moves, worstMs, residentMb());
         std::fflush(stdout);
     }
 }
@@ -502,6 +573,15 @@ int main(int argc, char** argv) {
     if (sections.contains("snapshot")) {
         const qsizetype at = sections.indexOf("snapshot");
         benchSnapshot(at + 1 < sections.size() ? sections[at + 1] : QString(), dir);
+    }
+
+    if (sections.contains("trace")) {
+        const qsizetype at = sections.indexOf("trace");
+        if (at + 1 >= sections.size()) {
+            std::fprintf(stderr, "ui-bench: trace needs a trace file\n");
+            return 2;
+        }
+        benchTrace(sections[at + 1]);
     }
 
     if (sections.contains("open")) {

@@ -24,6 +24,7 @@
 #include "interop/chrome_trace.h"
 #include "interop/kineto_trace.h"
 #include "interop/trace_analysis.h"
+#include "interop/trace_run.h"
 #include "test_support.h"
 
 using namespace stepscope;
@@ -262,6 +263,40 @@ private Q_SLOTS:
         QCOMPARE(whole.steps[2].kernels, int64_t(1));
     }
 
+    // The timeline the app draws ties each device event to its launch call:
+    // the fixture's (launch ts, kernel ts) pairs (make_kineto_traces.py LAUNCHES).
+    void traceTimelineTiesEachKernelToItsLaunch() {
+        const KinetoTrace trace = readKinetoTrace(fixture("gpu_two_ranks/rank0.json"));
+        const RunResult run = traceAsRun(trace, analyzeTrace(trace));
+        const StepTimeline& timeline = run.timeline;
+        const std::set<std::pair<double, double>> expected = {
+            {10, 20},   {16, 40},   {22, 50},   {28, 60},   {37, 145}, {43, 92},
+            {110, 120}, {116, 130}, {122, 150}, {130, 185}, {210, 220}};
+        std::set<std::pair<double, double>> linked;
+        int devices = 0;
+        for (const TimelineSpan& span : timeline.spans) {
+            if (span.kind == SpanKind::Operator || span.kind == SpanKind::Range) {
+                QCOMPARE(span.launch, -1);
+                continue;
+            }
+            ++devices;
+            QVERIFY(span.launch >= 0 && size_t(span.launch) < timeline.spans.size());
+            const TimelineSpan& launch = timeline.spans[size_t(span.launch)];
+            QCOMPARE(launch.category, std::string("cuda_runtime"));
+            QVERIFY(launch.track == "thread 100" || launch.track == "thread 101");
+            QCOMPARE(span.detail, launch.name);
+            linked.insert(
+                {launch.startUs + timeline.clockOriginUs, span.startUs + timeline.clockOriginUs});
+        }
+        QCOMPARE(devices, 11);
+        QVERIFY(linked == expected);
+        // launchingSpans() gives the same, and nothing for what no flow ties.
+        const std::vector<int32_t> launches = launchingSpans(timeline);
+        for (size_t i = 0; i < timeline.spans.size(); ++i) {
+            QCOMPARE(launches[i], timeline.spans[i].launch);
+        }
+    }
+
     void readerKeepsEveryCategoryFlowAndName() {
         const KinetoTrace trace = readKinetoTrace(fixture("gpu_two_ranks/rank0.json"));
         auto count = [&trace](TraceCategory c) { return trace.eventsByCategory[size_t(c)]; };
@@ -353,8 +388,9 @@ private Q_SLOTS:
         for (const auto& [key, value] : first.items()) {
             keys.insert(key);
         }
+        // Issue 30's keys, and the per-stream rows the app's Breakdown shows too.
         QCOMPARE(keys, (std::set<std::string>{"rank", "span_us", "temporal", "kernel_types",
-                                              "kernels", "launch", "steps"}));
+                                              "kernels", "kernels_per_stream", "launch", "steps"}));
         QCOMPARE(first.at("span_us").get<double>(), 170.0);
         QCOMPARE(first.at("temporal").at("idle_us").get<double>(), 33.0);
         QCOMPARE(first.at("kernel_types").at("MEMORY").get<double>(), 2.0);

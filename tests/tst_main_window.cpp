@@ -31,6 +31,7 @@
 #include <QToolButton>
 
 #include "cli_run.h"
+#include "config/limits.h"
 #include "engines/environment.h"
 #include "engines/python_worker.h"
 #include "engines/runner.h"
@@ -68,6 +69,17 @@ using namespace stepscope::ui;
 using stepscope::test::cliRun;
 
 namespace {
+
+// A user's attention off by a scale (1/d where softmax needs 1/sqrt(d)),
+// with a helper defined first: the file picker must name the attention.
+constexpr const char* kOffByAScaleModule =
+    "import torch\n\ndef helper(x):\n    return x\n\n"
+    "def off_by_a_scale(q, k, v, is_causal):\n"
+    "    s = (q @ k.transpose(-1, -2)) / q.shape[-1]\n"
+    "    if is_causal:\n"
+    "        upper = torch.ones(s.shape[-2:], dtype=torch.bool).triu(1)\n"
+    "        s = s.masked_fill(upper, float('-inf'))\n"
+    "    return torch.softmax(s, dim=-1) @ v\n";
 
 RunConfig quickConfig(int warmup, int steps, int64_t context = 16) {
     RunConfig config;
@@ -709,15 +721,7 @@ private Q_SLOTS:
               "class FlashAttention(torch.autograd.Function):\n"
               "    @staticmethod\n    def forward(ctx, q, k, v, is_causal=False):\n"
               "        return q\n");
-        // Off by a scale: 1/d where softmax needs 1/sqrt(d).
-        write("my_flash.py",
-              "import torch\n\ndef helper(x):\n    return x\n\n"
-              "def off_by_a_scale(q, k, v, is_causal):\n"
-              "    s = (q @ k.transpose(-1, -2)) / q.shape[-1]\n"
-              "    if is_causal:\n"
-              "        upper = torch.ones(s.shape[-2:], dtype=torch.bool).triu(1)\n"
-              "        s = s.masked_fill(upper, float('-inf'))\n"
-              "    return torch.softmax(s, dim=-1) @ v\n");
+        write("my_flash.py", kOffByAScaleModule);
 
         MainWindow window;
         ConfigPanel* panel = window.configPanel();
@@ -783,6 +787,58 @@ private Q_SLOTS:
         QCOMPARE(table->item(1, 7)->text(), QString("not timed"));
         QVERIFY(table->item(1, 7)->font().strikeOut());
         QCOMPARE(table->item(0, 5)->text(), QString("ok"));
+    }
+
+    // The fields hold every value the limits allow (a run file at the limits
+    // shows unclamped) and nothing past them.
+    void fieldsSpanExactlyTheLimits() {
+        MainWindow window;
+        ConfigPanel* panel = window.configPanel();
+        RunConfig config = quickConfig(1, 1);
+        config.model.name = "custom";
+        config.model.layers = kLayersLimit.max;
+        config.model.heads = kHeadsLimit.max;
+        config.model.vocabSize = kVocabLimit.max;
+        config.batchSize = kBatchLimit.max;
+        config.threads = int(maxCpuThreads());
+        panel->setConfig(config);
+        const RunConfig shown = panel->config();
+        QCOMPARE(shown.model.layers, kLayersLimit.max);
+        QCOMPARE(shown.model.heads, kHeadsLimit.max);
+        QCOMPARE(shown.model.vocabSize, kVocabLimit.max);
+        QCOMPARE(shown.batchSize, kBatchLimit.max);
+        QCOMPARE(int64_t(shown.threads), maxCpuThreads());
+        config.model.vocabSize = kVocabLimit.max + 1;
+        config.threads = int(maxCpuThreads()) + 1;
+        panel->setConfig(config);
+        QCOMPARE(panel->config().model.vocabSize, kVocabLimit.max);
+        QCOMPARE(int64_t(panel->config().threads), maxCpuThreads());
+    }
+
+    // A run whose attention fails its correctness gate never started: no run
+    // in the list, the reason beside "Your attention", the form editable.
+    void aRefusedAttentionIsSaidBesideItsField() {
+        QTemporaryDir code;
+        QFile file(code.filePath("my_flash.py"));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(kOffByAScaleModule);
+        file.close();
+        MainWindow window;
+        window.show();
+        ConfigPanel* panel = window.configPanel();
+        panel->setConfig(quickConfig(0, 2));
+        panel->engineBox()->setCurrentText("pytorch");
+        panel->chooseAttentionFile(code.filePath("my_flash.py"));
+        QCOMPARE(panel->config().pyAttention, std::string("my_flash:off_by_a_scale"));
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY2(window.startRun(), qPrintable(window.bannerText()));
+        QVERIFY(finished.wait(240000));
+        QVERIFY(window.documents().empty());
+        QVERIFY2(panel->errorText("py-attention").contains("correctness gate"),
+                 qPrintable(panel->errorText("py-attention")));
+        QVERIFY(window.bannerText().contains("not run"));
+        QVERIFY(!panel->isReadOnly());
+        QCOMPARE(panel->config().pyAttention, std::string("my_flash:off_by_a_scale"));
     }
 
     // The course's question from the CLI, answered in the app: the file's

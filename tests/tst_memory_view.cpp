@@ -561,6 +561,13 @@ private Q_SLOTS:
         // The peak: 3,000,000 + 1,000,000 bytes, 10 µs after the first event.
         QVERIFY2(view->caption().contains("peak 3.81 MiB at 0.010 ms"),
                  qPrintable(view->caption()));
+        // Measured by PyTorch, estimated by nothing: no estimate column (it
+        // held a default config's estimate), no residual-stream row.
+        QStandardItemModel* table = view->estimateModel();
+        QCOMPARE(table->columnCount(), 3);
+        QCOMPARE(table->horizontalHeaderItem(2)->text(), QString("max"));
+        QVERIFY(table->findItems("residual-stream tensor").isEmpty());
+        QCOMPARE(table->findItems("peak").size(), 1);
         const MemoryAllocation* hit = view->allocationAt(15, 100);
         QVERIFY(hit);
         QCOMPARE(hit->bytes, int64_t(3'000'000));

@@ -3,20 +3,31 @@
 // the Breakdown (kernels by name with HTA's kernel types, the ranks' table
 // with the slowest rank per step) and the Timeline (streams, host threads,
 // profiler-step bands, hover); what is not a trace is refused with the
-// reader's own message in the dialog.
+// reader's own message in the dialog. The Timeline links a kernel to its launch
+// and finds every span of a large trace on hover; HTA's kernel types have one
+// colour in tables and charts; a trace's kernels per stream and its profiler
+// steps match `stepscope-cli breakdown --json`.
 #include <QtTest/QtTest>
 
 #include <qcustomplot.h>
 
 #include <QMessageBox>
+#include <QProcess>
 #include <QStandardItemModel>
 #include <QStandardPaths>
+#include <QTableView>
 #include <QTemporaryDir>
 
+#include <nlohmann/json.hpp>
+
 #include "main_window.h"
+#include "models/run_document.h"
+#include "models/timeline_index.h"
 #include "views/breakdown_view.h"
 #include "views/kernel_timeline_view.h"
 #include "views/trace_ranks_panel.h"
+#include "views/trace_steps_panel.h"
+#include "widgets/kernel_type_colors.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;
@@ -32,6 +43,47 @@ const BreakdownRow* rowNamed(const BreakdownView& view, const std::string& name)
         }
     }
     return nullptr;
+}
+
+const TimelineSpan* spanNamed(const RunDocument& document, const std::string& prefix,
+                              double startUs) {
+    for (const TimelineSpan& span : document.result.timeline.spans) {
+        if (span.name.rfind(prefix, 0) == 0 && span.startUs == startUs) {
+            return &span;
+        }
+    }
+    return nullptr;
+}
+
+// Moves the mouse over the timeline at a time on a track, as a user does.
+void hover(KernelTimelineView& timeline, double timeUs, int track) {
+    QCustomPlot* plot = timeline.plot();
+    const QPointF pixel(plot->xAxis->coordToPixel(timeUs), plot->yAxis->coordToPixel(track));
+    QMouseEvent move(QEvent::MouseMove, pixel, plot->mapToGlobal(pixel), Qt::NoButton, Qt::NoButton,
+                     Qt::NoModifier);
+    QApplication::sendEvent(plot, &move);
+}
+
+void click(KernelTimelineView& timeline, double timeUs, int track) {
+    QCustomPlot* plot = timeline.plot();
+    const QPointF pixel(plot->xAxis->coordToPixel(timeUs), plot->yAxis->coordToPixel(track));
+    for (const QEvent::Type type : {QEvent::MouseButtonPress, QEvent::MouseButtonRelease}) {
+        QMouseEvent event(type, pixel, plot->mapToGlobal(pixel), Qt::LeftButton,
+                          type == QEvent::MouseButtonPress ? Qt::LeftButton : Qt::NoButton,
+                          Qt::NoModifier);
+        QApplication::sendEvent(plot, &event);
+    }
+}
+
+// `stepscope-cli breakdown PATH --json`, as a user runs it.
+nlohmann::json cliBreakdown(const QString& path) {
+    QProcess cli;
+    cli.start(QStringLiteral(STEPSCOPE_CLI), {"breakdown", path, "--json"});
+    if (!cli.waitForFinished(60000) || cli.exitCode() != 0) {
+        qWarning("%s", cli.readAllStandardError().constData());
+        return {};
+    }
+    return nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
 }
 
 }  // namespace
@@ -102,11 +154,345 @@ private Q_SLOTS:
             band |= span.kind == SpanKind::Range && span.name == "ProfilerStep#2";
         }
         QVERIFY(band);
-        QVERIFY(timeline->plot()->itemCount() > timeline->drawnSpans());  // the bands, too
+        int bands = 0;
+        for (int i = 0; i < timeline->plot()->itemCount(); ++i) {
+            bands += timeline->plot()->item(i)->layer()->name() == "background";
+        }
+        QCOMPARE(bands, 3);  // a band per profiler step
+        int spans = 0;
+        for (const TimelineSpan& span : rank0.result.timeline.spans) {
+            spans += span.kind != SpanKind::Range;
+        }
+        QCOMPARE(timeline->drawnSpans(), spans);  // all in view, none left out
 
         // A run's breakdown hides the panel again.
         breakdown->showRun(nullptr);
         QVERIFY(panel->isHidden());
+    }
+
+    // gpu_two_ranks/rank0.json: the first gemm (correlation 1) runs [20, 60) µs on
+    // stream 7, launched by cudaLaunchKernel [10, 15) on thread 100 inside
+    // aten::mm [9, 16) (tests/data/make_kineto_traces.py).
+    void aKernelLinksToItsLaunch() {
+        MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(window.openRunFile(kTraces + "/gpu_two_ranks"));
+        const RunDocument& rank0 = window.documents().front();
+        window.selectDocument(rank0.id);
+        KernelTimelineView* timeline = window.timelineView();
+        QVERIFY(window.selectTab(timeline->title()));
+        const double origin = rank0.result.timeline.clockOriginUs;
+        const TimelineSpan* gemm = spanNamed(rank0, "void cutlass", 20 - origin);
+        const TimelineSpan* launch = spanNamed(rank0, "cudaLaunchKernel", 10 - origin);
+        QVERIFY(gemm && launch);
+        QCOMPARE(launch->track, std::string("thread 100"));
+        const std::vector<const TimelineSpan*> ofGemm = timeline->linkedSpans(*gemm);
+        QCOMPARE(int(ofGemm.size()), 1);
+        QCOMPARE(ofGemm.front(), launch);
+        const std::vector<const TimelineSpan*> ofLaunch = timeline->linkedSpans(*launch);
+        QCOMPARE(int(ofLaunch.size()), 1);
+        QCOMPARE(ofLaunch.front(), gemm);
+
+        const int thread = int(timeline->tracks().indexOf("thread 100"));
+        const int stream = int(timeline->tracks().indexOf("stream 7"));
+        timeline->setVisibleRange(0, 100 - origin);
+        hover(*timeline, 30 - origin, stream);
+        QCOMPARE(timeline->hoveredSpan(), gemm);
+        QCOMPARE(timeline->linkedFrom(), gemm);
+        std::vector<QCPItemLine*> lines = timeline->linkLines();
+        QCOMPARE(int(lines.size()), 1);
+        QCOMPARE(lines[0]->start->coords(), QPointF(10 - origin, thread));
+        QCOMPARE(lines[0]->end->coords(), QPointF(20 - origin, stream));
+        const QString kernelText = timeline->describe(*gemm);
+        QVERIFY2(kernelText.contains("launched by cudaLaunchKernel on thread 100 at 10.0 µs"),
+                 qPrintable(kernelText));
+
+        // The launch: the innermost span under the mouse, inside aten::mm.
+        hover(*timeline, 12 - origin, thread);
+        QCOMPARE(timeline->hoveredSpan(), launch);
+        lines = timeline->linkLines();
+        QCOMPARE(int(lines.size()), 1);
+        QCOMPARE(lines[0]->end->coords(), QPointF(20 - origin, stream));
+        const QString launchText = timeline->describe(*launch);
+        QVERIFY2(launchText.contains("launches void cutlass") && launchText.contains("stream 7"),
+                 qPrintable(launchText));
+        hover(*timeline, 9.5 - origin, thread);
+        QCOMPARE(timeline->hoveredSpan()->name, std::string("aten::mm"));
+        QVERIFY(timeline->linkLines().empty());  // an operator of a trace launches nothing itself
+
+        // A click keeps the link while the mouse moves on; a click on nothing lets go.
+        click(*timeline, 30 - origin, stream);
+        hover(*timeline, 95 - origin, thread);
+        QCOMPARE(timeline->linkedFrom(), gemm);
+        QCOMPARE(int(timeline->linkLines().size()), 1);
+        click(*timeline, 95 - origin, thread);
+        QVERIFY(!timeline->linkedFrom());
+        QVERIFY(timeline->linkLines().empty());
+    }
+
+    // Our own runs keep the name of a kernel's launching operator: the link
+    // goes to the latest operator of that name that began before the kernel.
+    void ourRunsLinkAKernelToItsLaunchingOperator() {
+        RunDocument document;
+        document.id = 1;
+        StepTimeline& timeline = document.result.timeline;
+        timeline.step = 3;
+        auto add = [&timeline](SpanKind kind, const char* name, const char* track, double start,
+                               double duration, const char* detail) {
+            TimelineSpan span;
+            span.kind = kind;
+            span.name = name;
+            span.category = "matmul";
+            span.track = track;
+            span.detail = detail;
+            span.startUs = start;
+            span.durationUs = duration;
+            timeline.spans.push_back(span);
+        };
+        add(SpanKind::Operator, "aten::mm", "thread 0", 0, 10, "layers.0.attn");
+        add(SpanKind::Operator, "aten::mm", "thread 0", 20, 10, "layers.0.ffn");
+        add(SpanKind::Kernel, "gemm", "stream 7", 25, 15, "aten::mm");
+        KernelTimelineView view;
+        view.resize(900, 500);
+        view.show();
+        view.showRun(&document);
+        const std::vector<const TimelineSpan*> linked = view.linkedSpans(timeline.spans[2]);
+        QCOMPARE(int(linked.size()), 1);
+        QCOMPARE(linked.front(), &timeline.spans[1]);
+        QCOMPARE(view.linkedSpans(timeline.spans[1]).front(), &timeline.spans[2]);
+        QVERIFY(view.linkedSpans(timeline.spans[0]).empty());
+        QVERIFY(
+            view.describe(timeline.spans[2]).contains("launched by aten::mm on thread 0 at 20.0"));
+        hover(view, 30, int(view.tracks().indexOf("stream 7")));
+        QCOMPARE(int(view.linkLines().size()), 1);
+        QCOMPARE(view.linkLines()[0]->start->coords(), QPointF(20, 0));
+    }
+
+    // The index behind drawing and hover, on nested host spans (a trace's
+    // operators hold runtime calls) and a stream: the innermost span at a
+    // time, the nearest within a slack, and only the spans in a window.
+    void theTimelineIndexFindsNestedSpansAndVisitsOnlyThoseInView() {
+        StepTimeline timeline;
+        timeline.step = 1;
+        auto add = [&timeline](SpanKind kind, const char* name, const char* track, double start,
+                               double duration) {
+            TimelineSpan span;
+            span.kind = kind;
+            span.name = name;
+            span.track = track;
+            span.startUs = start;
+            span.durationUs = duration;
+            timeline.spans.push_back(span);
+            return int(timeline.spans.size() - 1);
+        };
+        add(SpanKind::Range, "ProfilerStep#1", "ranges", 0, 100);
+        const int kernelA = add(SpanKind::Kernel, "a", "stream 7", 5, 10);
+        const int linear = add(SpanKind::Operator, "aten::linear", "thread 1", 0, 50);
+        const int mm = add(SpanKind::Operator, "aten::mm", "thread 1", 10, 20);
+        const int launch = add(SpanKind::Operator, "cudaLaunchKernel", "thread 1", 12, 3);
+        const int add2 = add(SpanKind::Operator, "aten::add", "thread 1", 35, 5);
+        const int kernelB = add(SpanKind::Kernel, "b", "stream 7", 40, 10);
+        timeline.spans[size_t(kernelB)].launch = launch;
+        const TimelineIndex index(timeline);
+        QCOMPARE(index.tracks(), QStringList({"thread 1", "stream 7"}));
+        QCOMPARE(index.trackOf(0), -1);  // the range is a band, on no track
+        QCOMPARE(index.depthOf(linear), 0);
+        QCOMPARE(index.depthOf(mm), 1);
+        QCOMPARE(index.depthOf(launch), 2);
+        QCOMPARE(index.depthOf(add2), 1);
+        QCOMPARE(index.spanAt(13, 0), launch);
+        QCOMPARE(index.spanAt(20, 0), mm);      // after the launch, inside aten::mm
+        QCOMPARE(index.spanAt(32, 0), linear);  // between its children
+        QCOMPARE(index.spanAt(60, 0), -1);
+        QCOMPARE(index.spanAt(51, 0, 2), linear);    // within the slack of its end
+        QCOMPARE(index.spanAt(30, 1), -1);           // the stream's gap
+        QCOMPARE(index.spanAt(30, 1, 10), kernelB);  // nearer the next kernel's start (10 away)
+        QCOMPARE(index.launchOf(kernelB), launch);
+        QCOMPARE(index.launchedBy(launch), std::vector<int>({kernelB}));
+        QCOMPARE(index.launchOf(kernelA), -1);
+        std::vector<int> visited;
+        index.forEachIn(0, 20, 36, [&visited](int span) { visited.push_back(span); });
+        QCOMPARE(visited, std::vector<int>({linear, mm, add2}));  // not the launch, ended by 20
+        visited.clear();
+        index.forEachIn(1, 16, 39, [&visited](int span) { visited.push_back(span); });
+        QVERIFY(visited.empty());
+    }
+
+    // Over 50,000 spans, most narrower than a pixel at first: those are merged
+    // into blocks, not drawn as bars of their own, and hover still finds any
+    // span: a short kernel between long ones, its launch, zoomed in on or not.
+    void hoverFindsSpansThatAreNotDrawn() {
+        RunDocument document;
+        document.id = 2;
+        StepTimeline& timeline = document.result.timeline;
+        timeline.step = 1;
+        const int longKernels = 60000;
+        const double shortStart = 2.0 * (longKernels / 2) + 1.3;  // in a gap
+        for (int i = 0; i < longKernels; ++i) {
+            TimelineSpan kernel;
+            kernel.kind = SpanKind::Kernel;
+            kernel.name = "long";
+            kernel.category = "COMPUTATION";
+            kernel.track = "stream 7";
+            kernel.startUs = 2.0 * i;
+            kernel.durationUs = 1;
+            timeline.spans.push_back(kernel);
+        }
+        TimelineSpan launch;
+        launch.kind = SpanKind::Operator;
+        launch.name = "cudaLaunchKernel";
+        launch.category = "cuda_runtime";
+        launch.track = "thread 1";
+        launch.startUs = shortStart - 0.5;
+        launch.durationUs = 0.05;
+        timeline.spans.push_back(launch);
+        TimelineSpan kernel;
+        kernel.kind = SpanKind::Kernel;
+        kernel.name = "short";
+        kernel.category = "MEMORY";
+        kernel.track = "stream 7";
+        kernel.startUs = shortStart;
+        kernel.durationUs = 0.1;
+        kernel.launch = int32_t(timeline.spans.size() - 1);
+        timeline.spans.push_back(kernel);
+        const TimelineSpan& shortKernel = timeline.spans.back();
+
+        KernelTimelineView view;
+        view.resize(1200, 500);
+        view.show();
+        view.showRun(&document);
+        QCOMPARE(view.drawnSpans(), longKernels + 2);   // all in view
+        QCOMPARE(view.mergedSpans(), longKernels + 2);  // and none a bar of its own
+        const int stream = int(view.tracks().indexOf("stream 7"));
+        const int thread = int(view.tracks().indexOf("thread 1"));
+        QCOMPARE(view.spanAt(shortStart + 0.05, stream), &shortKernel);
+        QCOMPARE(view.spanAt(shortStart - 0.25, stream), nullptr);  // the gap before it
+        QCOMPARE(view.spanAt(shortStart - 0.25, stream, 0.5)->name, std::string("long"));
+        QCOMPARE(view.spanAt(shortStart - 0.48, thread), &timeline.spans[size_t(longKernels)]);
+        hover(view, shortStart + 0.05, stream);  // a pixel holds dozens of kernels: one of them
+        QVERIFY(view.hoveredSpan() && view.hoveredSpan()->track == "stream 7");
+        // Zoomed in on it, it is drawn as a bar of its own, and hovered.
+        view.setVisibleRange(shortStart - 1, shortStart + 1);
+        QCOMPARE(view.drawnSpans(), 4);  // its long neighbours, its launch and itself
+        QCOMPARE(view.mergedSpans(), 0);
+        hover(view, shortStart + 0.05, stream);
+        QCOMPARE(view.hoveredSpan(), &shortKernel);
+        const std::vector<QCPItemLine*> lines = view.linkLines();
+        QCOMPARE(int(lines.size()), 1);
+        QCOMPARE(lines[0]->start->coords(), QPointF(shortStart - 0.5, thread));
+        QVERIFY(view.describe(shortKernel).contains("launched by cudaLaunchKernel on thread 1"));
+    }
+
+    // One colour per HTA kernel type (and overlap): the Breakdown's table cells,
+    // its shares chart, the kernel types' table and the Timeline's legend.
+    void kernelTypesHaveOneColourEverywhere() {
+        MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(window.openRunFile(kTraces + "/gpu_two_ranks"));
+        window.selectDocument(window.documents().front().id);
+        BreakdownView* breakdown = window.breakdownView();
+        QVERIFY(window.selectTab(breakdown->title()));
+        breakdown->setGrouping("kernel", "all");
+        QAbstractItemModel* table = breakdown->tableModel();
+        QSet<QString> typesSeen;
+        for (int row = 0; row < table->rowCount(); ++row) {
+            const QModelIndex cell = table->index(row, BreakdownView::CategoryColumn);
+            const std::optional<QColor> expected = traceCategoryColor(cell.data().toString());
+            QVERIFY2(expected, qPrintable(cell.data().toString()));
+            QCOMPARE(cell.data(Qt::DecorationRole).value<QColor>(), *expected);
+            typesSeen << cell.data().toString();
+        }
+        QCOMPARE(typesSeen.size(), 4);  // COMPUTATION, COMMUNICATION, MEMORY, OTHER
+        int bars = 0;
+        for (int i = 0; i < breakdown->sharesPlot()->plottableCount(); ++i) {
+            const QCPAbstractPlottable* plottable = breakdown->sharesPlot()->plottable(i);
+            QCOMPARE(plottable->brush().color(), *traceCategoryColor(plottable->name()));
+            ++bars;
+        }
+        QCOMPARE(bars, 4);
+        QStandardItemModel* types = breakdown->tracePanel()->kernelTypesModel();
+        QSet<QRgb> colours;
+        for (int row = 0; row < types->rowCount(); ++row) {
+            const QStandardItem* name = types->item(row, 1);
+            QCOMPARE(name->data(Qt::DecorationRole).value<QColor>(),
+                     *traceCategoryColor(name->text()));
+            colours << name->data(Qt::DecorationRole).value<QColor>().rgb();
+        }
+        QCOMPARE(colours.size(), types->rowCount());  // each combination its own colour
+        KernelTimelineView* timeline = window.timelineView();
+        QVERIFY(window.selectTab(timeline->title()));
+        int legend = 0;
+        for (int i = 0; i < timeline->plot()->plottableCount(); ++i) {
+            const QCPAbstractPlottable* entry = timeline->plot()->plottable(i);
+            if (const std::optional<QColor> color = traceCategoryColor(entry->name())) {
+                QCOMPARE(entry->brush().color(), *color);
+                ++legend;
+            }
+        }
+        QVERIFY(legend >= 4);  // the kernel types and the runtime calls
+    }
+
+    // The app's per-stream rows and profiler steps are the CLI's figures.
+    void perStreamAndPerStepRowsMatchTheCli() {
+        const nlohmann::json cli = cliBreakdown(kTraces + "/gpu_two_ranks");
+        QVERIFY(!cli.is_null());
+        MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(window.openRunFile(kTraces + "/gpu_two_ranks"));
+        BreakdownView* breakdown = window.breakdownView();
+        QVERIFY(window.selectTab(breakdown->title()));
+        for (size_t rank = 0; rank < 2; ++rank) {
+            window.selectDocument(window.documents()[rank].id);
+            const nlohmann::json& expected = cli.at("ranks")[rank];
+            breakdown->setGrouping("stream", "all");
+            const nlohmann::json& streams = expected.at("kernels_per_stream");
+            QCOMPARE(breakdown->rows().size(), streams.size());
+            QCOMPARE(breakdown->tableModel()
+                         ->headerData(BreakdownView::PhaseColumn, Qt::Horizontal)
+                         .toString(),
+                     QString("stream"));
+            // Long kernel names and a column more: the names keep room to be read.
+            QVERIFY(breakdown->tableView()->columnWidth(BreakdownView::NameColumn) >=
+                    BreakdownView::kMinNameWidth);
+            for (const nlohmann::json& row : streams) {
+                const std::string stream = "stream " + std::to_string(row.at("stream").get<int>());
+                bool found = false;
+                for (const BreakdownRow& shown : breakdown->rows()) {
+                    if (shown.name == row.at("name") && shown.phase == stream) {
+                        found = true;
+                        QCOMPARE(shown.calls, row.at("calls").get<int64_t>());
+                        QVERIFY(std::abs(shown.totalMs * 1e3 - row.at("total_us").get<double>()) <
+                                1e-9);
+                    }
+                }
+                QVERIFY2(found, row.dump().c_str());
+            }
+            QStandardItemModel* steps = breakdown->tracePanel()->stepsPanel()->stepsModel();
+            QVERIFY(!breakdown->tracePanel()->stepsPanel()->isHidden());
+            const nlohmann::json& cliSteps = expected.at("steps");
+            QCOMPARE(size_t(steps->rowCount()), cliSteps.size());
+            for (int row = 0; row < steps->rowCount(); ++row) {
+                const nlohmann::json& step = cliSteps[size_t(row)];
+                auto value = [&](int column) {
+                    return steps->item(row, column)->data(Qt::UserRole).toDouble();
+                };
+                QCOMPARE(value(TraceStepsPanel::StepColumn), step.at("step").get<double>());
+                QCOMPARE(value(TraceStepsPanel::DurationColumn),
+                         step.at("duration_us").get<double>());
+                QCOMPARE(value(TraceStepsPanel::KernelsColumn), step.at("kernels").get<double>());
+                QCOMPARE(value(TraceStepsPanel::KernelTimeColumn),
+                         step.at("kernel_us").get<double>());
+                const QString note = steps->item(row, TraceStepsPanel::NoteColumn)->text();
+                QCOMPARE(note.contains("left out"), !step.at("analysed").get<bool>());
+                QCOMPARE(note.contains("slowest rank"), step.at("slowest").get<bool>());
+            }
+        }
+        // A run has no streams to group by, and no profiler steps.
+        breakdown->showRun(nullptr);
+        QVERIFY(breakdown->tracePanel()->stepsPanel()->isHidden());
     }
 
     void aSingleGzipTraceOpens() {

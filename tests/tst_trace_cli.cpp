@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 
 #include "test_support.h"
 
@@ -60,6 +61,17 @@ private Q_SLOTS:
             }
         }
         QVERIFY(memset);  // memcpy and memset rows by their own names, as HTA lists them
+        // Per stream: stream 20 runs the two analysed allreduces, stream 21 two memcpys.
+        std::map<int, std::pair<int, double>> streams;  // rows, µs
+        for (const nlohmann::json& kernel : rank0.at("kernels_per_stream")) {
+            auto& [rows, us] = streams[kernel.at("stream").get<int>()];
+            ++rows;
+            us += kernel.at("total_us").get<double>();
+        }
+        QCOMPARE(int(streams.size()), 3);
+        QCOMPARE(streams.at(20), std::make_pair(1, 100.0));
+        QCOMPARE(streams.at(21), std::make_pair(2, 22.0));
+        QCOMPARE(streams.at(7), std::make_pair(4, 88.0));  // gemm 70, add 11, memset 2, sync 5
         QCOMPARE(rank0.at("launch").at("launches").get<int>(), 10);
         QCOMPARE(rank0.at("launch").at("short_kernels").get<int>(), 3);
         QCOMPARE(int(rank0.at("steps").size()), 3);

@@ -67,6 +67,14 @@ OffByAScale = _function(lambda d: 1.0 / d)
 
 def unfinished(q, k, v, is_causal):
     raise NotImplementedError("the backward pass is next week")
+
+
+def counted(q, k, v, is_causal):
+    """Flash, noting each call in calls.txt beside this module."""
+    import os
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.txt"), "a") as f:
+        f.write("x")
+    return Flash.apply(q, k, v, is_causal)
 )";
 
 class UserAttentionTest : public QObject {
@@ -238,13 +246,15 @@ private Q_SLOTS:
             QVERIFY2(std::abs(naive[i] - user[i]) < 1e-4,
                      qPrintable(QString("%1 vs %2").arg(naive[i]).arg(user[i])));
         }
-        // It is really called: the one off by a scale changes the loss.
-        const QList<double> offByAScale =
-            losses(dir_.filePath("off.json"),
-                   {"--py-attention", "my_flash:OffByAScale", "--py-path", userDir()});
-        QCOMPARE(offByAScale.size(), 2);
-        QVERIFY2(std::abs(offByAScale[0] - naive[0]) > 1e-3,
-                 qPrintable(QString("%1 vs %2").arg(offByAScale[0]).arg(naive[0])));
+        // It is really called: by the gate (d 16, causal and not), then by
+        // each of nano's 2 blocks in each of the 2 steps.
+        QFile calls(userDir() + "/calls.txt");
+        calls.remove();
+        QCOMPARE(losses(dir_.filePath("counted.json"),
+                        {"--py-attention", "my_flash:counted", "--py-path", userDir()})
+                     .size(),
+                 2);
+        QCOMPARE(calls.size(), qint64(2 + 2 * 2));
         // The run file names it; a run without it has no such key.
         const RunResult run = readRunFile(userFile.toStdString());
         QCOMPARE(run.config.pyAttention, std::string("my_flash:Flash"));
@@ -257,6 +267,39 @@ private Q_SLOTS:
         QCOMPARE(losses(never, {"--py-attention", "my_flash:Flahs", "--py-path", userDir()}),
                  QList<double>{});
         QVERIFY(!QFile::exists(never));
+    }
+
+    // A run checks the user's attention before it times it, as the grid
+    // does: one off by a scale is refused, naming the field, and no run file
+    // is written.
+    void aRunGatesTheUsersAttentionFirst() {
+        const QString out = dir_.filePath("off.json");
+        const CliResult r = runCli({"run",
+                                    "--engine",
+                                    "pytorch",
+                                    "--model",
+                                    "nano",
+                                    "--ctx",
+                                    "32",
+                                    "--batch",
+                                    "2",
+                                    "--warmup",
+                                    "0",
+                                    "--steps",
+                                    "2",
+                                    "--python",
+                                    test::pythonExecutable(),
+                                    "--out",
+                                    out,
+                                    "--py-attention",
+                                    "my_flash:OffByAScale",
+                                    "--py-path",
+                                    userDir()});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("py-attention") && r.err.contains("correctness gate") &&
+                     r.err.contains("1e-04"),
+                 qPrintable(r.err));
+        QVERIFY(!QFile::exists(out));
     }
 
     void theLibTorchEngineRefusesTheUsersAttention() {

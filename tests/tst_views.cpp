@@ -329,11 +329,14 @@ private Q_SLOTS:
         KernelTimelineView view;
         view.showRun(&document);
         QCustomPlot* plot = view.plot();
-        QSet<QRgb> drawn;
+        QSet<QRgb> drawn;  // the phase bands' and the spans' bars'
         for (int i = 0; i < plot->itemCount(); ++i) {
             if (const auto* rect = qobject_cast<QCPItemRect*>(plot->item(i))) {
                 drawn.insert(rect->brush().color().rgba());
             }
+        }
+        for (const QColor& color : view.barColors()) {
+            drawn.insert(color.rgba());
         }
         QSet<QRgb> listed;
         QStringList names;

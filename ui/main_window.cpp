@@ -745,7 +745,36 @@ void MainWindow::onStepsArrived(const std::vector<StepRecord>& steps) {
     }
 }
 
+namespace {
+
+// The user's attention could not be loaded or failed its correctness gate
+// before any step (the worker's message starts "py_attention: "): bad input,
+// said beside its field, as the CLI exits 2 naming --py-attention.
+std::optional<QString> refusedAttention(const RunResult& result) {
+    const std::string prefix = "py_attention: ";
+    if (result.status != RunStatus::Failed || !result.steps.empty() ||
+        result.message.rfind(prefix, 0) != 0) {
+        return std::nullopt;
+    }
+    const std::string why = result.message.substr(prefix.size());
+    return QString::fromStdString(why.substr(0, why.find('\n')));
+}
+
+}  // namespace
+
 void MainWindow::onRunFinished(const RunResult& result) {
+    if (const auto why = refusedAttention(result)) {
+        runs_->remove(runs_->liveId());
+        config_->setConfig(result.config);
+        config_->editCopy();  // re-validates the form, so the error goes in after
+        config_->showErrors({{"py-attention", why->toStdString()}});
+        messages_->setBanner(tr("Your attention was not run: %1").arg(*why), true,
+                             Messages::About::ConfigErrors);
+        progressLabel_->setText(tr("Run not started"));
+        showCurrent();
+        Q_EMIT runFinished(result);
+        return;
+    }
     RunDocument* document = runs_->byId(runs_->liveId());
     runs_->setLive(0);
     if (document) {

@@ -189,6 +189,23 @@ void RunList::select(int id) {
     }
 }
 
+void RunList::remove(int id) {
+    const QSignalBlocker blocker(list_);
+    for (int row = 0; row < list_->count(); ++row) {
+        if (list_->item(row)->data(kIdRole).toInt() == id) {
+            delete list_->takeItem(row);
+            break;
+        }
+    }
+    list_->setCurrentItem(nullptr);
+    std::erase_if(documents_, [id](const RunDocument& document) { return document.id == id; });
+    if (liveId_ == id) {
+        liveId_ = 0;
+    }
+    refresh();
+    Q_EMIT comparedChanged();
+}
+
 void RunList::setCompared(const QList<int>& ids) {
     {
         const QSignalBlocker blocker(list_);

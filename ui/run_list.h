@@ -43,6 +43,9 @@ public:
     // named), if any.
     const RunDocument* openedFrom(const QString& file) const;
     void select(int id);
+    // Takes document `id` out of the list (a run that never started: no steps,
+    // nothing to keep); no other document is selected in its place.
+    void remove(int id);
     // The document a run in progress fills (0: none), listed as running.
     void setLive(int id) { liveId_ = id; }
     int liveId() const { return liveId_; }

@@ -15,12 +15,14 @@
 #include "attention/attention_registry.h"
 #include "attention/sdpa_attention.h"
 #include "attention/tiled_attention.h"
+#include "config/limits.h"
 #include "engines/cpu_threads.h"
 #include "engines/environment.h"
 #include "engines/python_worker.h"
 #include "engines/runner.h"
 #include "estimate/cost_model.h"
 #include "profile/memory_watermark.h"
+#include "util/checked_math.h"
 #include "util/strings.h"
 
 namespace stepscope {
@@ -148,6 +150,42 @@ void validateUserAttention(const AttentionBenchSpec& spec, std::vector<ConfigErr
 
 }  // namespace
 
+namespace {
+
+// Upper bounds from the world (config/limits.h), and one score matrix's
+// elements multiplied without overflow: a batch of 2^62 otherwise wraps the
+// memory pre-flight into "fits".
+void validateGridSize(const AttentionBenchSpec& spec, std::vector<ConfigError>& errors) {
+    auto atMost = [&](const char* field, int64_t value, int64_t max) {
+        if (value > max) {
+            errors.push_back({field, "must be ≤ " + std::to_string(max) + ", got " +
+                                         std::to_string(value) + "; " + allowedRange(1, max)});
+        }
+        return value <= max;
+    };
+    bool inRange = atMost("batch", spec.batch, kBatchLimit.max);
+    inRange = atMost("heads", spec.heads, kHeadsLimit.max) && inRange;
+    for (int64_t d : spec.headDims) {
+        inRange = atMost("d", d, kDModelLimit.max) && inRange;
+    }
+    for (int64_t s : spec.seqLens) {
+        inRange = atMost("seq", s, kContextLimit.max) && inRange;
+    }
+    if (!inRange || spec.seqLens.empty()) {
+        return;
+    }
+    const int64_t longest = *std::max_element(spec.seqLens.begin(), spec.seqLens.end());
+    const auto scores = checkedProduct(
+        {std::max<int64_t>(spec.batch, 1), std::max<int64_t>(spec.heads, 1), longest, longest});
+    if (!scores || *scores > kMaxTensorElements) {
+        errors.push_back({"seq", "batch × heads × seq² is over 2^50 elements at seq " +
+                                     std::to_string(longest) +
+                                     ": no machine holds one score matrix that large"});
+    }
+}
+
+}  // namespace
+
 void validateAttentionSpec(const AttentionBenchSpec& spec) {
     std::vector<ConfigError> errors;
     validateBackends(spec, errors);
@@ -169,6 +207,7 @@ void validateAttentionSpec(const AttentionBenchSpec& spec) {
     if (spec.heads <= 0) {
         errors.push_back({"heads", "must be positive, got " + std::to_string(spec.heads)});
     }
+    validateGridSize(spec, errors);
     if (spec.repeats < 1) {
         errors.push_back({"repeats", "must be at least 1, got " + std::to_string(spec.repeats)});
     }

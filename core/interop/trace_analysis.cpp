@@ -595,6 +595,24 @@ std::vector<std::pair<int32_t, int32_t>> launchLinks(const KinetoTrace& trace) {
     return links;
 }
 
+namespace {
+
+// Kernel rows; those of one stream name it.
+nlohmann::json kernelRowsJson(const std::vector<KernelStats>& rows) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const KernelStats& k : rows) {
+        nlohmann::json row = {{"name", k.name},      {"calls", k.calls},  {"total_us", k.totalUs},
+                              {"mean_us", k.meanUs}, {"min_us", k.minUs}, {"max_us", k.maxUs}};
+        if (k.stream >= 0) {
+            row["stream"] = k.stream;
+        }
+        list.push_back(std::move(row));
+    }
+    return list;
+}
+
+}  // namespace
+
 nlohmann::json traceBreakdownJson(const std::vector<RankAnalysis>& ranks) {
     using nlohmann::json;
     json list = json::array();
@@ -612,15 +630,6 @@ nlohmann::json traceBreakdownJson(const std::vector<RankAnalysis>& ranks) {
         json types = json::object();
         for (const KernelTypeTime& type : rank.kernelTypes) {
             types[type.name] = type.us;
-        }
-        json kernels = json::array();
-        for (const KernelStats& k : rank.kernels) {
-            kernels.push_back({{"name", k.name},
-                               {"calls", k.calls},
-                               {"total_us", k.totalUs},
-                               {"mean_us", k.meanUs},
-                               {"min_us", k.minUs},
-                               {"max_us", k.maxUs}});
         }
         const LaunchStatistics& l = rank.launch;
         const double count = double(std::max<size_t>(1, l.launches.size()));
@@ -650,7 +659,8 @@ nlohmann::json traceBreakdownJson(const std::vector<RankAnalysis>& ranks) {
                         {"span_us", rank.temporal ? rank.temporal->spanUs : 0.0},
                         {"temporal", temporal},
                         {"kernel_types", types},
-                        {"kernels", kernels},
+                        {"kernels", kernelRowsJson(rank.kernels)},
+                        {"kernels_per_stream", kernelRowsJson(rank.kernelsPerStream)},
                         {"launch", launch},
                         {"steps", steps}});
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include "profile/operator_tracer.h"
@@ -76,6 +77,20 @@ std::optional<TimelineSpan> spanOf(const KinetoTrace& trace, const TraceEvent& e
     return span;
 }
 
+// Ties each device event's span to its launch call's span (the ac2g flows'
+// pairs), by the event each span was made of; the kernel's detail names the call.
+void addLaunches(const KinetoTrace& trace, const std::vector<int32_t>& spanOfEvent,
+                 std::vector<TimelineSpan>& spans) {
+    for (const auto& [launch, kernel] : launchLinks(trace)) {
+        const int32_t launchSpan = spanOfEvent[size_t(launch)];
+        const int32_t kernelSpan = spanOfEvent[size_t(kernel)];
+        if (launchSpan >= 0 && kernelSpan >= 0) {
+            spans[size_t(kernelSpan)].launch = launchSpan;
+            spans[size_t(kernelSpan)].detail = spans[size_t(launchSpan)].name;
+        }
+    }
+}
+
 void addTimeline(const KinetoTrace& trace, RunResult& run) {
     double origin = std::numeric_limits<double>::infinity();
     for (const TraceEvent& event : trace.events) {
@@ -89,6 +104,8 @@ void addTimeline(const KinetoTrace& trace, RunResult& run) {
     StepTimeline& timeline = run.timeline;
     timeline.step = trace.steps.empty() ? 0 : int(trace.steps.front().number);
     timeline.clockOriginUs = origin;
+    std::vector<TimelineSpan> spans;
+    std::vector<int32_t> eventOfSpan;  // -1 for the step bands
     for (const ProfilerStepRange& step : trace.steps) {
         TimelineSpan band;
         band.kind = SpanKind::Range;
@@ -96,17 +113,31 @@ void addTimeline(const KinetoTrace& trace, RunResult& run) {
         band.track = "ranges";
         band.startUs = step.startUs - origin;
         band.durationUs = step.durationUs;
-        timeline.spans.push_back(std::move(band));
+        spans.push_back(std::move(band));
+        eventOfSpan.push_back(-1);
     }
-    for (const TraceEvent& event : trace.events) {
-        if (std::optional<TimelineSpan> span = spanOf(trace, event)) {
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+        if (std::optional<TimelineSpan> span = spanOf(trace, trace.events[i])) {
             span->startUs -= origin;
-            timeline.spans.push_back(std::move(*span));
+            spans.push_back(std::move(*span));
+            eventOfSpan.push_back(int32_t(i));
         }
     }
-    std::stable_sort(
-        timeline.spans.begin(), timeline.spans.end(),
-        [](const TimelineSpan& a, const TimelineSpan& b) { return a.startUs < b.startUs; });
+    // In start order, as a run's timeline is; the links refer to the sorted spans.
+    std::vector<int32_t> order(spans.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&spans](int32_t a, int32_t b) {
+        return spans[size_t(a)].startUs < spans[size_t(b)].startUs;
+    });
+    std::vector<int32_t> spanOfEvent(trace.events.size(), -1);
+    timeline.spans.reserve(spans.size());
+    for (const int32_t index : order) {
+        if (eventOfSpan[size_t(index)] >= 0) {
+            spanOfEvent[size_t(eventOfSpan[size_t(index)])] = int32_t(timeline.spans.size());
+        }
+        timeline.spans.push_back(std::move(spans[size_t(index)]));
+    }
+    addLaunches(trace, spanOfEvent, timeline.spans);
 }
 
 }  // namespace

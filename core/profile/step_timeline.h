@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct TimelineSpan {
     std::string detail;    // module path of an operator; launching operator of a kernel
     double startUs = 0;
     double durationUs = 0;
+    // A kernel's launch call, an index into StepTimeline::spans, where the
+    // recording tied them (a profiler trace's ac2g flows); -1 otherwise.
+    int32_t launch = -1;
 };
 
 struct StepTimeline {
@@ -27,5 +31,10 @@ struct StepTimeline {
     double clockOriginUs = 0;  // its zero on the tracers' clock, to line up with memory
     std::vector<TimelineSpan> spans;
 };
+
+// For each span, the index of the span that launched it, or -1: a kernel's
+// `launch` where set, else the latest operator named by its `detail` that
+// began at or before it (our runs keep the launching operator's name only).
+std::vector<int32_t> launchingSpans(const StepTimeline& timeline);
 
 }  // namespace stepscope

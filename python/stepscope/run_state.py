@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from .attention import backends, triton_mode
+from .attention.gate import run_gate
 from .attention.user_attention import load_user_attention
 from .compiling import compile_function
 from .model import TransformerLM
@@ -43,7 +44,15 @@ def reference_attention(spec):
     if not spec.py_attention:
         return spec.attention
     user = load_user_attention(spec.py_attention, spec.py_path)
-    return backends.users(user).model_attention()
+    backend = backends.users(user)
+    # Checked before it is timed, as in the attention grid: at the model's head
+    # dim, in the run's precision, on its device. An incorrect one is bad
+    # input (the client names --py-attention), never a measured run.
+    head_dim = spec.dims.d_model // spec.dims.heads
+    gate = run_gate(backend, spec.precision, (head_dim,), spec.device)
+    if not gate.ok:
+        raise failed(f"py_attention: the correctness gate before the run: {gate.message}")
+    return backend.model_attention()
 
 
 def build_module(spec):

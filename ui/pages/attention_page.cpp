@@ -20,6 +20,7 @@
 #include <map>
 #include <set>
 
+#include "config/limits.h"
 #include "engines/runner.h"
 #include "estimate/cost_model.h"
 #include "experiments/attention_benchmark.h"
@@ -92,10 +93,10 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
     seqs_ = new QLineEdit("256,512,1024,2048");
     precisions_ = new QLineEdit("fp32");
     batch_ = new QSpinBox;
-    batch_->setRange(1, 4096);
+    batch_->setRange(1, int(kBatchLimit.max));
     batch_->setValue(8);
     heads_ = new QSpinBox;
-    heads_->setRange(1, 256);
+    heads_->setRange(1, int(kHeadsLimit.max));
     heads_->setValue(1);
     repeats_ = new QSpinBox;
     repeats_->setRange(1, 1000);

@@ -23,6 +23,7 @@
 #include <algorithm>
 
 #include "attention/attention_registry.h"
+#include "config/limits.h"
 
 namespace stepscope::ui {
 
@@ -128,14 +129,16 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     presets.push_back(kCustom);
     preset_ = comboBox(presets);
     // Zero is allowed here so that the engine's validation, not the widget, says what is wrong.
-    dModel_ = spinBox(0, 65536, 64);
-    dFf_ = spinBox(0, 262144, 256);
-    layers_ = spinBox(0, 512, 2);
-    heads_ = spinBox(0, 512, 4);
-    vocab_ = spinBox(0, 1 << 24, 10000);
-    maxContext_ = spinBox(0, 1 << 20, 2048);
-    context_ = spinBox(0, 1 << 20, 128);
-    batch_ = spinBox(0, 1 << 16, 4);
+    // The maxima are config/limits.h's: a value past them could not run, and a
+    // run file within them shows unclamped.
+    dModel_ = spinBox(0, int(kDModelLimit.max), 64);
+    dFf_ = spinBox(0, int(kDFfLimit.max), 256);
+    layers_ = spinBox(0, int(kLayersLimit.max), 2);
+    heads_ = spinBox(0, int(kHeadsLimit.max), 4);
+    vocab_ = spinBox(0, int(kVocabLimit.max), 10000);
+    maxContext_ = spinBox(0, int(kMaxContextLimit.max), 2048);
+    context_ = spinBox(0, int(kContextLimit.max), 128);
+    batch_ = spinBox(0, int(kBatchLimit.max), 4);
     mode_ = comboBox(runModeNames());
     precision_ = comboBox(precisionNames());
     tf32_ = new QCheckBox(tr("TF32 matmuls (CUDA)"));
@@ -149,7 +152,7 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     steps_ = spinBox(0, 1000000, 5);
     device_ = comboBox(deviceNames());
     seed_ = spinBox(0, INT32_MAX, 0);
-    threads_ = spinBox(0, 1024, 0);
+    threads_ = spinBox(0, int(maxCpuThreads()), 0);
     threads_->setSpecialValueText(tr("default"));
     traceOps_ = new QCheckBox(tr("Trace operators"));
     traceOps_->setToolTip(tr("Record every operator's time per phase (Breakdown, Timeline)"));

@@ -21,6 +21,7 @@
 #include "models/format.h"
 #include "models/run_document.h"
 #include "views/trace_ranks_panel.h"
+#include "widgets/kernel_type_colors.h"
 #include "widgets/plot_style.h"
 #include "widgets/read_only_table.h"
 #include "widgets/table_items.h"
@@ -35,6 +36,45 @@ QStandardItem* textItem(const std::string& value) {
     auto* item = new QStandardItem(QString::fromStdString(value));
     item->setData(item->text(), Qt::UserRole);
     return item;
+}
+
+// A category's cell with the colour the charts give it.
+QStandardItem* categoryItem(const std::string& category) {
+    QStandardItem* item = textItem(category);
+    if (!category.empty()) {
+        item->setData(categoryOrKernelTypeColor(item->text()), Qt::DecorationRole);
+    }
+    return item;
+}
+
+// The analyses of the rank a trace's document shows; nullptr for a run.
+const RankAnalysis* shownRank(const RunDocument* document) {
+    if (document && document->traceRanks) {
+        for (const RankAnalysis& rank : *document->traceRanks) {
+            if (rank.rank == document->traceRank) {
+                return &rank;
+            }
+        }
+    }
+    return nullptr;
+}
+
+// A trace's kernels per stream, as the kernel rows are: the stream in the
+// phase column, the share of the rank's device time.
+std::vector<BreakdownRow> streamRows(const RankAnalysis& rank, size_t measuredSteps) {
+    std::vector<BreakdownRow> rows;
+    for (const KernelStats& kernel : rank.kernelsPerStream) {
+        BreakdownRow row;
+        row.name = kernel.name;
+        row.category = std::string(toString(kernel.type));
+        row.phase = "stream " + std::to_string(kernel.stream);
+        row.calls = kernel.calls;
+        row.totalMs = kernel.totalUs / 1e3;
+        row.msPerStep = measuredSteps ? row.totalMs / double(measuredSteps) : row.totalMs;
+        row.share = kernel.share;
+        rows.push_back(std::move(row));
+    }
+    return rows;
 }
 
 // Share of each category in the rows of one phase ("all": every phase).
@@ -74,7 +114,7 @@ private:
 
 BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     by_ = new QComboBox;
-    by_->addItems({"kernel", "op", "category"});
+    by_->addItems({"kernel", "op", "category", "stream"});
     by_->setCurrentText("op");
     phase_ = new QComboBox;
     phase_->addItems({"all", "forward", "backward", "optimizer"});
@@ -92,8 +132,9 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     table_ = readOnlyTable(sorted_);
     table_->setSortingEnabled(true);
     table_->setWordWrap(false);
-    table_->setTextElideMode(Qt::ElideMiddle);  // a kernel's name and its arguments' end
-    table_->verticalHeader()->hide();           // row numbers say nothing the order does not
+    table_->viewport()->installEventFilter(this);  // its width decides the name column's
+    table_->setTextElideMode(Qt::ElideMiddle);     // a kernel's name and its arguments' end
+    table_->verticalHeader()->hide();              // row numbers say nothing the order does not
     // The figures keep their width; the name takes what is left, elided, whole on hover.
     table_->horizontalHeader()->setStretchLastSection(false);
     exported_ =
@@ -112,7 +153,8 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     shares_->setMouseTracking(true);
     shares_->installEventFilter(this);
     flops_ = new QStandardItemModel(this);
-    QTableView* flopTable = readOnlyTable(flops_);
+    flopTable_ = readOnlyTable(flops_);
+    QTableView* flopTable = flopTable_;
     // Group names and figures whole, on one line each: the rows' order is the model's.
     flopTable->verticalHeader()->hide();
     flopTable->setWordWrap(false);
@@ -132,11 +174,11 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     charts->setChildrenCollapsible(false);
     // A tab each: side by side on a laptop's width, the FLOP table's
     // columns ran past its edge and the names beside it were elided.
-    auto* tables = new QTabWidget;
-    tables->addTab(table_, tr("Where the time went"));
-    tables->addTab(flopTable, tr("FLOP per forward group"));
+    tables_ = new QTabWidget;
+    tables_->addTab(table_, tr("Where the time went"));
+    tables_->addTab(flopTable, tr("FLOP per forward group"));
     auto* splitter = new QSplitter(Qt::Vertical);
-    splitter->addWidget(tables);
+    splitter->addWidget(tables_);
     splitter->addWidget(charts);
     splitter->setChildrenCollapsible(false);
     auto* layout = new QVBoxLayout(this);
@@ -168,17 +210,31 @@ QAbstractItemModel* BreakdownView::exportModel() const {
 void BreakdownView::showRun(const RunDocument* document) {
     document_ = document;
     tracePanel_->showRun(document);
+    const bool trace = shownRank(document) != nullptr;
+    // A trace has no FLOP groups: no tab for them.
+    tables_->setTabVisible(tables_->indexOf(flopTable_), !trace);
+    if (trace) {
+        tables_->setCurrentWidget(table_);
+    }
     const bool kernels = document && !document->result.kernels.empty();
     auto* items = qobject_cast<QStandardItemModel*>(by_->model());
     items->item(0)->setEnabled(kernels);
+    items->item(3)->setEnabled(trace && kernels);  // streams: a trace's
     const bool operators = document && !document->result.operators.empty();
     {
         const QSignalBlocker blocker(by_);
+        const QSignalBlocker phaseBlocker(phase_);
         if (!kernels && by_->currentText() == "kernel") {
             by_->setCurrentText("op");
         } else if (kernels && !operators && by_->currentText() == "op") {
             by_->setCurrentText("kernel");
+        } else if ((!trace || !kernels) && by_->currentText() == "stream") {
+            by_->setCurrentText(kernels ? "kernel" : "op");
         }
+        if (trace) {
+            phase_->setCurrentText("all");  // a trace's rows have no phase
+        }
+        phase_->setEnabled(!trace);
     }
     refresh();
 }
@@ -195,29 +251,36 @@ void BreakdownView::refresh() {
     empty_->setVisible(!traced);
     const QString by = by_->currentText();
     if (traced) {
-        try {
-            // The CLI's computation, so both print the same figures.
-            rows_ = breakdown(*run, phase_->currentText().toStdString(), by.toStdString());
-        } catch (const std::invalid_argument&) {
-            rows_.clear();  // a grouping the run has no records for
+        if (by == "stream") {
+            const RankAnalysis* rank = shownRank(document_);
+            rows_ = rank ? streamRows(*rank, run->steps.size()) : std::vector<BreakdownRow>{};
+        } else {
+            try {
+                // The CLI's computation, so both print the same figures.
+                rows_ = breakdown(*run, phase_->currentText().toStdString(), by.toStdString());
+            } catch (const std::invalid_argument&) {
+                rows_.clear();  // a grouping the run has no records for
+            }
         }
     }
-    const QString noun = by == "kernel" ? tr("kernel")
-                         : by == "op"   ? tr("operator")
-                                        : tr("category");
-    model_->setHorizontalHeaderLabels({noun, tr("category"), tr("phase"), tr("calls"),
-                                       tr("total ms"), tr("ms / step"), tr("mean ms / call"),
-                                       tr("share of phase")});
+    const QString noun = by == "kernel" || by == "stream" ? tr("kernel")
+                         : by == "op"                     ? tr("operator")
+                                                          : tr("category");
+    model_->setHorizontalHeaderLabels(
+        {noun, tr("category"), by == "stream" ? tr("stream") : tr("phase"), tr("calls"),
+         tr("total ms"), tr("ms / step"), tr("mean ms / call"),
+         by == "stream" ? tr("share of device time") : tr("share of phase")});
     model_->horizontalHeaderItem(TotalColumn)->setToolTip(tr("Summed over the measured steps"));
     model_->horizontalHeaderItem(PerStepColumn)
         ->setToolTip(tr("Total over the measured steps, divided by their number"));
     model_->horizontalHeaderItem(ShareColumn)
-        ->setToolTip(tr("Share of the traced time of the row's phase"));
+        ->setToolTip(by == "stream" ? tr("Share of the rank's device time (HTA's)")
+                                    : tr("Share of the traced time of the row's phase"));
     for (const auto& row : rows_) {
-        auto* name = textItem(row.name);
+        auto* name = by == "category" ? categoryItem(row.name) : textItem(row.name);
         name->setToolTip(name->text());  // the cell elides long kernel names
         model_->appendRow(
-            {name, textItem(row.category), textItem(row.phase),
+            {name, categoryItem(row.category), textItem(row.phase),
              numberItem(double(row.calls), QString::number(row.calls)),
              numberItem(row.totalMs, QString::number(row.totalMs, 'f', 3)),
              numberItem(row.msPerStep, QString::number(row.msPerStep, 'f', 3)),
@@ -227,10 +290,12 @@ void BreakdownView::refresh() {
     }
     // Grouped by category, the name is the category: show it once.
     table_->setColumnHidden(CategoryColumn, by == "category");
+    // A trace's rows have no phase; grouped by stream the column names the stream.
+    table_->setColumnHidden(PhaseColumn, document_ && document_->traceRanks && by != "stream");
     static_cast<ShownColumns*>(exported_)->refilter();
     table_->sortByColumn(TotalColumn, Qt::DescendingOrder);
     table_->resizeColumnsToContents();
-    table_->horizontalHeader()->setSectionResizeMode(NameColumn, QHeaderView::Stretch);
+    fitNameColumn();
     flops_->setHorizontalHeaderLabels(
         {tr("forward group"), tr("GFLOP / step"), tr("ms / step"), tr("achieved")});
     if (run) {
@@ -271,13 +336,13 @@ void BreakdownView::plotTopRows() {
         if (!bars) {
             bars = new QCPBars(top_->yAxis, top_->xAxis);
             bars->setName(QString::fromStdString(row.category));
-            bars->setBrush(categoryColor(QString::fromStdString(row.category)));
+            bars->setBrush(categoryOrKernelTypeColor(QString::fromStdString(row.category)));
             bars->setPen(Qt::NoPen);
         }
         const double y = count - i;  // largest on top
         bars->addData(y, row.totalMs);
         QString label = shortSymbol(QString::fromStdString(row.name));
-        if (phase_->currentText() == "all") {
+        if (phase_->currentText() == "all" && !row.phase.empty()) {  // a trace's have none
             label += " (" + QString::fromStdString(row.phase) + ")";
         }
         ticker->addTick(y, label);
@@ -287,6 +352,22 @@ void BreakdownView::plotTopRows() {
     top_->yAxis->setRange(0.3, count + 0.7);
     top_->xAxis->setRange(0, largest > 0 ? largest * 1.05 : 1);
     top_->replot();
+}
+
+// The name takes what the figures leave, but never less than kMinNameWidth:
+// a stretched column with no room left would take its whole content's width.
+void BreakdownView::fitNameColumn() {
+    QHeaderView* header = table_->horizontalHeader();
+    int figures = 0;
+    for (int column = NameColumn + 1; column < header->count(); ++column) {
+        figures += header->isSectionHidden(column) ? 0 : header->sectionSize(column);
+    }
+    if (table_->viewport()->width() - figures >= kMinNameWidth) {
+        header->setSectionResizeMode(NameColumn, QHeaderView::Stretch);
+    } else {
+        header->setSectionResizeMode(NameColumn, QHeaderView::Interactive);
+        header->resizeSection(NameColumn, kMinNameWidth);
+    }
 }
 
 int BreakdownView::topBarAt(const QPointF& pixel) const {
@@ -358,7 +439,7 @@ void BreakdownView::plotShares() {
     for (const auto& category : categories) {
         auto* bars = new QCPBars(shares_->xAxis, shares_->yAxis);
         bars->setName(QString::fromStdString(category));
-        bars->setBrush(categoryColor(QString::fromStdString(category)));
+        bars->setBrush(categoryOrKernelTypeColor(QString::fromStdString(category)));
         bars->setPen(QPen(Qt::white));
         for (size_t i = 0; i < columns.size(); ++i) {
             const auto found = columns[i].second.find(category);
@@ -397,6 +478,9 @@ QString BreakdownView::sharesToolTipAt(const QPointF& pixel) const {
 }
 
 bool BreakdownView::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == table_->viewport() && event->type() == QEvent::Resize) {
+        fitNameColumn();
+    }
     if ((watched == top_ || watched == shares_) && event->type() == QEvent::MouseMove) {
         const auto* mouse = static_cast<QMouseEvent*>(event);
         const QString text = watched == top_ ? topBarToolTip(topBarAt(mouse->position()))

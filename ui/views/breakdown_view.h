@@ -10,11 +10,12 @@ class QCustomPlot;
 class QLabel;
 class QSortFilterProxyModel;
 class QStandardItemModel;
+class QTabWidget;
 class QTableView;
 
 namespace stepscope::ui {
 class TraceRanksPanel;
-}
+}  // namespace stepscope::ui
 
 namespace stepscope::ui {
 
@@ -29,6 +30,7 @@ class BreakdownView final : public RunView {
 
 public:
     static constexpr int kTopBars = 15;
+    static constexpr int kMinNameWidth = 120;  // px; past it the figures scroll
     // Columns of tableModel(); the category column is hidden (and left out of
     // the export) when the rows are categories, so no name shows twice.
     enum Column {
@@ -48,7 +50,8 @@ public:
     void showRun(const RunDocument* document) override;
     QList<ExportTarget> exportTargets() override;
 
-    // "kernel", "op" or "category"; "all", "forward", "backward", "optimizer".
+    // "kernel", "op" or "category" ("stream" for a profiler trace: its kernels
+    // per stream, the stream in the phase column); "all", "forward", "backward", "optimizer".
     void setGrouping(const QString& by, const QString& phase);
     const std::vector<BreakdownRow>& rows() const { return rows_; }
     QAbstractItemModel* tableModel() const;   // sorted as the view shows it
@@ -71,6 +74,7 @@ protected:
 
 private:
     void refresh();
+    void fitNameColumn();
     void plotTopRows();
     void plotShares();
 
@@ -92,6 +96,8 @@ private:
     QCustomPlot* shares_;
     QStandardItemModel* flops_;
     TraceRanksPanel* tracePanel_;
+    QTableView* flopTable_;
+    QTabWidget* tables_;  // the rows, and the FLOP groups
     std::vector<BreakdownRow> rows_;
     std::vector<StackedColumn> shareColumns_;  // as stacked in the shares chart
 };

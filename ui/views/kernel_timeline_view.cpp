@@ -7,10 +7,11 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <set>
 
 #include "models/format.h"
 #include "models/run_document.h"
+#include "views/timeline_bars.h"
+#include "widgets/kernel_type_colors.h"
 #include "widgets/plot_style.h"
 
 namespace stepscope::ui {
@@ -30,6 +31,24 @@ bool isPhase(const TimelineSpan& span) {
     return span.kind == SpanKind::Range && (span.name == "forward" || span.name == "backward" ||
                                             span.name == "optimizer" || isProfilerStep(span.name));
 }
+
+double endOf(const TimelineSpan& span) {
+    return span.startUs + span.durationUs;
+}
+
+QString elided(const std::string& name) {
+    const QString text = QString::fromStdString(name);
+    return text.size() > 160 ? text.left(157) + "…" : text;
+}
+
+void placeBar(QCPItemRect* rect, const TimelineSpan& span, int track, int depth) {
+    const auto [top, bottom] = TimelineBars::rowOf(span, track, depth);
+    rect->topLeft->setCoords(span.startUs, top);
+    rect->bottomRight->setCoords(endOf(span), bottom);
+}
+
+const char* const kLinkLayer = "links";
+constexpr size_t kMaxLinksDrawn = 64;  // an operator may launch many kernels
 
 QColor bandColor(const std::string& phase) {
     QColor color = phaseColor(QString::fromStdString(phase));
@@ -85,6 +104,9 @@ KernelTimelineView::KernelTimelineView(QWidget* parent) : RunView(parent) {
     plot_->legend->setWrap(5);  // the legend row says what each colour means
     plot_->setMouseTracking(true);
     plot_->installEventFilter(this);
+    // The links of the hovered span, on a layer of their own: hovering repaints it alone.
+    plot_->addLayer(kLinkLayer, plot_->layer("main"), QCustomPlot::limAbove);
+    plot_->layer(kLinkLayer)->setMode(QCPLayer::lmBuffered);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(caption_);
     layout->addWidget(plot_, 1);
@@ -110,10 +132,13 @@ void KernelTimelineView::showRun(const RunDocument* document) {
     shownSpans_ = spans;
     plot_->clearItems();
     plot_->clearPlottables();
-    drawn_.clear();
-    tracks_.clear();
+    bars_ = nullptr;
+    linkItems_.clear();
+    hovered_ = linkedFrom_ = -1;
+    pinned_ = false;
     const StepTimeline* timeline = document ? &document->result.timeline : nullptr;
     if (!timeline || timeline->step < 0) {
+        index_ = TimelineIndex();
         caption_->setText(
             document ? tr("This run has no traced step. Tick “Trace operators” (or “Trace CUDA "
                           "kernels” on a GPU) before running to see its operators and "
@@ -126,40 +151,43 @@ void KernelTimelineView::showRun(const RunDocument* document) {
         return;
     }
     setNoData(plot_, QString());
-    // Tracks: host threads first, then streams, each in order of first use.
-    std::vector<const TimelineSpan*> drawable;
-    for (const auto& span : timeline->spans) {
-        if (span.kind == SpanKind::Range) {
-            continue;
-        }
-        const QString track = QString::fromStdString(span.track);
-        if (!tracks_.contains(track)) {
-            tracks_ << track;
-        }
-        drawable.push_back(&span);
+    index_ = TimelineIndex(*timeline);
+    const int rows = int(index_.tracks().size());
+    double endUs = drawPhases();
+    drawSpans();
+    int kernels = 0;
+    int all = 0;
+    for (const TimelineSpan& span : timeline->spans) {
+        kernels += onGpu(span);
+        all += span.kind != SpanKind::Range;
+        endUs = std::max(endUs, endOf(span));
     }
-    std::stable_sort(tracks_.begin(), tracks_.end(), [](const QString& a, const QString& b) {
-        return a.startsWith("thread") && b.startsWith("stream");
-    });
-    if (int(drawable.size()) > kMaxSpans) {
-        std::partial_sort(drawable.begin(), drawable.begin() + kMaxSpans, drawable.end(),
-                          [](const TimelineSpan* a, const TimelineSpan* b) {
-                              return a->durationUs > b->durationUs;
-                          });
-        drawable.resize(kMaxSpans);
+    plot_->legend->setVisible(true);
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    for (int i = 0; i < rows; ++i) {
+        ticker->addTick(i, index_.tracks()[i]);
     }
+    plot_->yAxis->setTicker(ticker);
+    plot_->yAxis->setRangeReversed(true);
+    plot_->yAxis->setRange(-0.8, rows - 0.2);
+    plot_->xAxis->setRange(0, endUs > 0 ? endUs * 1.02 : 1);
+    caption_->setText(
+        tr("Step %1: %2 and %3 on %4. Wheel zooms, drag pans. Bar colours are operator and "
+           "kernel categories, shaded bands the phases (legend above the chart); spans narrower "
+           "than a pixel merge into one bar. Hover names a span and links a kernel to its "
+           "launch; a click keeps the link.")
+            .arg(timeline->step)
+            .arg(countText(all - kernels, "operator"),
+                 countText(kernels, "kernel/copy", "kernels/copies"), countText(rows, "track")));
+    plot_->replot();
+}
+
+// The phase bands behind everything, with their legend rows; returns where the last ends.
+double KernelTimelineView::drawPhases() {
+    const double rows = double(index_.tracks().size());
     double endUs = 0;
-    for (const TimelineSpan* span : drawable) {
-        drawn_.push_back({span, int(tracks_.indexOf(QString::fromStdString(span->track)))});
-        endUs = std::max(endUs, span->startUs + span->durationUs);
-    }
-    std::sort(drawn_.begin(), drawn_.end(), [](const Drawn& a, const Drawn& b) {
-        return a.track != b.track ? a.track < b.track : a.span->startUs < b.span->startUs;
-    });
-    const int rows = int(tracks_.size());
-    // Phase bands behind everything.
     std::vector<std::string> phases;
-    for (const auto& span : timeline->spans) {
+    for (const auto& span : index_.timeline()->spans) {
         if (!isPhase(span)) {
             continue;
         }
@@ -169,31 +197,14 @@ void KernelTimelineView::showRun(const RunDocument* document) {
         auto* band = new QCPItemRect(plot_);
         band->setLayer("background");
         band->topLeft->setCoords(span.startUs, -0.6);
-        band->bottomRight->setCoords(span.startUs + span.durationUs, rows - 0.4);
+        band->bottomRight->setCoords(endOf(span), rows - 0.4);
         band->setBrush(bandColor(span.name));
         band->setPen(Qt::NoPen);
         auto* label = new QCPItemText(plot_);
         label->position->setCoords(span.startUs + span.durationUs / 2, -0.5);
         label->setText(QString::fromStdString(span.name));
         label->setColor(phaseColor(QString::fromStdString(span.name)));
-        endUs = std::max(endUs, span.startUs + span.durationUs);
-    }
-    std::set<std::string> categories;
-    for (const Drawn& drawn : drawn_) {
-        categories.insert(drawn.span->category);
-        auto* rect = new QCPItemRect(plot_);
-        const double top = drawn.track - (onGpu(*drawn.span) ? 0.4 : 0.3);
-        rect->topLeft->setCoords(drawn.span->startUs, top);
-        rect->bottomRight->setCoords(drawn.span->startUs + drawn.span->durationUs,
-                                     2 * drawn.track - top);
-        rect->setBrush(categoryColor(QString::fromStdString(drawn.span->category)));
-        rect->setPen(Qt::NoPen);
-        rect->setSelectable(false);
-    }
-    for (const auto& category : categories) {
-        const QString name = QString::fromStdString(category);
-        addLegendEntry(plot_, name.isEmpty() ? tr("(no category)") : name, categoryColor(name),
-                       Qt::NoPen);
+        endUs = std::max(endUs, endOf(span));
     }
     for (const auto& phase : phases) {
         if (isProfilerStep(phase)) {
@@ -202,68 +213,182 @@ void KernelTimelineView::showRun(const RunDocument* document) {
         addLegendEntry(plot_, tr("%1 phase").arg(QString::fromStdString(phase)), bandColor(phase),
                        QPen(phaseColor(QString::fromStdString(phase))));
     }
-    plot_->legend->setVisible(true);
-    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-    for (int i = 0; i < rows; ++i) {
-        ticker->addTick(i, tracks_[i]);
-    }
-    plot_->yAxis->setTicker(ticker);
-    plot_->yAxis->setRangeReversed(true);
-    plot_->yAxis->setRange(-0.8, rows - 0.2);
-    plot_->xAxis->setRange(0, endUs > 0 ? endUs * 1.02 : 1);
-    int kernels = 0;
-    for (const Drawn& drawn : drawn_) {
-        kernels += onGpu(*drawn.span);
-    }
-    caption_->setText(tr("Step %1: %2 and %3 on %4. Wheel zooms, drag pans. Bar colours are "
-                         "operator and kernel categories, shaded bands the phases (legend above "
-                         "the chart); hover names a bar.")
-                          .arg(timeline->step)
-                          .arg(countText(qsizetype(drawn_.size()) - kernels, "operator"),
-                               countText(kernels, "kernel/copy", "kernels/copies"),
-                               countText(rows, "track")));
-    plot_->replot();
+    return endUs;
 }
 
-const TimelineSpan* KernelTimelineView::spanAt(double timeUs, int track) const {
-    // Spans on one track do not overlap (top-level operators; one stream's kernels).
-    auto it = std::upper_bound(drawn_.begin(), drawn_.end(), std::make_pair(track, timeUs),
-                               [](const std::pair<int, double>& key, const Drawn& d) {
-                                   return key.first != d.track ? key.first < d.track
-                                                               : key.second < d.span->startUs;
-                               });
-    if (it == drawn_.begin()) {
-        return nullptr;
+// The spans, drawn from the index at each replot, and a legend row per category.
+void KernelTimelineView::drawSpans() {
+    std::vector<QColor> colors;
+    std::vector<std::pair<QString, QColor>> legend;
+    for (const std::string& category : index_.categories()) {
+        const QString name = QString::fromStdString(category);
+        colors.push_back(categoryOrKernelTypeColor(name));
+        legend.emplace_back(name.isEmpty() ? tr("(no category)") : name, colors.back());
     }
-    --it;
-    const bool inside = it->track == track && timeUs <= it->span->startUs + it->span->durationUs;
-    return inside ? it->span : nullptr;
+    std::sort(legend.begin(), legend.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [name, color] : legend) {
+        addLegendEntry(plot_, name, color, Qt::NoPen);
+    }
+    bars_ = new TimelineBars(plot_, index_, std::move(colors));
+}
+
+int KernelTimelineView::drawnSpans() const {
+    return bars_ ? bars_->paintedSpans() : 0;
+}
+
+int KernelTimelineView::mergedSpans() const {
+    return bars_ ? bars_->mergedSpans() : 0;
+}
+
+std::vector<QColor> KernelTimelineView::barColors() const {
+    return bars_ ? bars_->paintedColors() : std::vector<QColor>{};
+}
+
+const TimelineSpan* KernelTimelineView::spanPointer(int index) const {
+    return index >= 0 && index_.timeline() ? &index_.span(index) : nullptr;
+}
+
+int KernelTimelineView::indexOf(const TimelineSpan& span) const {
+    const StepTimeline* timeline = index_.timeline();
+    if (!timeline || timeline->spans.empty() || &span < &timeline->spans.front() ||
+        &span > &timeline->spans.back()) {
+        return -1;
+    }
+    return int(&span - timeline->spans.data());
+}
+
+const TimelineSpan* KernelTimelineView::spanAt(double timeUs, int track, double slackUs) const {
+    return spanPointer(index_.spanAt(timeUs, track, slackUs));
+}
+
+std::vector<const TimelineSpan*> KernelTimelineView::linkedSpans(const TimelineSpan& span) const {
+    std::vector<const TimelineSpan*> linked;
+    const int index = indexOf(span);
+    if (index < 0) {
+        return linked;
+    }
+    if (const int launch = index_.launchOf(index); launch >= 0) {
+        linked.push_back(spanPointer(launch));
+    }
+    for (const int kernel : index_.launchedBy(index)) {
+        linked.push_back(spanPointer(kernel));  // in index order: the spans' start order
+    }
+    return linked;
 }
 
 QString KernelTimelineView::describe(const TimelineSpan& span) const {
-    QString text = QString::fromStdString(span.name);
-    if (text.size() > 160) {
-        text = text.left(157) + "…";
-    }
+    QString text = elided(span.name);
     text += tr("\n%1 µs · %2 · %3")
                 .arg(span.durationUs, 0, 'f', 1)
                 .arg(QString::fromStdString(span.category), QString::fromStdString(span.phase));
-    if (!span.detail.empty()) {
+    const std::vector<const TimelineSpan*> linked = linkedSpans(span);
+    if (onGpu(span) && !linked.empty()) {
+        const TimelineSpan& launch = *linked.front();
+        text += tr("\nlaunched by %1 on %2 at %3 µs (%4 µs before it starts)")
+                    .arg(elided(launch.name), QString::fromStdString(launch.track))
+                    .arg(launch.startUs, 0, 'f', 1)
+                    .arg(span.startUs - launch.startUs, 0, 'f', 1);
+    } else if (!span.detail.empty()) {
         text += (onGpu(span) ? tr("\nlaunched by %1") : tr("\nmodule %1"))
                     .arg(QString::fromStdString(span.detail));
+    }
+    if (!onGpu(span) && !linked.empty()) {
+        const TimelineSpan& kernel = *linked.front();
+        text += tr("\nlaunches %1 on %2 at %3 µs")
+                    .arg(elided(kernel.name), QString::fromStdString(kernel.track))
+                    .arg(kernel.startUs, 0, 'f', 1);
+        if (linked.size() > 1) {
+            text += tr(" and %n more", nullptr, int(linked.size() - 1));
+        }
     }
     return text;
 }
 
+std::vector<QCPItemLine*> KernelTimelineView::linkLines() const {
+    std::vector<QCPItemLine*> lines;
+    for (QCPAbstractItem* item : linkItems_) {
+        if (auto* line = qobject_cast<QCPItemLine*>(item)) {
+            lines.push_back(line);
+        }
+    }
+    return lines;
+}
+
+// Draws the links of a span (-1: none) on their own layer, which alone is
+// repainted: each end outlined, drawn or not, and a line from launch to kernel.
+void KernelTimelineView::showLinks(int span) {
+    if (span == linkedFrom_) {
+        return;
+    }
+    for (QCPAbstractItem* item : linkItems_) {
+        plot_->removeItem(item);
+    }
+    linkItems_.clear();
+    linkedFrom_ = span;
+    const TimelineSpan* from = spanPointer(span);
+    const std::vector<const TimelineSpan*> linked =
+        from ? linkedSpans(*from) : std::vector<const TimelineSpan*>{};
+    if (!linked.empty()) {
+        const QPen outline(QColor(46, 52, 54), 1.5);
+        auto mark = [&](const TimelineSpan& end) {
+            const int index = indexOf(end);
+            auto* rect = new QCPItemRect(plot_);
+            rect->setLayer(kLinkLayer);
+            placeBar(rect, end, index_.trackOf(index), index_.depthOf(index));
+            rect->setBrush(categoryOrKernelTypeColor(QString::fromStdString(end.category)));
+            rect->setPen(outline);
+            linkItems_.push_back(rect);
+        };
+        mark(*from);
+        for (size_t i = 0; i < std::min<size_t>(linked.size(), kMaxLinksDrawn); ++i) {
+            const TimelineSpan& other = *linked[i];
+            mark(other);
+            const TimelineSpan& launch = onGpu(*from) ? other : *from;
+            const TimelineSpan& kernel = onGpu(*from) ? *from : other;
+            auto* line = new QCPItemLine(plot_);
+            line->setLayer(kLinkLayer);
+            line->start->setCoords(launch.startUs, index_.trackOf(indexOf(launch)));
+            line->end->setCoords(kernel.startUs, index_.trackOf(indexOf(kernel)));
+            line->setPen(QPen(QColor(46, 52, 54), 1.5));
+            line->setHead(QCPLineEnding::esSpikeArrow);
+            linkItems_.push_back(line);
+        }
+    }
+    plot_->layer(kLinkLayer)->replot();
+}
+
+int KernelTimelineView::spanIndexUnder(const QPointF& pixel) const {
+    const double time = plot_->xAxis->pixelToCoord(pixel.x());
+    const int track = int(std::lround(plot_->yAxis->pixelToCoord(pixel.y())));
+    // A few pixels either side: a kernel narrower than a pixel can still be hovered.
+    const double slack = std::abs(plot_->xAxis->pixelToCoord(pixel.x() + 3) - time);
+    return index_.spanAt(time, track, slack);
+}
+
 bool KernelTimelineView::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == plot_ && event->type() == QEvent::MouseMove) {
-        const auto* mouse = static_cast<QMouseEvent*>(event);
-        const double time = plot_->xAxis->pixelToCoord(mouse->position().x());
-        const int track = int(std::lround(plot_->yAxis->pixelToCoord(mouse->position().y())));
-        if (const TimelineSpan* span = spanAt(time, track)) {
-            QToolTip::showText(mouse->globalPosition().toPoint(), describe(*span), plot_);
-        } else {
-            QToolTip::hideText();
+    if (watched == plot_ && index_.timeline()) {
+        if (event->type() == QEvent::MouseMove) {
+            const auto* mouse = static_cast<QMouseEvent*>(event);
+            hovered_ = spanIndexUnder(mouse->position());
+            if (const TimelineSpan* span = hoveredSpan()) {
+                QToolTip::showText(mouse->globalPosition().toPoint(), describe(*span), plot_);
+            } else {
+                QToolTip::hideText();
+            }
+            if (!pinned_) {
+                showLinks(hovered_);
+            }
+        } else if (event->type() == QEvent::MouseButtonPress) {
+            pressedAt_ = static_cast<QMouseEvent*>(event)->position();
+        } else if (event->type() == QEvent::MouseButtonRelease) {
+            // A click (not the end of a drag) keeps the links of what it hit, or lets go.
+            const QPointF at = static_cast<QMouseEvent*>(event)->position();
+            if ((at - pressedAt_).manhattanLength() < 4) {
+                const int span = spanIndexUnder(at);
+                pinned_ = span >= 0 && !linkedSpans(index_.span(span)).empty();
+                showLinks(pinned_ ? span : -1);
+            }
         }
     }
     return RunView::eventFilter(watched, event);

@@ -295,19 +295,33 @@ void MemoryView::showRun(const RunDocument* document) {
     peakLabel_->setPadding(QMargins(3, 1, 3, 1));
     peakLabel_->setBrush(QColor(255, 255, 255, 210));
 
-    const MemoryPrediction prediction = predictMemory(document->result.config);
-    estimate_->setHorizontalHeaderLabels(
-        {tr("category"), tr("at peak"), tr("max"), tr("estimate (max)")});
-    for (size_t c = 0; c < kMemoryCategories; ++c) {
-        estimate_->appendRow({new QStandardItem(toString(MemoryCategory(c))),
-                              bytesItem(summary.atPeak[c]), bytesItem(summary.maxByCategory[c]),
-                              bytesItem(prediction.maxByCategory[c])});
+    // A recording PyTorch made (a snapshot) has no config of ours to estimate:
+    // its table shows what was measured, with no estimate column.
+    const bool estimated = !document->recordedElsewhere();
+    const MemoryPrediction prediction =
+        estimated ? predictMemory(document->result.config) : MemoryPrediction{};
+    QStringList headers{tr("category"), tr("at peak"), tr("max")};
+    if (estimated) {
+        headers << tr("estimate (max)");
     }
-    estimate_->appendRow({new QStandardItem(tr("peak")), bytesItem(summary.peakBytes),
-                          new QStandardItem("–"), bytesItem(prediction.peakBytes)});
-    estimate_->appendRow({new QStandardItem(tr("residual-stream tensor")), new QStandardItem("–"),
-                          new QStandardItem("–"),
-                          bytesItem(residualStreamBytes(document->result.config))});
+    estimate_->setHorizontalHeaderLabels(headers);
+    auto row = [&](const QString& name, QStandardItem* atPeak, QStandardItem* max,
+                   int64_t predicted) {
+        QList<QStandardItem*> items{new QStandardItem(name), atPeak, max};
+        if (estimated) {
+            items << bytesItem(predicted);
+        }
+        estimate_->appendRow(items);
+    };
+    for (size_t c = 0; c < kMemoryCategories; ++c) {
+        row(QString::fromUtf8(toString(MemoryCategory(c))), bytesItem(summary.atPeak[c]),
+            bytesItem(summary.maxByCategory[c]), prediction.maxByCategory[c]);
+    }
+    row(tr("peak"), bytesItem(summary.peakBytes), new QStandardItem("–"), prediction.peakBytes);
+    if (estimated) {
+        row(tr("residual-stream tensor"), new QStandardItem("–"), new QStandardItem("–"),
+            residualStreamBytes(document->result.config));
+    }
     estimateTable_->resizeColumnsToContents();
     // A PyTorch memory snapshot has no steps: its peak is a time alone.
     const QString peakWhere =

@@ -3,11 +3,14 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QSplitter>
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QVBoxLayout>
 
 #include "models/run_document.h"
+#include "views/trace_steps_panel.h"
+#include "widgets/kernel_type_colors.h"
 #include "widgets/read_only_table.h"
 #include "widgets/table_items.h"
 
@@ -67,14 +70,20 @@ TraceRanksPanel::TraceRanksPanel(QWidget* parent) : QWidget(parent) {
     QTableView* types = readOnlyTable(types_);
     types->verticalHeader()->hide();
     types->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    steps_ = new TraceStepsPanel;
+    // The ranks over the shown rank's steps: a table each, the split movable.
+    auto* left = new QSplitter(Qt::Vertical);
+    left->addWidget(ranks);
+    left->addWidget(steps_);
+    left->setChildrenCollapsible(false);
     auto* tables = new QHBoxLayout;
-    tables->addWidget(ranks, 3);
+    tables->addWidget(left, 3);
     tables->addWidget(types, 2);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(summary_);
     layout->addLayout(tables);
-    setMaximumHeight(260);
+    setMaximumHeight(300);
     hide();
 }
 
@@ -85,6 +94,7 @@ QString TraceRanksPanel::summaryText() const {
 void TraceRanksPanel::showRun(const RunDocument* document) {
     ranks_->removeRows(0, ranks_->rowCount());
     types_->removeRows(0, types_->rowCount());
+    steps_->showRun(document);
     const bool trace = document && document->traceRanks;
     setVisible(trace);
     if (!trace) {
@@ -101,8 +111,9 @@ void TraceRanksPanel::showRun(const RunDocument* document) {
         return;
     }
     for (const KernelTypeTime& type : shown->kernelTypes) {
-        types_->appendRow({microseconds(type.us),  // first: the names run long
-                           new QStandardItem(QString::fromStdString(type.name))});
+        auto* name = new QStandardItem(QString::fromStdString(type.name));
+        name->setData(categoryOrKernelTypeColor(name->text()), Qt::DecorationRole);
+        types_->appendRow({microseconds(type.us), name});  // µs first: the names run long
     }
     const LaunchStatistics& l = shown->launch;
     summary_->setText(
