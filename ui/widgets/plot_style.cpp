@@ -31,8 +31,17 @@ void stylePlot(QCustomPlot* plot, const QString& xLabel, const QString& yLabel) 
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { fitLegendToWidth(plot); });
     QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot] {
-        if (fitAxisLabels(plot)) {
-            plot->replot(QCustomPlot::rpQueuedReplot);  // margins for the label as it is now
+        // Margins for the labels as they are now: another layout. Not a
+        // third in a row: a title wrapped narrows the axis rect, which could
+        // let the other unwrap, and so on.
+        const int changes = plot->property("stepscope-label-changes").toInt();
+        if (!fitAxisLabels(plot)) {
+            plot->setProperty("stepscope-label-changes", 0);
+        } else {
+            plot->setProperty("stepscope-label-changes", changes + 1);
+            if (changes < 2) {
+                plot->replot(QCustomPlot::rpQueuedReplot);
+            }
         }
     });
 }
