@@ -23,7 +23,16 @@ if(NOT _torch_result EQUAL 0)
     message(FATAL_ERROR "StepScope: '${STEPSCOPE_PYTHON}' cannot import torch (${_torch_error}). "
                         "Run scripts/bootstrap.sh, or pass -DSTEPSCOPE_PYTHON=/path/to/python.")
 endif()
-list(APPEND CMAKE_PREFIX_PATH "${_torch_prefix}")
+# Found through a link in the build folder (build/*/torch -> the torch
+# package), so that every compile names LibTorch's headers by a path under
+# the build folder: ccache (cmake/ccache-launch.sh) then keys them the same
+# for another user's torch, as no_root_check's user has its own copy.
+get_filename_component(_torch_package "${_torch_prefix}/../.." ABSOLUTE)
+file(CREATE_LINK "${_torch_package}" "${CMAKE_BINARY_DIR}/torch" SYMBOLIC)
+list(APPEND CMAKE_PREFIX_PATH "${CMAKE_BINARY_DIR}/torch/share/cmake")
+# Over what an older configure cached (the package's own path).
+set(Torch_DIR "${CMAKE_BINARY_DIR}/torch/share/cmake/Torch")
+set(Caffe2_DIR "${CMAKE_BINARY_DIR}/torch/share/cmake/Caffe2")
 
 # LibTorch's config looks for the CUDA toolkit itself; point it at the
 # machine's toolkit when the caller has not.
@@ -36,7 +45,7 @@ if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
     set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
 endif()
 find_package(Torch REQUIRED)
-message(STATUS "StepScope: LibTorch ${Torch_VERSION} from ${_torch_prefix}")
+message(STATUS "StepScope: LibTorch ${Torch_VERSION} from ${_torch_package} (as ${CMAKE_BINARY_DIR}/torch)")
 
 # libtorch_cuda is present in the CUDA wheel; the CUDA-only engine parts
 # compile against it whenever it is.

@@ -1,2 +1,2 @@
-// The translation unit that compiles torch_pch.h once for every layer that
-// uses LibTorch (core/CMakeLists.txt, stepscope_torch_pch).
+// The translation unit that compiles the LibTorch headers core/CMakeLists.txt
+// names (stepscope_torch_pch) once, for every layer that uses LibTorch.

@@ -15,6 +15,11 @@
 # only the system can give (a C++ compiler, python3-venv, the CLI11 and
 # nlohmann-json headers, Qt for the app) is listed with its Debian package
 # and a way without root; the script then exits 1 before it installs torch.
+#
+# STEPSCOPE_PYPI_CMAKE: the pip requirement for PyPI's cmake (default
+# cmake>=3.25); where PyPI's cmake is the one in use, it is made that one.
+# no_root_check asks for the system's version, so that its build's command
+# lines are the default build's and ccache shares them.
 set -euo pipefail
 
 want_gui=1
@@ -120,12 +125,22 @@ if [ "$installer" = 0 ]; then
     [ -n "$version" ] && [ "$(printf '%s\n' "$cmake_min" "$version" | sort -V | head -n 1)" = "$cmake_min" ]
   }
   pypi=()
-  cmake_ok || pypi+=("cmake>=$cmake_min")
+  cmake_spec="${STEPSCOPE_PYPI_CMAKE:-cmake>=$cmake_min}"
+  if ! cmake_ok; then
+    pypi+=("$cmake_spec")
+  elif [ -n "${STEPSCOPE_PYPI_CMAKE:-}" ] && [ "$(command -v cmake)" = "$tools/cmake" ]; then
+    pypi+=("$cmake_spec")  # PyPI's already: the version asked for (pip leaves a match alone)
+  fi
   command -v ninja >/dev/null || pypi+=(ninja)
   if [ ${#pypi[@]} -gt 0 ]; then
     if [ -x "$venv/bin/python" ]; then
       say "installing ${pypi[*]} from PyPI into $venv (linked into $tools)"
-      "$venv/bin/python" -m pip install -q --disable-pip-version-check "${pypi[@]}"
+      "$venv/bin/python" -m pip install -q --disable-pip-version-check "${pypi[@]}" || {
+        [ "$cmake_spec" != "cmake>=$cmake_min" ] || exit 1
+        say "$cmake_spec is not to be had from PyPI: the newest cmake instead"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+          "${pypi[@]/#"$cmake_spec"/cmake>=$cmake_min}"
+      }
       mkdir -p "$tools"
       for tool in cmake ctest cpack ninja; do
         if [ -x "$venv/bin/$tool" ]; then ln -sf "$venv/bin/$tool" "$tools/$tool"; fi

@@ -15,8 +15,16 @@
 # As root it makes (once) the system user stepscope-noroot and runs the
 # build as that user; as anyone else it runs it as themselves. What the user
 # keeps between runs (its ccache, pip cache, venv) lives in STATE
-# (/var/tmp/stepscope-no-root-check, or -UID for a user), so a second run
-# compiles little; the source copy and its build are made fresh each run.
+# (/var/tmp/stepscope-no-root-check, or -UID for a user; STEPSCOPE_NO_ROOT_STATE
+# names another), so a second run compiles little; the source copy and its
+# build are made fresh each run.
+# The first run reuses what the caller's own builds compiled: the user's
+# ccache is given hard links to the caller's cache entries (readable by that
+# user alone, the caller's files left as they are), and the bootstrap takes
+# PyPI's cmake of the caller's cmake version, so that the server build's
+# command lines are the default build's (cmake/ccache-launch.sh makes the
+# paths in them relative). On a fresh machine the build/default that
+# scripts/test.sh made first then serves nearly every compile.
 # STEPSCOPE_NO_ROOT_JOBS: compiles at a time (default: the cores; CTest
 # gives 1, so that the check runs beside the other suites).
 # Exit 77 (CTest's skip) where it cannot be done here, with the reason.
@@ -34,7 +42,7 @@ fail() { echo "no-root-check: FAIL: $*" >&2; exit 1; }
 [ -x "$python" ] || skip "'$python' is missing (scripts/bootstrap.sh makes it)"
 user=stepscope-noroot
 if [ "$(id -u)" = 0 ]; then
-  state=/var/tmp/stepscope-no-root-check
+  state="${STEPSCOPE_NO_ROOT_STATE:-/var/tmp/stepscope-no-root-check}"
   if ! id -u "$user" >/dev/null 2>&1; then
     useradd --system --user-group --no-create-home --home-dir "$state/home" \
       --shell /usr/sbin/nologin "$user" ||
@@ -43,7 +51,7 @@ if [ "$(id -u)" = 0 ]; then
   uid="$(id -u "$user")" gid="$(id -g "$user")"
   as_user() { setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"; }
 else
-  state="/var/tmp/stepscope-no-root-check-$(id -u)"
+  state="${STEPSCOPE_NO_ROOT_STATE:-/var/tmp/stepscope-no-root-check-$(id -u)}"
   user="$(id -un)"
   as_user() { "$@"; }
 fi
@@ -54,6 +62,7 @@ for sub in home cache ccache pip tmp; do
   mkdir -p "$state/$sub"
 done
 [ "$(id -u)" = 0 ] && chown "$user:$user" "$state" "$state"/{home,cache,ccache,pip,tmp}
+chmod 700 "$state/ccache"  # it holds links to the caller's cache entries: the user's alone
 cd "$state"  # a folder the user may enter (the checkout's may not be)
 say "as $user ($(as_user id -u)), in $state"
 
@@ -135,8 +144,14 @@ trap 'rm -rf "$src"' EXIT
 # CUDA's own folder first where there is one, as a cluster's `module load cuda` does.
 user_path="$path"
 [ ! -d /usr/local/cuda/bin ] || user_path="/usr/local/cuda/bin:$path"
+# PyPI's cmake of the caller's version (3.25.1 -> cmake==3.25.*): the same
+# command lines as the caller's builds, and so the same ccache entries.
+pypi_cmake=""
+caller_cmake="$(cmake --version 2>/dev/null | sed -n 's/^cmake version \([0-9]*\.[0-9]*\).*/\1/p')"
+[ -z "$caller_cmake" ] || pypi_cmake="cmake==$caller_cmake.*"
 environment=(env -i HOME="$state/home" USER="$user" LOGNAME="$user" PATH="$user_path"
   LANG=C.UTF-8 TMPDIR="$state/tmp" STEPSCOPE_CACHE="$state/cache" CCACHE_DIR="$state/ccache"
+  CCACHE_MAXSIZE=0 STEPSCOPE_PYPI_CMAKE="$pypi_cmake"
   PIP_CACHE_DIR="$state/pip" CMAKE_BUILD_PARALLEL_LEVEL="${STEPSCOPE_NO_ROOT_JOBS:-$(nproc)}")
 
 say "bootstrap without a compiler: it must list it and exit 1"
@@ -151,6 +166,19 @@ grep -q "a C++20 compiler (CXX is '/nonexistent/c++', not found). Debian: g++" <
 
 have_ccache=0
 command -v ccache >/dev/null && have_ccache=1
+# What the caller compiled, the user's to read: hard links to the caller's
+# cache entries in folders of the user's own (its writes replace a link,
+# never change the caller's file). Not on another file system: then the
+# user compiles what its own cache lacks.
+caller_cache="$( [ "$have_ccache" = 0 ] || ccache -k cache_dir 2>/dev/null || true)"
+if [ -n "$caller_cache" ] && [ -d "$caller_cache" ] && [ "$caller_cache" != "$state/ccache" ]; then
+  if cp -al --remove-destination "$caller_cache/." "$state/ccache/" 2>/dev/null; then
+    [ "$(id -u)" = 0 ] && find "$state/ccache" -type d -exec chown "$user:$user" {} +
+    say "the user's ccache links the entries of $caller_cache"
+  else
+    say "the user's ccache cannot link $caller_cache's entries (another file system?): it compiles what it lacks"
+  fi
+fi
 [ "$have_ccache" = 0 ] || as_user env CCACHE_DIR="$state/ccache" ccache -z >/dev/null
 say "scripts/build.sh server as $user"
 built=0

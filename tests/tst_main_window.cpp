@@ -9,6 +9,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QHeaderView>
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
@@ -22,8 +23,11 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStandardPaths>
+#include <QStyle>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTextDocument>
 #include <QToolButton>
 
 #include "cli_run.h"
@@ -49,6 +53,7 @@
 #include "results/attention_file.h"
 #include "results/breakdown.h"
 #include "results/run_file.h"
+#include "run_list.h"
 #include "test_support.h"
 #include "util/atomic_file.h"
 #include "util/strings.h"
@@ -225,6 +230,94 @@ void checkShowsRun(MainWindow& window, const RunResult& expected, const QString&
                  shown.precision == expected.config.precision &&
                  shown.model.name == expected.config.model.name,
              where);
+}
+
+// What a reader cannot see whole in the window as it is on screen: a table
+// header narrower than its text or a column past the table's right edge, a
+// chart's axis label longer than its axis, an axis rect outside its chart.
+// Measured with the widgets' fonts and geometry, not pixels.
+constexpr int kUsableChartHeight = 120;
+
+QStringList clippedIn(const QWidget* root) {
+    QStringList found;
+    for (const QHeaderView* header : root->findChildren<QHeaderView*>()) {
+        if (!header->isVisible() || header->orientation() != Qt::Horizontal) {
+            continue;
+        }
+        const auto* table = qobject_cast<const QAbstractItemView*>(header->parentWidget());
+        const QString where = table ? table->objectName() + "/" + table->metaObject()->className()
+                                    : QString("header");
+        const int margin = header->style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, header);
+        const QFontMetrics metrics(header->font());
+        for (int section = 0; section < header->count(); ++section) {
+            if (header->isSectionHidden(section)) {
+                continue;
+            }
+            const QString text = header->model()->headerData(section, Qt::Horizontal).toString();
+            const int needed = metrics.horizontalAdvance(text) + 2 * margin;
+            if (header->sectionSize(section) < needed) {
+                found << QString("%1: header '%2' is %3 px for %4")
+                             .arg(where, text)
+                             .arg(header->sectionSize(section))
+                             .arg(needed);
+            }
+        }
+        if (header->length() > header->viewport()->width() + 1) {
+            found << QString("%1: columns %2 px wide in %3 px")
+                         .arg(where)
+                         .arg(header->length())
+                         .arg(header->viewport()->width());
+        }
+    }
+    for (const QCustomPlot* plot : root->findChildren<QCustomPlot*>()) {
+        if (!plot->isVisible() || !plot->axisRect()) {
+            continue;
+        }
+        const QString where = plot->objectName().isEmpty() ? QString("chart") : plot->objectName();
+        const QRect area = plot->axisRect()->rect();
+        if (!plot->rect().contains(plot->axisRect()->outerRect())) {
+            found << where + ": axis rect outside the chart";
+        }
+        // A legend with less room than its entries need draws them over each other.
+        if (plot->legend->visible() && plot->legend->layout() &&
+            plot->legend->outerRect().height() < plot->legend->minimumOuterSizeHint().height()) {
+            found << QString("%1: legend %2 px tall for %3 px of entries")
+                         .arg(where)
+                         .arg(plot->legend->outerRect().height())
+                         .arg(plot->legend->minimumOuterSizeHint().height());
+        }
+        // Not a sliver: its legend and axes leave the data room to be read.
+        if (area.height() < kUsableChartHeight) {
+            found << QString("%1: %2 px tall for its data").arg(where).arg(area.height());
+        }
+        // A label runs centred along its axis, past the axis rect's ends if
+        // it must: it is whole where it stays within the chart and clear of
+        // the legend's white box.
+        const bool legend = plot->legend->visible() && plot->plotLayout()->hasElement(0, 0) &&
+                            plot->plotLayout()->element(0, 0) == plot->legend;
+        for (const QCPAxis* axis : plot->axisRect()->axes()) {
+            if (!axis->visible() || axis->label().isEmpty()) {
+                continue;
+            }
+            const QRect text = QFontMetrics(axis->labelFont())
+                                   .boundingRect(QRect(), Qt::TextDontClip, axis->label());
+            const bool across = axis->orientation() == Qt::Horizontal;
+            const double centre = across ? area.center().x() : area.center().y();
+            const double half = text.width() / 2.0;
+            const QRectF label = across ? QRectF(centre - half, area.bottom(), text.width(),
+                                                 plot->height() - area.bottom())
+                                        : QRectF(0, centre - half, area.left(), text.width());
+            if (!QRectF(plot->rect()).contains(label) ||
+                (legend && label.intersects(plot->legend->outerRect()))) {
+                found << QString("%1: axis label '%2' is %3 px, centred at %4 of %5 px")
+                             .arg(where, axis->label())
+                             .arg(text.width())
+                             .arg(centre)
+                             .arg(across ? plot->width() : plot->height());
+            }
+        }
+    }
+    return found;
 }
 
 // Runs stepscope-cli with `args`; returns an empty string, or its stderr.
@@ -539,6 +632,15 @@ private Q_SLOTS:
         }
         QCOMPARE(int(window.documents().size()), 4);
         QCOMPARE(window.progressText(), QString("Sweep finished"));  // not the last step's count
+        // Issue 31: the files went to …/StepScope/StepScope/sweeps, the
+        // organisation's and the app's name twice.
+        const QString folder =
+            QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
+            "/stepscope/sweeps/";
+        QVERIFY2(window.sweepPage()->statusText().contains(folder),
+                 qPrintable(window.sweepPage()->statusText()));
+        QVERIFY(!window.sweepPage()->statusText().contains(
+            QCoreApplication::organizationName() + "/" + QCoreApplication::applicationName()));
 
         // Points that will not fit are marked before they start.
         window.setAvailableMemory(1000);
@@ -1419,6 +1521,73 @@ private Q_SLOTS:
                  qPrintable(title));
     }
 
+    // Issue 31: among the examples' runs, the runs of a warm-up study read
+    // alike in a narrow list (their warm-up, far along the label, was cut),
+    // and "*" was explained only in a tooltip.
+    void runListKeepsWhatTellsRunsApartInView() {
+        MainWindow window;
+        window.resize(1366, 768);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        for (const ExampleRun& example : readExampleRuns(examplesDirectory())) {
+            QVERIFY2(window.openExample(example), qPrintable(example.path));
+        }
+        // A warm-up study of the tiny example: the same run at warm-up 0, 1, 2, 5.
+        RunResult tiny =
+            readRunFile((examplesDirectory() + "/train-step-tiny-cpu.json").toStdString());
+        QList<int> study;
+        for (const int warmup : {0, 1, 2, 5}) {
+            tiny.config.warmupSteps = warmup;
+            const QString path = dir_.filePath(QString("study-warmup-%1.json").arg(warmup));
+            writeRunFile(tiny, path.toStdString());
+            QVERIFY(window.openRunFile(path));
+            study << window.currentDocument()->id;
+        }
+        // A live run: unsaved, "*".
+        window.configPanel()->setConfig(quickConfig(0, 1));
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(60000));
+        const int live = window.currentDocument()->id;
+        QApplication::processEvents();
+
+        RunList* runs = window.runList();
+        QListWidget* list = runs->widget();
+        const auto rowOf = [&](int id) {
+            for (int row = 0; row < list->count(); ++row) {
+                if (list->item(row)->text().startsWith(QString("#%1 ").arg(id))) {
+                    return row;
+                }
+            }
+            return -1;
+        };
+        QSet<QString> shown;
+        for (int i = 0; i < study.size(); ++i) {
+            const int row = rowOf(study[i]);
+            QVERIFY(row >= 0);
+            const QString text = runs->shownText(row);
+            // Too long for the list: elided, but not where the runs differ.
+            QVERIFY2(text.contains(QChar(0x2026)), qPrintable(text));
+            QVERIFY2(text.startsWith(
+                         QString("#%1 warm-up %2").arg(study[i]).arg(QList<int>{0, 1, 2, 5}[i])),
+                     qPrintable(text));
+            shown << text.section(' ', 1);  // without the "#id"
+        }
+        QCOMPARE(shown.size(), study.size());
+        const QString liveText = runs->shownText(rowOf(live));
+        QVERIFY2(liveText.endsWith(" *"), qPrintable(liveText));
+        // Every label fits its row as shown.
+        const int room = list->viewport()->width();
+        for (int row = 0; row < list->count(); ++row) {
+            QVERIFY(list->fontMetrics().horizontalAdvance(runs->shownText(row)) < room);
+            QVERIFY(list->visualItemRect(list->item(row)).right() < room);  // no sideways scroll
+        }
+        // "*" explained in words under the list, not only in a tooltip.
+        QVERIFY(runs->legend()->isVisible());
+        QVERIFY(runs->legend()->text().contains("* not saved"));
+        QVERIFY(runs->legend()->geometry().top() >= list->geometry().bottom());
+    }
+
     void configPanelCarriesTheEngine() {
         ConfigPanel panel(false);
         RunConfig config = compiledConfig();
@@ -2229,6 +2398,125 @@ private Q_SLOTS:
         QVERIFY(window.documents().empty());
     }
 
+    // The smallest common laptop screen: with every example open, in every
+    // tab, the window fits and nothing a reader needs is clipped.
+    void everyTabFitsA1366x768Screen() {
+        const QSize screen(1366, 768);
+        MainWindow window;
+        window.resize(screen);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        const QList<ExampleRun> examples = readExampleRuns(examplesDirectory());
+        QVERIFY(examples.size() >= 4);
+        for (const ExampleRun& example : examples) {
+            QVERIFY2(window.openExample(example), qPrintable(example.path));
+        }
+        auto* tabs = window.findChild<QTabWidget*>();
+        QVERIFY(tabs);
+        QStringList problems;
+        const auto check = [&](const QString& state) {
+            QApplication::processEvents();
+            QTest::qWait(50);
+            if (window.width() > screen.width() || window.height() > screen.height() ||
+                window.minimumSizeHint().width() > screen.width()) {
+                problems << QString("%1: window %2×%3 (at least %4×%5)")
+                                .arg(state)
+                                .arg(window.width())
+                                .arg(window.height())
+                                .arg(window.minimumSizeHint().width())
+                                .arg(window.minimumSizeHint().height());
+            }
+            for (const QString& problem : clippedIn(&window)) {
+                problems << state + ": " + problem;
+            }
+        };
+        for (const RunDocument& document : window.documents()) {
+            if (!document.path.endsWith("train-step-small-h200.json") &&
+                !document.path.endsWith("train-step-tiny-cpu.json")) {
+                continue;
+            }
+            window.selectDocument(document.id);
+            for (int tab = 0; tab < tabs->count(); ++tab) {
+                tabs->setCurrentIndex(tab);
+                check(QFileInfo(document.path).fileName() + " in " + tabs->tabText(tab));
+            }
+            QVERIFY(window.selectTab("Memory"));
+            window.memoryView()->setMode(MemoryView::Mode::Allocations);
+            for (const int64_t floor : {int64_t(0), int64_t(4096), int64_t(1) << 20}) {
+                window.memoryView()->setSizeFloor(floor);
+                check(QString("each allocation ≥ %1 B").arg(floor));
+            }
+            // The memory chart starts tall: most of the tab is the chart.
+            QVERIFY2(
+                window.memoryView()->plot()->axisRect()->height() >= 200,
+                qPrintable(QString::number(window.memoryView()->plot()->axisRect()->height())));
+            window.memoryView()->setMode(MemoryView::Mode::Categories);
+        }
+        QList<int> all;
+        for (const RunDocument& document : window.documents()) {
+            all << document.id;
+        }
+        window.setCompared(all.mid(0, 4));
+        QVERIFY(window.selectTab("Compare"));
+        check("Compare of four runs");
+        // Each attention grid: the H200's has eight series a chart.
+        for (const ExampleRun& example : examples) {
+            if (example.tab == "Attention") {
+                QVERIFY(window.openExample(example));
+                check(QFileInfo(example.path).fileName() + " in Attention");
+            }
+        }
+        for (const QString& problem : problems) {
+            qWarning("%s", qPrintable(problem));
+        }
+        QVERIFY2(problems.isEmpty(), qPrintable(QString("%1 found").arg(problems.size())));
+    }
+
+    // Issue 31: the About box cut the library's path at its edge.
+    void aboutBoxShowsTheLibraryPathWhole() {
+        MainWindow window;
+        window.show();
+        QAction* about = nullptr;
+        for (QAction* action : window.findChildren<QAction*>()) {
+            if (action->text() == "&About StepScope") {
+                about = action;
+            }
+        }
+        QVERIFY(about);
+        QStringList problems;
+        bool seen = false;
+        QTimer::singleShot(0, [&] {
+            auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+            if (!box) {
+                return;
+            }
+            for (const QLabel* label : box->findChildren<QLabel*>()) {
+                if (!label->text().contains("LibTorch")) {
+                    continue;
+                }
+                seen = true;
+                // Whole where the label needs no more width than it has
+                // (its minimum is its longest line that cannot break), and
+                // where it lies within the box.
+                if (label->minimumSizeHint().width() > label->width() ||
+                    label->mapTo(box, QPoint(label->width(), 0)).x() > box->width()) {
+                    problems << QString("the label needs %1 px, has %2 px at %3 in %4 px")
+                                    .arg(label->minimumSizeHint().width())
+                                    .arg(label->width())
+                                    .arg(label->mapTo(box, QPoint()).x())
+                                    .arg(box->width());
+                }
+                QTextDocument html;
+                html.setHtml(label->text());
+                QVERIFY(html.toPlainText().remove(QChar(0x200B)).contains("loaded from /"));
+            }
+            box->accept();
+        });
+        about->trigger();
+        QVERIFY(seen);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("; ")));
+    }
+
     void exportedChartsCarryATitle() {
         const QString path = dir_.filePath("titled.json");
         QCOMPARE(cliRun(path), QString());
@@ -2259,6 +2547,22 @@ private Q_SLOTS:
         };
         QVERIFY2(darkPixels(b) > darkPixels(a) + 50,
                  qPrintable(QString("%1 vs %2").arg(darkPixels(b)).arg(darkPixels(a))));
+
+        // Issue 31: a second line wider than the picture was centred and cut
+        // at both ends. Wrapped, no text touches the picture's sides.
+        const QString longTitle = title + " · " + QString("field value · ").repeated(20) + "end";
+        const QString wrapped = dir_.filePath("wrapped.png");
+        QCOMPARE(exporter::savePlot(target.plot, wrapped, 800, 500, longTitle), QString());
+        const QImage c(wrapped);
+        int edge = 0;
+        for (int y = 0; y < 120; ++y) {
+            for (int x = 0; x < 6; ++x) {
+                edge += qGray(c.pixel(x, y)) < 100;
+                edge += qGray(c.pixel(c.width() - 1 - x, y)) < 100;
+            }
+        }
+        QCOMPARE(edge, 0);
+        QCOMPARE(target.plot->plotLayout()->elementCount(), elements);
 
         // A point on the corner of the axes is whole in the export, and the
         // chart's ranges are as they were afterwards.

@@ -22,6 +22,7 @@
 #include "cli_run.h"
 #include "config/model_dims.h"
 #include "main_window.h"
+#include "models/allocation_stack.h"
 #include "models/memory_index.h"
 #include "models/run_document.h"
 #include "pages/config_panel.h"
@@ -347,6 +348,151 @@ private Q_SLOTS:
         QEvent leave(QEvent::Leave);
         QApplication::sendEvent(view.plot(), &leave);
         QVERIFY(!view.hovered());
+    }
+
+    // Issue 31: the row of controls (each-allocation mode's count of bands,
+    // the slider) and the hover line widened the window past a laptop's
+    // screen. Their labels elide instead: the view asks for no more width
+    // whatever they say.
+    void longLabelsNeverWidenTheView() {
+        RunDocument document = document_;
+        const std::string deep = "blocks.0.attention.heads.multi_head_projection.inner_module";
+        document.result.memory.paths[kHead] = deep + deep + deep + deep + deep;
+        MemoryView view;
+        view.resize(900, 600);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.showRun(&document);
+        const int before = view.minimumSizeHint().width();
+        QVERIFY2(before <= 900, qPrintable(QString::number(before)));
+        view.setMode(MemoryView::Mode::Allocations);
+        for (const int64_t floor : {int64_t(0), int64_t(60), int64_t(1500)}) {
+            view.setSizeFloor(floor);
+            QCOMPARE(view.minimumSizeHint().width(), before);
+        }
+        view.setSizeFloor(0);
+        view.plot()->replot();
+        view.hoverAt(QPointF(view.plot()->xAxis->coordToPixel(35 / 1e3),
+                             view.plot()->yAxis->coordToPixel(2000 / kMiB)));
+        QCOMPARE(view.hovered()->bytes, int64_t(2000));
+        QVERIFY(view.detailsText().contains(QString::fromStdString(deep)));
+        QCOMPARE(view.minimumSizeHint().width(), before);
+        QCOMPARE(view.width(), 900);
+    }
+
+    // memory_viz: a click on a band selects it and its site, and its details
+    // stay under the chart as the mouse moves on; a click on no band lets go.
+    void clickingABandSelectsItsSiteAndPinsItsDetails() {
+        MemoryView view;
+        view.resize(1000, 700);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.showRun(&document_);
+        view.setMode(MemoryView::Mode::Allocations);
+        view.plot()->replot();
+        const auto pixel = [&](double us, double bytes) {
+            return QPoint(int(view.plot()->xAxis->coordToPixel(us / 1e3)),
+                          int(view.plot()->yAxis->coordToPixel(bytes / kMiB)));
+        };
+        const MemoryAllocation& d = allocation(view, 4);  // lm_head aten::mm, 2000 B
+        QTest::mouseClick(view.plot(), Qt::LeftButton, {}, pixel(35, 2000));
+        QCOMPARE(view.pinned(), &d);
+        // Its site's row is selected, as a click on the row would.
+        const QModelIndexList rows = view.sitesTable()->selectionModel()->selectedRows();
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows[0].row(), siteRow(view.sitesModel(), "lm_head", "aten::mm", "activations"));
+        QCOMPARE(view.highlighted(), std::vector<const MemoryAllocation*>{&d});
+        QVERIFY2(view.detailsText().contains("lm_head") && view.detailsText().contains("aten::mm"),
+                 qPrintable(view.detailsText()));
+        // The mouse moves on, over A: A is hovered, D's details stay.
+        const QPointF overA = pixel(35, 50);
+        QMouseEvent move(QEvent::MouseMove, overA, view.plot()->mapToGlobal(overA), Qt::NoButton,
+                         Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(view.plot(), &move);
+        QCOMPARE(view.hovered(), &allocation(view, 1));
+        QVERIFY2(view.detailsText().contains("lm_head"), qPrintable(view.detailsText()));
+        QEvent leave(QEvent::Leave);
+        QApplication::sendEvent(view.plot(), &leave);
+        QVERIFY(view.detailsText().contains("lm_head"));
+        // A drag pans; it selects nothing.
+        QTest::mousePress(view.plot(), Qt::LeftButton, {}, pixel(35, 50));
+        QTest::mouseRelease(view.plot(), Qt::LeftButton, {}, pixel(35, 50) + QPoint(40, 0));
+        QCOMPARE(view.pinned(), &d);
+        // A click above every band lets go.
+        QTest::mouseClick(view.plot(), Qt::LeftButton, {}, pixel(35, 3140) - QPoint(0, 8));
+        QVERIFY(!view.pinned());
+        QVERIFY(view.highlighted().empty());
+        QVERIFY(view.sitesTable()->selectionModel()->selectedRows().isEmpty());
+        QVERIFY(!view.detailsText().contains("lm_head"));
+    }
+
+    // Hover and pinned details show where an allocation was made as one
+    // stack, outermost first: autograd node, modules, op.
+    void detailsShowTheStackOutermostFirst() {
+        const auto frames = [](const std::string& path, const std::string& op) {
+            MemoryAllocation a;
+            a.path = path;
+            a.op = op;
+            QStringList out;
+            for (const StackFrame& frame : allocationStack(a)) {
+                out << frameKindName(frame.kind) + " " + frame.name;
+            }
+            return out;
+        };
+        QCOMPARE(frames("layers.0.attn.qkv", "aten::addmm"),
+                 QStringList({"module layers.0", "module layers.0.attn", "module layers.0.attn.qkv",
+                              "op aten::addmm"}));
+        QCOMPARE(frames("lm_head", "aten::mm"), QStringList({"module lm_head", "op aten::mm"}));
+        // Backward: the node is where and what allocated; it is named once.
+        QCOMPARE(frames("MmBackward0", "MmBackward0"), QStringList({"autograd node MmBackward0"}));
+        // A checkpoint's recomputed forward: its node, then the modules and op it runs.
+        QCOMPARE(frames("layers.1.mlp", "aten::gelu"),
+                 QStringList({"module layers.1", "module layers.1.mlp", "op aten::gelu"}));
+        QCOMPARE(frames("layers.1.mlp", "CheckpointFunctionBackward"),
+                 QStringList({"autograd node CheckpointFunctionBackward", "module layers.1",
+                              "module layers.1.mlp"}));
+        // A PyTorch snapshot's site is one frame, not split at its dots.
+        QCOMPARE(frames("train.py:41 forward", ""), QStringList({"site train.py:41 forward"}));
+        QCOMPARE(frames("", ""), QStringList());
+        // In the view: the tooltip a frame a line in that order, the line under
+        // the chart the same frames in one line.
+        MemoryView view;
+        view.showRun(&document_);
+        const QStringList lines = view.describe(allocation(view, 2)).split('\n');
+        QCOMPARE(lines.mid(lines.size() - 3),
+                 QStringList({"  module layers.0", "  module layers.0.attn", "  op aten::mm"}));
+        QVERIFY(view.describe(allocation(view, 6)).endsWith("\n  autograd node MmBackward0"));
+    }
+
+    // A site picked in the table marks its allocations' lifetimes along the
+    // chart's top edge, where the docs say they are.
+    void siteLifetimesRunAlongTheTopEdge() {
+        MemoryView view;
+        view.resize(1000, 700);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.showRun(&document_);
+        view.selectSite(siteRow(view.sitesModel(), "layers.0.attn", "aten::mm", "activations"));
+        view.plot()->replot();
+        const QList<QRectF> marks = view.lifetimeMarks();
+        QCOMPARE(marks.size(), 2);  // B and E
+        const QRect area = view.plot()->axisRect()->rect();
+        for (int i = 0; i < 2; ++i) {
+            const MemoryAllocation& a = allocation(view, i == 0 ? 2 : 5);
+            QVERIFY2(marks[i].top() >= area.top() - 1 && marks[i].bottom() <= area.top() + 8,
+                     qPrintable(QString("%1..%2 in %3..%4")
+                                    .arg(marks[i].top())
+                                    .arg(marks[i].bottom())
+                                    .arg(area.top())
+                                    .arg(area.bottom())));
+            QCOMPARE(marks[i].left(), view.plot()->xAxis->coordToPixel(a.startUs / 1e3));
+            QCOMPARE(marks[i].right(), view.plot()->xAxis->coordToPixel(a.endUs / 1e3));
+        }
+        QFile docs(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../docs/memory-view.md"));
+        QVERIFY(docs.open(QIODevice::ReadOnly));
+        QVERIFY(QString::fromUtf8(docs.readAll())
+                    .simplified()
+                    .contains("their lifetimes marked along the top edge"));
     }
 
     void fitAndZoomStayWithinTheRun() {

@@ -154,6 +154,32 @@ private Q_SLOTS:
         QVERIFY(listLabels({nested})[0].contains("checkpoint nested"));
     }
 
+    // Issue 31: a list of varied runs puts many differing fields in every
+    // label; runs alike but for one field start with that field.
+    void listLabelsStartWithWhatTellsARunFromItsLikes() {
+        RunConfig base = labelConfig();
+        RunConfig other = base;
+        other.batchSize = 8;
+        other.attention = "sdpa";
+        other.contextLength = 64;
+        other.seed = 3;
+        RunConfig warm = base;
+        warm.warmupSteps = base.warmupSteps + 2;
+        const QStringList labels = listLabels({other, base, warm});
+        QVERIFY2(labels[1].startsWith(QString("warm-up %1 · ").arg(base.warmupSteps)),
+                 qPrintable(labels[1]));
+        QVERIFY2(labels[2].startsWith(QString("warm-up %1 · ").arg(warm.warmupSteps)),
+                 qPrintable(labels[2]));
+        QVERIFY2(labels[1].contains("batch 2") && labels[1].contains("attention naive"),
+                 qPrintable(labels[1]));  // the other differing fields follow
+        const QList<LabelParts> parts = listLabelParts({other, base, warm});
+        QCOMPARE(parts[2].distinct, QString("warm-up %1").arg(warm.warmupSteps));
+        QCOMPARE(parts[2].joined(), labels[2]);
+        QCOMPARE(parts[0].distinct, QString());  // nothing alike but for one field
+        // A comparison keeps one order of fields for all its runs.
+        QVERIFY(!differingFields({other, base, warm})[1].startsWith("warm-up"));
+    }
+
     void pivotPutsAnyFieldOnXAndTheRestInLines() {
         std::vector<RunResult> runs;
         double ms = 10;

@@ -226,6 +226,21 @@ private Q_SLOTS:
         QVERIFY(view.topBarToolTip(1).contains(QString::fromStdString(kLongKernel)));
         QVERIFY(view.topBarToolTip(1).contains("1.375 ms / step"));  // 5.5 ms over 4 steps
         QVERIFY(view.topBarToolTip(count).isEmpty());
+        // Each bar in its row's category colour, as the shares chart has it.
+        int bars = 0;
+        for (int p = 0; p < top->plottableCount(); ++p) {
+            auto* series = qobject_cast<QCPBars*>(top->plottable(p));
+            QVERIFY(series);
+            for (auto bar = series->data()->constBegin(); bar != series->data()->constEnd();
+                 ++bar) {
+                const BreakdownRow& row = view.rows()[size_t(count - int(bar->key))];
+                QCOMPARE(series->brush().color(),
+                         categoryColor(QString::fromStdString(row.category)));
+                ++bars;
+            }
+        }
+        QCOMPARE(bars, count);
+        QVERIFY(top->plottableCount() >= 2);  // the rows are of more than one category
 
         // The stacked shares name the category under the cursor.
         QCustomPlot* shares = view.sharesPlot();
@@ -236,6 +251,61 @@ private Q_SLOTS:
         QVERIFY2(bottom.contains("elementwise") && bottom.contains("10.0%"), qPrintable(bottom));
         const QString middle = view.sharesToolTipAt(QPointF(x, shares->yAxis->coordToPixel(50)));
         QVERIFY2(middle.contains("matmul"), qPrintable(middle));
+    }
+
+    // Issue 31: "peak memory (Mi", "total ms over the measured step": a
+    // title longer than its axis ran past the chart's edge. It wraps onto
+    // more lines where it must, whole again where there is room.
+    void axisTitlesStayWithinTheChart() {
+        QCustomPlot plot;
+        const QString title = "the total time over the measured steps (ms)";
+        stylePlot(&plot, title, title);
+        plot.addGraph()->setData({1.0, 2.0}, {1.0, 2.0});
+        plot.rescaleAxes();
+        const auto inside = [&](const QCPAxis* axis) {
+            const QRect area = plot.axisRect()->rect();
+            const QRect text = QFontMetrics(axis->labelFont())
+                                   .boundingRect(QRect(), Qt::TextDontClip, axis->label());
+            const bool across = axis->orientation() == Qt::Horizontal;
+            const int centre = across ? area.center().x() : area.center().y();
+            // Within the chart, and below the legend's white box.
+            const int start = across ? 0 : plot.legend->outerRect().bottom();
+            const int end = across ? plot.width() : plot.height();
+            return centre - text.width() / 2 >= start && centre + text.width() / 2 <= end;
+        };
+        plot.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&plot));
+        for (const QSize size : {QSize(320, 240), QSize(900, 700), QSize(260, 900)}) {
+            plot.resize(size);
+            QApplication::processEvents();
+            plot.replot();
+            QApplication::processEvents();  // the queued layout for the wrapped titles
+            plot.replot();
+            for (const QCPAxis* axis : {plot.xAxis, plot.yAxis}) {
+                QVERIFY2(inside(axis), qPrintable(QString("%1×%2: '%3'")
+                                                      .arg(size.width())
+                                                      .arg(size.height())
+                                                      .arg(axis->label())));
+                // The words all there, in order; one line where it fits.
+                QCOMPARE(QString(axis->label()).replace('\n', ' '), title);
+            }
+        }
+        QVERIFY(plot.xAxis->label().contains('\n'));   // 260 px wide: the x title wraps
+        QVERIFY(!plot.yAxis->label().contains('\n'));  // 900 px tall: the y title whole
+    }
+
+    // Issue 31: twelve lines of a sweep drew six colours twice.
+    void noTwoSeriesLookAlike() {
+        QSet<QString> seen;
+        for (int i = 0; i < 5 * kSeriesColours; ++i) {
+            seen << seriesColor(i).name() + QString::number(int(seriesStyle(i)));
+        }
+        QCOMPARE(seen.size(), 5 * kSeriesColours);
+        QSet<QString> colours;
+        for (int i = 0; i < kSeriesColours; ++i) {
+            colours << seriesColor(i).name();
+        }
+        QCOMPARE(colours.size(), kSeriesColours);
     }
 
     void timelineLegendListsEveryColour() {

@@ -44,14 +44,21 @@ QString csvField(QString text) {
     return text;
 }
 
+constexpr int kTitleMargin = 12;
+
 // While alive: a title row above the chart and room at the axes' ends for
 // scatter points; the chart is as it was afterwards.
 class ExportDressing {
 public:
-    ExportDressing(QCustomPlot* plot, const QString& title) : plot_(plot) {
+    ExportDressing(QCustomPlot* plot, const QString& title, int width) : plot_(plot) {
         if (!title.isEmpty()) {
             plot->plotLayout()->insertRow(0);
-            title_ = new QCPTextElement(plot, title, QFont(plot->font().family(), 11, QFont::Bold));
+            const QFont font(plot->font().family(), 11, QFont::Bold);
+            // Wrapped to the picture's width: a long second line (the whole
+            // configuration) was centred and cut at both ends.
+            title_ =
+                new QCPTextElement(plot, wrapText(title, font, width - 2 * kTitleMargin), font);
+            title_->setMargins(QMargins(kTitleMargin, 4, kTitleMargin, 2));
             plot->plotLayout()->addElement(0, 0, title_);
         }
         for (int i = 0; i < plot->graphCount(); ++i) {
@@ -149,7 +156,10 @@ QString savePlot(QCustomPlot* plot, const QString& path, int width, int height,
     if (suffix != "png" && suffix != "pdf") {
         return QObject::tr("'%1': charts export as .png or .pdf").arg(path);
     }
-    const ExportDressing dressing(plot, title);
+    const ExportDressing dressing(plot, title, width > 0 ? width : plot->width());
+    // A first layout at the picture's size, which fits the axis titles to
+    // it (fitAxisLabels); the picture is drawn with the margins they need.
+    plot->toPixmap(width, height);
     // Render to a temporary name, then rename: a failed export leaves no half file.
     const QString temporary = path + ".part." + suffix;
     const bool ok = suffix == "png" ? plot->savePng(temporary, width, height, 1.0)

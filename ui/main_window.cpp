@@ -102,6 +102,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     leftLayout->addLayout(buttons);
     leftLayout->addWidget(new QLabel(tr("Runs")));
     leftLayout->addWidget(runs_->widget(), 1);
+    leftLayout->addWidget(runs_->legend());
     auto* dock = new QDockWidget(tr("Configuration"), this);
     dock->setObjectName("configurationDock");
     dock->setWidget(left);
@@ -248,11 +249,14 @@ void MainWindow::createMenus() {
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     examplesMenu_ = help->addMenu(appIcon("welcome"), tr("&Examples"));
     help->addAction(tr("&About StepScope"), this, [this] {
-        QMessageBox::about(
-            this, tr("About StepScope"),
-            tr("<p><b>StepScope</b>: what a Transformer training step costs.</p>"
-               "<pre>%1</pre>")
-                .arg(QString::fromStdString(versionText("stepscope")).toHtmlEscaped()));
+        // The library's path may break after each '/': in a <pre> it ran
+        // on one line past the box's edge.
+        QString version = QString::fromStdString(versionText("stepscope")).toHtmlEscaped();
+        version.replace('/', QStringLiteral("/\u200B")).replace('\n', QStringLiteral("<br>"));
+        QMessageBox::about(this, tr("About StepScope"),
+                           tr("<p><b>StepScope</b>: what a Transformer training step costs.</p>"
+                              "<p>%1</p>")
+                               .arg(version));
     });
 
     // Its own action: an icon on the menu's would replace "Export" in the menu bar.

@@ -106,6 +106,7 @@ public:
     WelcomePage* welcomePage() const { return welcome_; }
     QMenu* examplesMenu() const { return examplesMenu_; }
     FileOpener* fileOpener() const { return opener_; }
+    RunList* runList() const { return runs_; }
     // The error message on screen; messages that arrive while one is shown
     // wait their turn (each file that fails to open has its own).
     QMessageBox* lastErrorDialog() const;

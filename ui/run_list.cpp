@@ -1,13 +1,16 @@
 #include "run_list.h"
 
 #include <QFileInfo>
+#include <QLabel>
 #include <QListWidget>
 
 #include <algorithm>
+#include <map>
 
 #include "models/memory_run_data.h"
 #include "models/run_label.h"
 #include "results/run_file.h"
+#include "widgets/head_tail_delegate.h"
 
 namespace stepscope::ui {
 
@@ -18,6 +21,15 @@ constexpr int kIdRole = Qt::UserRole + 1;
 RunList::RunList(QObject* parent) : QObject(parent), list_(new QListWidget) {
     list_->setMinimumHeight(150);  // several runs visible beside a tall form
     list_->setToolTip(tr("Runs of this session. Tick two or more to compare them."));
+    delegate_ = new HeadTailDelegate(list_);
+    list_->setItemDelegate(delegate_);
+    // Labels elide in the middle at the list's width; it never scrolls sideways.
+    list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    list_->setResizeMode(QListView::Adjust);
+    // What the list's marks mean, where a newcomer sees it (not in a tooltip).
+    legend_ = new QLabel(tr("* not saved yet · tick two or more to compare"));
+    legend_->setWordWrap(true);
+    legend_->setEnabled(false);  // a quiet grey: a key, not a message
     connect(list_, &QListWidget::currentItemChanged, this, &RunList::currentChanged);
     connect(list_, &QListWidget::itemChanged, this, &RunList::comparedChanged);
 }
@@ -107,30 +119,47 @@ void RunList::refresh() {
             configs << document.result.config;
         }
     }
-    const QStringList labels = listLabels(configs);
+    const QList<LabelParts> labels = listLabelParts(configs);
+    std::map<int, int> heads;  // characters kept in view, by id: "#12 warm-up 2"
     int next = 0;
     for (RunDocument& document : documents_) {
-        document.title = QString("#%1 %2")
-                             .arg(document.id)
-                             .arg(document.ownTitle.isEmpty() ? labels[next++] : document.ownTitle);
+        const QString id = QString("#%1").arg(document.id);
+        if (!document.ownTitle.isEmpty()) {
+            document.title = id + " " + document.ownTitle;
+            heads[document.id] = int(id.size());
+            continue;
+        }
+        const LabelParts& label = labels[next++];
+        document.title = id + " " + label.joined();
+        heads[document.id] =
+            int(id.size()) + (label.distinct.isEmpty() ? 0 : 1 + int(label.distinct.size()));
     }
     const QSignalBlocker blocker(list_);
     for (int row = 0; row < list_->count(); ++row) {
         QListWidgetItem* item = list_->item(row);
         const RunDocument* document = byId(item->data(kIdRole).toInt());
-        QString text = document->title;
+        QString tail;
         if (document->id == liveId_) {
-            text += tr(" (running)");
+            tail += tr(" (running)");
         } else if (document->result.status != RunStatus::Ok) {
-            text += " [" + QString::fromStdString(toString(document->result.status)) + "]";
+            tail += " [" + QString::fromStdString(toString(document->result.status)) + "]";
         }
         if (document->modified) {
-            text += " *";
+            tail += " *";
         }
-        item->setText(text);
-        item->setToolTip(configSummary(document->result.config) + "\n" +
+        item->setText(document->title + tail);
+        // Elided in the middle where the list is narrow: the head tells the
+        // run from those like it, the tail says its state.
+        item->setData(HeadTailDelegate::HeadRole, heads[document->id]);
+        item->setData(HeadTailDelegate::TailRole, int(tail.size()));
+        item->setToolTip(document->title + "\n" + configSummary(document->result.config) + "\n" +
                          (document->path.isEmpty() ? tr("not saved") : document->path));
     }
+}
+
+QString RunList::shownText(int row) const {
+    return row >= 0 && row < list_->count() ? delegate_->shownText(list_->model()->index(row, 0))
+                                            : QString();
 }
 
 bool RunList::save(int id, const QString& path) {

@@ -9,9 +9,12 @@
 
 #include "models/run_document.h"
 
+class QLabel;
 class QListWidget;
 
 namespace stepscope::ui {
+
+class HeadTailDelegate;
 
 // The runs of the session: their documents and the list that shows them,
 // each titled by what sets it apart from the others, ticked to be compared.
@@ -22,6 +25,12 @@ public:
     explicit RunList(QObject* parent = nullptr);
 
     QListWidget* widget() const { return list_; }
+    // A line for under the list: what its marks mean ("*": not saved).
+    QLabel* legend() const { return legend_; }
+    // Row `row`'s text as the list shows it at its width: where it is too
+    // long, elided in the middle, keeping what tells the run from those
+    // like it and its state ("(running)", "*").
+    QString shownText(int row) const;
     const std::deque<RunDocument>& documents() const { return documents_; }
 
     // A new document, listed last (not selected), given its id here.
@@ -64,6 +73,8 @@ Q_SIGNALS:
 
 private:
     QListWidget* list_;
+    QLabel* legend_;
+    HeadTailDelegate* delegate_;
     std::deque<RunDocument> documents_;  // stable addresses as runs are added
     int nextId_ = 1;
     int liveId_ = 0;

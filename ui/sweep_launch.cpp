@@ -8,10 +8,15 @@
 
 namespace stepscope::ui {
 
+QString sweepsFolder() {
+    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
+           "/stepscope/sweeps";
+}
+
 SweepLaunch sweepLaunchFor(const SweepPage& page, const RunConfig& base,
                            const std::string& pointCli) {
-    const QString outDir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
-                           "/sweeps/" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
+    const QString outDir =
+        sweepsFolder() + "/" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
     SweepLaunch launch;
     launch.isolated = page.isolated();
     if (page.study() == SweepPage::Study::Warmup) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <QString>
+
 #include <string>
 
 #include "run_controller.h"
@@ -12,9 +14,14 @@ namespace stepscope::ui {
 
 class SweepPage;
 
+// Where the app's sweeps go: ~/.local/share/stepscope/sweeps on Linux.
+// (QStandardPaths' AppLocalDataLocation names the organisation and the
+// app, both "StepScope": ~/.local/share/StepScope/StepScope.)
+QString sweepsFolder();
+
 // What the Sweep tab's form asks to run (a sweep, the warm-up or the
 // precision study) on the configuration panel's run, into a fresh folder
-// under the app's data folder; its points run through `pointCli` where the
+// under sweepsFolder(); its points run through `pointCli` where the
 // study needs a process per point. Throws InvalidConfigError naming the field.
 SweepLaunch sweepLaunchFor(const SweepPage& page, const RunConfig& base,
                            const std::string& pointCli);

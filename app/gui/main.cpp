@@ -6,6 +6,7 @@
 // every one opened (the install test starts the installed app so).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QScreen>
 #include <QTimer>
 #include <cstdio>
 #include <string_view>
@@ -99,7 +100,9 @@ int main(int argc, char** argv) {
     parser.process(app);
 
     stepscope::ui::MainWindow window;
-    window.resize(1400, 900);
+    // The size it was drawn for, within the screen it opens on: 1400 × 900
+    // on a 1366 × 768 laptop put the toolbar's end and the status bar off it.
+    window.resize(QSize(1400, 900).boundedTo(window.screen()->availableGeometry().size()));
     window.show();
     const bool quitWhenLoaded = parser.isSet(quitAfterLoad);
     if (quitWhenLoaded && parser.positionalArguments().isEmpty()) {

@@ -1,5 +1,8 @@
 #include "models/run_label.h"
 
+#include <QHash>
+#include <QSet>
+
 #include <algorithm>
 
 namespace stepscope::ui {
@@ -81,9 +84,44 @@ QList<Field> fieldsOf(const RunConfig& c) {
     return fields;
 }
 
-// For each config, its fields that differ among `configs`, and the usual
-// ones too when asked.
-QStringList labels(const QList<RunConfig>& configs, bool withUsual) {
+// For each config, the places of its fields that tell it from a run like
+// it in all else: a field whose value is the only difference between this
+// run and another. Linear in the runs: for each field, the runs are keyed
+// by every other field's label, and a key two runs share is such a pair.
+QList<QSet<int>> telltaleFields(const QList<QList<Field>>& all) {
+    QList<QSet<int>> telltale(all.size());
+    const int fields = all.isEmpty() ? 0 : int(all[0].size());
+    for (int f = 0; f < fields; ++f) {
+        QHash<QString, QList<int>> byRest;
+        for (int run = 0; run < all.size(); ++run) {
+            QString rest;
+            for (int other = 0; other < all[run].size(); ++other) {
+                if (other != f) {
+                    rest += all[run][other].label() + '\x1f';
+                }
+            }
+            byRest[rest] << run;
+        }
+        for (const QList<int>& runs : byRest) {
+            // Alike in all else: with two values or more, the field tells each apart.
+            QSet<QString> values;
+            for (const int run : runs) {
+                values.insert(all[run][f].label());
+            }
+            for (const int run : runs) {
+                if (values.size() > 1) {
+                    telltale[run].insert(f);
+                }
+            }
+        }
+    }
+    return telltale;
+}
+
+// For each config, its fields that differ among `configs` (those that tell
+// it from the runs most like it first, when asked: a list's order; a
+// comparison keeps one order for all), and the usual ones too when asked.
+QList<LabelParts> labels(const QList<RunConfig>& configs, bool withUsual, bool telltaleFirst) {
     QList<QList<Field>> all;
     for (const RunConfig& config : configs) {
         all << fieldsOf(config);
@@ -96,18 +134,33 @@ QStringList labels(const QList<RunConfig>& configs, bool withUsual) {
                                [&](const Field& f) { return f.label() == field.label(); });
         });
     };
-    QStringList out;
-    for (const QList<Field>& fields : all) {
-        // What differs first, so that a narrow list still tells runs apart.
-        QStringList differing, usual;
-        for (const Field& field : fields) {
-            if (!everyRunHas(field)) {
+    const QList<QSet<int>> telltale =
+        telltaleFirst ? telltaleFields(all) : QList<QSet<int>>(all.size());
+    QList<LabelParts> out;
+    for (int run = 0; run < all.size(); ++run) {
+        // What differs first, so that a narrow list still tells runs apart;
+        // of that, first what sets the run apart from the runs most like it
+        // (the warm-up study's runs differ in their warm-up alone).
+        QStringList distinct, differing, usual;
+        for (int f = 0; f < all[run].size(); ++f) {
+            const Field& field = all[run][f];
+            if (telltale[run].contains(f)) {
+                distinct << field.label();
+            } else if (!everyRunHas(field)) {
                 differing << field.label();
             } else if (withUsual && field.usual) {
                 usual << field.label();
             }
         }
-        out << (differing + usual).join(" · ");
+        out << LabelParts{distinct.join(" · "), (differing + usual).join(" · ")};
+    }
+    return out;
+}
+
+QStringList joined(const QList<LabelParts>& parts) {
+    QStringList out;
+    for (const LabelParts& part : parts) {
+        out << part.joined();
     }
     return out;
 }
@@ -143,11 +196,19 @@ QStringList configFields(const RunConfig& config) {
 }
 
 QStringList differingFields(const QList<RunConfig>& configs) {
-    return labels(configs, false);
+    return joined(labels(configs, false, false));
 }
 
 QStringList listLabels(const QList<RunConfig>& configs) {
-    return labels(configs, true);
+    return joined(labels(configs, true, true));
+}
+
+QList<LabelParts> listLabelParts(const QList<RunConfig>& configs) {
+    return labels(configs, true, true);
+}
+
+QString LabelParts::joined() const {
+    return distinct.isEmpty() || rest.isEmpty() ? distinct + rest : distinct + " · " + rest;
 }
 
 QString configSummary(const RunConfig& config) {

@@ -23,7 +23,19 @@ QStringList differingFields(const QList<RunConfig>& configs);
 // For each config, the fields whose values differ among `configs`, then
 // those of model, ctx, mode, precision and device that do not (and the
 // engine and Python model, where they are not LibTorch's reference model).
+// Of the differing fields, first those that tell a run from a run alike in
+// all else: runs of a warm-up study start with their warm-up, however many
+// other fields differ among the session's runs.
 QStringList listLabels(const QList<RunConfig>& configs);
+
+// listLabels in two parts: what tells the run from the runs most like it
+// (the list keeps it in view), and the rest (what it may elide).
+struct LabelParts {
+    QString distinct;
+    QString rest;
+    QString joined() const;  // as listLabels has it
+};
+QList<LabelParts> listLabelParts(const QList<RunConfig>& configs);
 
 // A field whose value is not the same in all of `configs`: "ctx" and
 // {"32", "64"}, one value per config, in the order of configFields.

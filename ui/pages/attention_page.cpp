@@ -34,6 +34,35 @@ namespace stepscope::ui {
 
 namespace {
 
+// The charts scroll: each keeps a height its legend and axis titles leave room in.
+constexpr int kChartHeight = 320;
+
+// Where a chart has many lines, its legend names colours and line styles
+// instead of every line: a key per colour (a series), then one per style.
+// The chart's graphs so far leave the legend; the keys are empty graphs.
+struct StyleKey {
+    QString name;
+    Qt::PenStyle pen;
+    QCPScatterStyle::ScatterShape shape;
+};
+void legendByKeys(QCustomPlot* plot, const std::map<std::string, int>& colours,
+                  const std::vector<StyleKey>& styles) {
+    for (int g = 0; g < plot->graphCount(); ++g) {
+        plot->graph(g)->removeFromLegend();
+    }
+    for (const auto& [series, colour] : colours) {
+        QCPGraph* key = plot->addGraph();
+        key->setName(QString::fromStdString(series));
+        key->setPen(QPen(seriesColor(colour), 2));
+    }
+    for (const StyleKey& style : styles) {
+        QCPGraph* key = plot->addGraph();
+        key->setName(style.name);
+        key->setPen(QPen(QColor(90, 90, 90), 2, style.pen));
+        key->setScatterStyle(QCPScatterStyle(style.shape, 5));
+    }
+}
+
 void useLogAxis(QCPAxis* axis, double base) {
     axis->setScaleType(QCPAxis::stLogarithmic);
     QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
@@ -105,9 +134,8 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
     auto* charts = new QWidget;
     chartGrid_ = new QGridLayout(charts);
     memoryPlot_ = new QCustomPlot;
-    memoryPlot_->setMinimumSize(320, 260);
+    memoryPlot_->setMinimumSize(320, kChartHeight);
     stylePlot(memoryPlot_, tr("sequence length (tokens)"), tr("peak memory (MiB)"));
-    memoryPlot_->legend->setWrap(2);
     useLogAxis(memoryPlot_->xAxis, 2);
     useLogAxis(memoryPlot_->yAxis, 10);
     auto* scroll = new QScrollArea;
@@ -117,12 +145,18 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
 
     table_ = new QTableWidget(0, 13);
     table_->setHorizontalHeaderLabels({tr("backend"), tr("kernel"), tr("precision"), tr("d"),
-                                       tr("seq"), tr("status"), tr("gate"), tr("forward ms"),
-                                       tr("backward ms"), tr("mem before backward"), tr("peak"),
+                                       tr("seq"), tr("status"), tr("gate"), tr("fwd ms"),
+                                       tr("bwd ms"), tr("mem before bwd"), tr("peak"),
                                        tr("fwd TFLOP/s"), tr("bwd TFLOP/s")});
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->verticalHeader()->hide();
+    // Short headers keep the thirteen columns on a laptop's width; they say it in full on hover.
+    const QStringList whole = {tr("forward time (ms)"), tr("backward time (ms)"),
+                               tr("memory allocated before backward")};
+    for (int column = 7; column <= 9; ++column) {
+        table_->horizontalHeaderItem(column)->setToolTip(whole[column - 7]);
+    }
 
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(scroll);
@@ -293,7 +327,7 @@ void AttentionPage::redraw() {
     }
     while (timePlots_.size() < qsizetype(dims.size())) {
         auto* plot = new QCustomPlot;
-        plot->setMinimumSize(320, 260);
+        plot->setMinimumSize(320, kChartHeight);
         stylePlot(plot, tr("sequence length (tokens)"), tr("time (ms)"));
         plot->legend->setWrap(2);
         useLogAxis(plot->xAxis, 2);
@@ -358,6 +392,12 @@ void AttentionPage::redraw() {
             forward->addData(double(p.seq), *p.forwardMs);
             backward->addData(double(p.seq), *p.backwardMs);
         }
+        // Eight series made sixteen entries, squeezed into a column.
+        if (series.size() > 2) {
+            legendByKeys(plot, colors,
+                         {{tr("forward"), Qt::SolidLine, QCPScatterStyle::ssDisc},
+                          {tr("backward"), Qt::DashLine, QCPScatterStyle::ssSquare}});
+        }
         if (!oomSeq.isEmpty()) {
             auto* oom = plot->addGraph();
             oom->setName(tr("out of memory"));
@@ -381,21 +421,48 @@ void AttentionPage::redraw() {
                                ? tr("No points yet: run the grid, or open an attention file "
                                     "(attention.json from stepscope-cli attention --out DIR).")
                                : tr("No point measured its peak memory."));
+    // A colour per backend and precision, a line style per head dim: with
+    // a colour per line, 20 lines repeated the six colours there were.
+    std::map<std::string, int> colourOf;
+    std::map<int64_t, int> styleOf;
+    for (const auto& p : points_) {
+        if (p.status == "ok" && p.peakBytes && *p.peakBytes > 0) {
+            colourOf.emplace(p.backend + " " + toString(p.precision), int(colourOf.size()));
+            styleOf.emplace(p.d, 0);
+        }
+    }
+    int nextStyle = 0;
+    for (auto& [d, style] : styleOf) {
+        style = nextStyle++;
+    }
+    static const Qt::PenStyle dimStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
+                                             Qt::DashDotLine, Qt::DashDotDotLine};
+    const auto dimStyle = [&](int64_t d) {
+        return dimStyles[size_t(styleOf[d]) % std::size(dimStyles)];
+    };
+    const bool severalDims = styleOf.size() > 1;
     std::map<std::string, QCPGraph*> memory;
     for (const auto& p : points_) {
         if (p.status != "ok" || !p.peakBytes || *p.peakBytes <= 0) {
             continue;
         }
-        const std::string key =
-            p.backend + " " + toString(p.precision) + " d" + std::to_string(p.d);
+        const std::string series = p.backend + " " + toString(p.precision);
+        const std::string key = series + " d" + std::to_string(p.d);
         QCPGraph*& graph = memory[key];
         if (!graph) {
             graph = memoryPlot_->addGraph();
             graph->setName(QString::fromStdString(key));
-            graph->setPen(QPen(seriesColor(int(memory.size()) - 1), 2));
+            graph->setPen(QPen(seriesColor(colourOf[series]), 2, dimStyle(p.d)));
             graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
         }
         graph->addData(double(p.seq), double(*p.peakBytes) / (1024.0 * 1024.0));
+    }
+    if (severalDims) {
+        std::vector<StyleKey> dimKeys;
+        for (const auto& [d, style] : styleOf) {
+            dimKeys.push_back({tr("head dim %1").arg(d), dimStyle(d), QCPScatterStyle::ssDisc});
+        }
+        legendByKeys(memoryPlot_, colourOf, dimKeys);
     }
     if (anyPeak) {
         fitAxesWithRoom(memoryPlot_);

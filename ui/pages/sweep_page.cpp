@@ -128,10 +128,11 @@ SweepPage::SweepPage(QWidget* parent) : QWidget(parent) {
     form_->addRow(axesToggleRow_);
     form_->addRow(axesBox_);
     form_->addRow(isolate_);
+    // The status beside the buttons, not under them: a row more for the chart.
     auto* buttons = new QHBoxLayout;
-    buttons->addWidget(start_);
-    buttons->addWidget(stop_);
-    buttons->addStretch();
+    buttons->addWidget(start_, 0, Qt::AlignTop);
+    buttons->addWidget(stop_, 0, Qt::AlignTop);
+    buttons->addWidget(status_, 1);
 
     table_ = new QTableWidget(0, 0);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -160,11 +161,13 @@ SweepPage::SweepPage(QWidget* parent) : QWidget(parent) {
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(table_);
     splitter->addWidget(chart);
-    splitter->setSizes({240, 400});  // the chart gets the larger share
+    // The chart gets two thirds: on a 768 px screen, below the form, a
+    // table's default minimum left it a strip too short for its axis title.
+    table_->setMinimumHeight(90);
+    splitter->setSizes({200, 400});
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form_);
     layout->addLayout(buttons);
-    layout->addWidget(status_);
     layout->addWidget(splitter, 1);
 
     connect(study_, &QComboBox::currentIndexChanged, this, &SweepPage::onStudyChanged);
@@ -612,7 +615,8 @@ void SweepPage::redrawChart() {
     for (const auto& series : data.series) {
         auto* graph = plot_->addGraph();
         graph->setName(QString::fromStdString(series.name));
-        graph->setPen(QPen(seriesColor(index++), 2));
+        graph->setPen(QPen(seriesColor(index), 2, seriesStyle(index)));
+        ++index;
         graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 6));
         for (const auto& [key, ms] : series.points) {
             graph->addData(key, ms);

@@ -10,6 +10,7 @@
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStandardItemModel>
+#include <QTabWidget>
 #include <QTableView>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -171,15 +172,13 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     charts->setStretchFactor(0, 3);  // the top rows' names need the room
     charts->setStretchFactor(1, 2);
     charts->setChildrenCollapsible(false);
-    auto* tables = new QSplitter(Qt::Horizontal);
-    tables->addWidget(table_);
-    tables->addWidget(flopTable);
-    tables->setStretchFactor(0, 3);  // eight columns against four
-    tables->setStretchFactor(1, 1);
-    tables->setSizes({820, 200});  // the breakdown's last column in view at 1400 px
-    tables->setChildrenCollapsible(false);
+    // A tab each: side by side on a laptop's width, the FLOP table's
+    // columns ran past its edge and the names beside it were elided.
+    tables_ = new QTabWidget;
+    tables_->addTab(table_, tr("Where the time went"));
+    tables_->addTab(flopTable, tr("FLOP per forward group"));
     auto* splitter = new QSplitter(Qt::Vertical);
-    splitter->addWidget(tables);
+    splitter->addWidget(tables_);
     splitter->addWidget(charts);
     splitter->setChildrenCollapsible(false);
     auto* layout = new QVBoxLayout(this);
@@ -212,7 +211,11 @@ void BreakdownView::showRun(const RunDocument* document) {
     document_ = document;
     tracePanel_->showRun(document);
     const bool trace = shownRank(document) != nullptr;
-    flopTable_->setVisible(!trace);  // a trace has no FLOP groups: its rows take the width
+    // A trace has no FLOP groups: no tab for them.
+    tables_->setTabVisible(tables_->indexOf(flopTable_), !trace);
+    if (trace) {
+        tables_->setCurrentWidget(table_);
+    }
     const bool kernels = document && !document->result.kernels.empty();
     auto* items = qobject_cast<QStandardItemModel*>(by_->model());
     items->item(0)->setEnabled(kernels);
@@ -322,13 +325,20 @@ void BreakdownView::plotTopRows() {
         return;
     }
     setNoData(top_, QString());
-    auto* bars = new QCPBars(top_->yAxis, top_->xAxis);  // horizontal bars
-    bars->setBrush(phaseColor("forward"));
-    bars->setPen(Qt::NoPen);
+    // Horizontal bars, each in its category's colour as in the shares chart
+    // beside it: a QCPBars per category.
+    std::map<std::string, QCPBars*> byCategory;
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     double largest = 0;
     for (int i = 0; i < count; ++i) {
         const auto& row = rows_[size_t(i)];
+        QCPBars*& bars = byCategory[row.category];
+        if (!bars) {
+            bars = new QCPBars(top_->yAxis, top_->xAxis);
+            bars->setName(QString::fromStdString(row.category));
+            bars->setBrush(categoryOrKernelTypeColor(QString::fromStdString(row.category)));
+            bars->setPen(Qt::NoPen);
+        }
         const double y = count - i;  // largest on top
         bars->addData(y, row.totalMs);
         QString label = shortSymbol(QString::fromStdString(row.name));

@@ -10,6 +10,7 @@ class QCustomPlot;
 class QLabel;
 class QSortFilterProxyModel;
 class QStandardItemModel;
+class QTabWidget;
 class QTableView;
 
 namespace stepscope::ui {
@@ -96,6 +97,7 @@ private:
     QStandardItemModel* flops_;
     TraceRanksPanel* tracePanel_;
     QTableView* flopTable_;
+    QTabWidget* tables_;  // the rows, and the FLOP groups
     std::vector<BreakdownRow> rows_;
     std::vector<StackedColumn> shareColumns_;  // as stacked in the shares chart
 };

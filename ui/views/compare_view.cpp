@@ -253,7 +253,7 @@ void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringL
         }
         auto* graph = plot_->addGraph();
         graph->setName(label(i));
-        graph->setPen(QPen(seriesColor(i), 2));
+        graph->setPen(QPen(seriesColor(i), 2, seriesStyle(i)));
         graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
         graph->setAdaptiveSampling(true);
         graph->setData(keys, values, true);

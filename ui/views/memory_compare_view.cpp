@@ -117,7 +117,7 @@ void MemoryCompareView::showRuns(const QList<const RunDocument*>& runs, const QS
                        &values);
         auto* graph = plot_->addGraph();
         graph->setName(QString("%1: %2").arg(k == 0 ? "A" : "B", label(traced[k])));
-        graph->setPen(QPen(seriesColor(k), 1.5));
+        graph->setPen(QPen(seriesColor(k), 1.5, seriesStyle(k)));
         graph->setLineStyle(QCPGraph::lsStepLeft);
         graph->setData(keys, values, true);
         // The peak: a marker at the very point.

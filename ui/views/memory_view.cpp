@@ -8,13 +8,13 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMouseEvent>
-#include <QPushButton>
 #include <QSlider>
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
+#include <QToolButton>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -24,11 +24,13 @@
 
 #include "estimate/cost_model.h"
 #include "estimate/memory_estimate.h"
+#include "models/allocation_stack.h"
 #include "models/format.h"
 #include "models/run_document.h"
 #include "results/memory_report.h"
 #include "views/allocation_bands.h"
 #include "views/saved_view.h"
+#include "widgets/elided_label.h"
 #include "widgets/plot_style.h"
 #include "widgets/read_only_table.h"
 #include "widgets/table_items.h"
@@ -72,16 +74,18 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     detail_ = new QSlider(Qt::Horizontal);
     detail_->setRange(0, kDetailSteps);
     detail_->setTracking(false);  // a million events: lay out once the slider is let go
-    detail_->setMinimumWidth(140);
+    detail_->setMinimumWidth(100);
     detail_->setToolTip(
         tr("Hide allocations smaller than this size: they are summed into one grey "
            "band, so the total stays right. Further right hides more."));
-    detailLabel_ = new QLabel;
-    fitButton_ = new QPushButton(tr("Fit"));
+    // The labels of the row elide rather than widen it: a long count of
+    // bands or a hover's module path pushed the window past the screen.
+    detailLabel_ = new ElidedLabel;
+    fitButton_ = new QToolButton;  // as wide as its word: the row has little to spare
+    fitButton_->setText(tr("Fit"));
     fitButton_->setToolTip(tr("Show the whole run (or double-click the chart)"));
     follow_ = new QCheckBox(tr("Follow the Timeline's zoom"));
     follow_->setChecked(true);
-    followLabel_ = new QLabel;
     auto* controls = new QHBoxLayout;
     controls->addWidget(modeBox_);
     controls->addWidget(colourBox_);
@@ -91,9 +95,8 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     controls->addWidget(detailLabel_, 1);
     controls->addWidget(fitButton_);
     controls->addWidget(follow_);
-    controls->addWidget(followLabel_);
-    hoverLabel_ = new QLabel;
-    hoverLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Two lines whatever is hovered or pinned: the chart above never jumps.
+    details_ = new ElidedLabel(2);
 
     plot_ = new QCustomPlot;
     // Tall enough for the y axis's title and the peak's label above the peak.
@@ -126,27 +129,31 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     sitesTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
     sitesTable_->setSelectionMode(QAbstractItemView::SingleSelection);
     sitesTable_->setWordWrap(false);
-    auto* tables = new QSplitter(Qt::Horizontal);
-    tables->addWidget(sitesTable_);
-    tables->addWidget(readOnlyTable(estimate_));
-    tables->setStretchFactor(0, 3);
-    tables->setStretchFactor(1, 1);
+    // The estimate has a tab of its own: beside the sites' ten columns it
+    // had a sixth of a laptop's width, its last column out of sight.
+    estimateTable_ = readOnlyTable(estimate_);
+    estimateTable_->setWordWrap(false);
     saved_ = new SavedView;
     lower_ = new QTabWidget;
-    lower_->addTab(tables, tr("Allocation sites in view"));
+    lower_->addTab(sitesTable_, tr("Allocation sites in view"));
     lower_->addTab(saved_, tr("Saved for backward"));
+    lower_->addTab(estimateTable_, tr("Estimate against measured"));
     auto* chart = new QWidget;
     auto* chartLayout = new QVBoxLayout(chart);
     chartLayout->setContentsMargins(0, 0, 0, 0);
     chartLayout->addLayout(controls);
     chartLayout->addWidget(plot_, 1);
-    chartLayout->addWidget(hoverLabel_);
+    chartLayout->addWidget(details_);
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(chart);
     splitter->addWidget(lower_);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
     splitter->setCollapsible(0, false);
+    // The chart two thirds from the start: on a 768 px screen it had a
+    // third, its axis title cut.
+    lower_->setMinimumHeight(140);
+    splitter->setSizes({440, 220});
     // The axis's room above the peak is in pixels: once the chart has its
     // height (after the first layout, a resize), the axis fits it again.
     connect(plot_, &QCustomPlot::afterLayout, this, [this] {
@@ -167,7 +174,7 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     connect(plot_, &QCustomPlot::mouseDoubleClick, this, &MemoryView::fit);
     // Pixel geometry is known after the layout: place the peak's label then.
     connect(plot_, &QCustomPlot::afterLayout, this, &MemoryView::placePeakMarker);
-    connect(fitButton_, &QPushButton::clicked, this, &MemoryView::fit);
+    connect(fitButton_, &QToolButton::clicked, this, &MemoryView::fit);
     connect(modeBox_, &QComboBox::currentIndexChanged, this,
             [this](int index) { setMode(index == 0 ? Mode::Categories : Mode::Allocations); });
     connect(colourBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
@@ -191,8 +198,8 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
             selectSite(-1);
         }
     });
-    connect(follow_, &QCheckBox::toggled, this, &MemoryView::updateFollowLabel);
-    updateFollowLabel();
+    connect(follow_, &QCheckBox::toggled, this, &MemoryView::updateFollowToolTip);
+    updateFollowToolTip();
     colourBox_->setEnabled(false);
     detail_->setEnabled(false);
 }
@@ -227,7 +234,8 @@ void MemoryView::showRun(const RunDocument* document) {
     siteMembers_.clear();
     siteSelection_.clear();
     hovered_ = -1;
-    hoverLabel_->clear();
+    pinned_ = -1;
+    details_->clear();
     estimate_->clear();
     data_.reset();
     index_ = nullptr;
@@ -314,6 +322,7 @@ void MemoryView::showRun(const RunDocument* document) {
         row(tr("residual-stream tensor"), new QStandardItem("–"), new QStandardItem("–"),
             residualStreamBytes(document->result.config));
     }
+    estimateTable_->resizeColumnsToContents();
     // A PyTorch memory snapshot has no steps: its peak is a time alone.
     const QString peakWhere =
         trace.phases.empty()
@@ -333,6 +342,7 @@ void MemoryView::showRun(const RunDocument* document) {
     clamping_ = false;
     redraw();
     fillSitesTable();
+    updateDetails();
     saved_->showRun(&document->result, index_, &data_->saved);
 }
 
@@ -634,7 +644,7 @@ void MemoryView::updateDetailLabel() {
     }
     detailLabel_->setText(layout_.hiddenCount == 0
                               ? tr("all %1 drawn").arg(qulonglong(layout_.shown.size()))
-                              : tr("%1 drawn (≥ %2), %3 in grey")
+                              : tr("%1 drawn ≥ %2, %3 in grey")
                                     .arg(qulonglong(layout_.shown.size()))
                                     .arg(bytesText(layout_.floorBytes))
                                     .arg(qulonglong(layout_.hiddenCount)));
@@ -800,8 +810,7 @@ void MemoryView::setFollowsTimeline(bool follow) {
     follow_->setChecked(follow);
 }
 
-void MemoryView::updateFollowLabel() {
-    followLabel_->setText(follow_->isChecked() ? tr("<i>linked</i>") : tr("<i>not linked</i>"));
+void MemoryView::updateFollowToolTip() {
     follow_->setToolTip(follow_->isChecked()
                             ? tr("Linked: zooming the Timeline (of the same run) zooms this chart")
                             : tr("Not linked: this chart zooms on its own"));
@@ -899,10 +908,13 @@ void MemoryView::updateHighlights() {
         }
         return index_->bandOf(a, order(), floorInUse());
     };
-    if (hovered_ >= 0) {
-        const auto a = uint32_t(hovered_);
-        highlight_->addBand(a, index_->allocations()[a].bytes, index_->endOf(a), bandFor(a),
-                            bandColour(a).lighter(135));
+    // Outlined dark: the band under the mouse and the one clicked.
+    for (const int64_t outlined : {hovered_, pinned_ != hovered_ ? pinned_ : int64_t(-1)}) {
+        if (outlined >= 0) {
+            const auto a = uint32_t(outlined);
+            highlight_->addBand(a, index_->allocations()[a].bytes, index_->endOf(a), bandFor(a),
+                                bandColour(a).lighter(135));
+        }
     }
     QColor fill = kSelectionColour;
     fill.setAlpha(70);
@@ -915,8 +927,10 @@ void MemoryView::updateHighlights() {
         strip->setProperty("selectionStrip", true);
         strip->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
         strip->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        strip->topLeft->setCoords(index_->allocations()[a].startUs / 1e3, 0.985);
-        strip->bottomRight->setCoords(index_->endOf(a) / 1e3, 1.0);
+        // Along the top edge, in the room above the peak: the bottom edge
+        // holds the parameters' band, there from start to end.
+        strip->topLeft->setCoords(index_->allocations()[a].startUs / 1e3, 0.0);
+        strip->bottomRight->setCoords(index_->endOf(a) / 1e3, 0.015);
         strip->setPen(Qt::NoPen);
         strip->setBrush(kSelectionColour);
     }
@@ -940,14 +954,52 @@ QString MemoryView::caption() const {
 
 QString MemoryView::describe(const MemoryAllocation& a) const {
     const double end = a.endUs >= 0 ? a.endUs : (trace_ ? trace_->timeUs.back() : a.startUs);
-    return tr("%1 · %2\n%3 of step %4 · %5\nop %6\nmade at %7 ms, alive %8 ms%9")
-        .arg(bytesText(a.bytes), toString(a.category), phaseName(a.phase))
-        .arg(a.step)
-        .arg(a.path.empty() ? tr("(outside modules)") : QString::fromStdString(a.path),
-             a.op.empty() ? tr("(not recorded)") : QString::fromStdString(a.op))
-        .arg(a.startUs / 1e3, 0, 'f', 3)
-        .arg((end - a.startUs) / 1e3, 0, 'f', 3)
-        .arg(a.endUs >= 0 ? QString() : tr(", still alive at the end"));
+    QString text = tr("%1 · %2 · %3 of step %4\nmade at %5 ms, alive %6 ms%7")
+                       .arg(bytesText(a.bytes), toString(a.category), phaseName(a.phase))
+                       .arg(a.step)
+                       .arg(a.startUs / 1e3, 0, 'f', 3)
+                       .arg((end - a.startUs) / 1e3, 0, 'f', 3)
+                       .arg(a.endUs >= 0 ? QString() : tr(", still alive at the end"));
+    // The stack as memory_viz shows one: a frame a line, outermost first.
+    const QList<StackFrame> stack = allocationStack(a);
+    if (stack.isEmpty()) {
+        text += tr("\nwhere: (not recorded)");
+    }
+    for (const StackFrame& frame : stack) {
+        text += "\n  " + frameKindName(frame.kind) + " " + frame.name;
+    }
+    return text;
+}
+
+QString MemoryView::detailsText() const {
+    return details_->text();
+}
+
+void MemoryView::updateDetails() {
+    const auto line = [this](int64_t a, const QString& lead) {
+        const MemoryAllocation& allocation = index_->allocations()[size_t(a)];
+        const QString first = describe(allocation).section('\n', 0, 1).replace('\n', " · ");
+        return lead + first + "\n" + stackLine(allocationStack(allocation));
+    };
+    if (pinned_ >= 0 && index_) {
+        details_->setText(line(pinned_, tr("Selected (click elsewhere to let go): ")));
+    } else if (hovered_ >= 0 && index_) {
+        details_->setText(line(hovered_, QString()));
+    } else if (details_->text().isEmpty() || pinned_ < 0) {
+        details_->setText(index_ ? tr("Hover over a band for its allocation; click to keep "
+                                      "its details here and select its site.")
+                                 : QString());
+    }
+}
+
+int MemoryView::siteRowOf(uint32_t allocation) const {
+    for (size_t row = 0; row < siteMembers_.size(); ++row) {
+        const auto& members = siteMembers_[row];
+        if (std::find(members.begin(), members.end(), allocation) != members.end()) {
+            return int(row);
+        }
+    }
+    return -1;
 }
 
 void MemoryView::hoverAt(const QPointF& position) {
@@ -958,38 +1010,86 @@ void MemoryView::hoverAt(const QPointF& position) {
     const double bytes = plot_->yAxis->pixelToCoord(position.y()) * kMiB;
     const MemoryAllocation* allocation = allocationAt(time, bytes);
     const int64_t hit = allocation ? int64_t(allocation - &index_->allocations().front()) : -1;
-    if (allocation) {
-        hoverLabel_->setText(describe(*allocation).replace('\n', "  ·  "));
-    } else if (mode_ == Mode::Allocations && bytes >= 0) {
-        int64_t bottom = 0;
-        int64_t top = 0;
-        smallerBandExtent(time, &bottom, &top);
-        hoverLabel_->setText(bytes >= double(bottom) && bytes < double(top)
-                                 ? tr("smaller allocations (under %1): %2 in all")
-                                       .arg(bytesText(layout_.floorBytes), bytesText(top - bottom))
-                                 : QString());
-    } else {
-        hoverLabel_->clear();
-    }
     if (hit != hovered_) {
         hovered_ = hit;
         updateHighlights();
         plot_->replot(QCustomPlot::rpQueuedReplot);
     }
+    updateDetails();
+    if (!allocation && pinned_ < 0 && mode_ == Mode::Allocations && bytes >= 0) {
+        int64_t bottom = 0;
+        int64_t top = 0;
+        smallerBandExtent(time, &bottom, &top);
+        if (bytes >= double(bottom) && bytes < double(top)) {
+            details_->setText(tr("smaller allocations (under %1): %2 in all")
+                                  .arg(bytesText(layout_.floorBytes), bytesText(top - bottom)));
+        }
+    }
+}
+
+void MemoryView::clickAt(const QPointF& position) {
+    if (!index_) {
+        return;
+    }
+    const double time = plot_->xAxis->pixelToCoord(position.x()) * 1e3;
+    const double bytes = plot_->yAxis->pixelToCoord(position.y()) * kMiB;
+    const MemoryAllocation* allocation = allocationAt(time, bytes);
+    pinned_ = allocation ? int64_t(allocation - &index_->allocations().front()) : -1;
+    if (pinned_ < 0) {
+        sitesTable_->clearSelection();
+        showSelection({});
+    } else {
+        // Its site, as a click on the table's row selects it; one allocation
+        // alone where the table (narrowed to the view, or cut short) lacks it.
+        const int row = siteRowOf(uint32_t(pinned_));
+        if (row >= 0) {
+            lower_->setCurrentWidget(sitesTable_);
+            selectSite(row);
+            sitesTable_->scrollTo(sites_->index(row, 0));
+        } else {
+            sitesTable_->clearSelection();
+            showSelection({uint32_t(pinned_)});
+        }
+    }
+    updateDetails();
+}
+
+const MemoryAllocation* MemoryView::pinned() const {
+    return pinned_ >= 0 && index_ ? &index_->allocations()[size_t(pinned_)] : nullptr;
+}
+
+QList<QRectF> MemoryView::lifetimeMarks() const {
+    QList<QRectF> marks;
+    for (int i = 0; i < plot_->itemCount(); ++i) {
+        if (const auto* strip = qobject_cast<QCPItemRect*>(plot_->item(i));
+            strip && strip->property("selectionStrip").toBool()) {
+            marks << QRectF(strip->topLeft->pixelPosition(), strip->bottomRight->pixelPosition())
+                         .normalized();
+        }
+    }
+    return marks;
 }
 
 bool MemoryView::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == plot_ && event->type() == QEvent::MouseMove && trace_) {
-        const auto* mouse = static_cast<QMouseEvent*>(event);
+    if (watched != plot_ || !trace_) {
+        return RunView::eventFilter(watched, event);
+    }
+    const auto* mouse = static_cast<QMouseEvent*>(event);
+    if (event->type() == QEvent::MouseMove) {
         hoverAt(mouse->position());
         if (const MemoryAllocation* allocation = hovered()) {
             QToolTip::showText(mouse->globalPosition().toPoint(), describe(*allocation), plot_);
         } else {
             QToolTip::hideText();
         }
-    } else if (watched == plot_ && event->type() == QEvent::Leave && hovered_ >= 0) {
+    } else if (event->type() == QEvent::MouseButtonPress && mouse->button() == Qt::LeftButton) {
+        pressedAt_ = mouse->position().toPoint();
+    } else if (event->type() == QEvent::MouseButtonRelease && mouse->button() == Qt::LeftButton &&
+               (mouse->position().toPoint() - pressedAt_).manhattanLength() <= 3) {
+        clickAt(mouse->position());  // a drag pans; only a click selects
+    } else if (event->type() == QEvent::Leave && hovered_ >= 0) {
         hovered_ = -1;
-        hoverLabel_->clear();
+        updateDetails();
         updateHighlights();
         plot_->replot(QCustomPlot::rpQueuedReplot);
     }

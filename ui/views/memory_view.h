@@ -18,7 +18,7 @@ class QCPItemText;
 class QCustomPlot;
 class QLabel;
 class QModelIndex;
-class QPushButton;
+class QToolButton;
 class QSlider;
 class QStandardItemModel;
 class QTabWidget;
@@ -28,6 +28,7 @@ class QTimer;
 namespace stepscope::ui {
 
 class AllocationBands;
+class ElidedLabel;
 class SavedView;
 
 // The active-memory timeline of a run made with --memory, beside PyTorch's
@@ -80,10 +81,22 @@ public:
 
     // The allocation drawn at a time and height (bytes), or nullptr.
     const MemoryAllocation* allocationAt(double timeUs, double bytes) const;
+    // Size, category, phase and step, times, then the stack (allocationStack)
+    // one frame a line, outermost first.
     QString describe(const MemoryAllocation& allocation) const;
     // Hover at a point of the chart (widget pixels): highlights what is there.
     void hoverAt(const QPointF& position);
     const MemoryAllocation* hovered() const;
+    // A click on the chart (widget pixels), as memory_viz's: the band there
+    // is selected with its site (the table's row too) and its details stay
+    // under the chart while the mouse moves on; a click on no band lets go.
+    void clickAt(const QPointF& position);
+    const MemoryAllocation* pinned() const;
+    // The two lines under the chart: the pinned allocation's, else the hovered one's.
+    QString detailsText() const;
+    // Where the chart marks the selected allocations' lifetimes: a strip per
+    // allocation along its top edge (widget pixels).
+    QList<QRectF> lifetimeMarks() const;
     // Outlined on the chart: a site picked in the table or a block in the saved view.
     std::vector<const MemoryAllocation*> highlighted() const;
 
@@ -98,6 +111,7 @@ public:
     QString caption() const;
     QStandardItemModel* estimateModel() const { return estimate_; }
     QTableView* sitesTable() const { return sitesTable_; }
+    QTableView* estimateTable() const { return estimateTable_; }
     void selectSite(int row);                        // as a click on the row does
     SavedView* savedView() const { return saved_; }  // what each block keeps for backward
     QTabWidget* lowerTabs() const { return lower_; }
@@ -121,7 +135,9 @@ private:
     void placePeakMarker();
     void updateHighlights();
     void updateDetailLabel();
-    void updateFollowLabel();
+    void updateDetails();
+    int siteRowOf(uint32_t allocation) const;
+    void updateFollowToolTip();
     QColor bandColour(size_t allocation) const;
     StackOrder order() const;
     int64_t floorInUse() const;
@@ -146,6 +162,8 @@ private:
     double peakTimeUs_ = 0;
     QString peakText_;
     int64_t hovered_ = -1;
+    int64_t pinned_ = -1;
+    QPoint pressedAt_;       // a press and release this close together is a click, not a pan
     int fittedHeight_ = -1;  // the axis rect height the value axis was last fitted to
     std::vector<uint32_t> siteSelection_;
     std::vector<std::vector<uint32_t>> siteMembers_;  // per row of the sites table
@@ -155,11 +173,10 @@ private:
     QComboBox* modeBox_;
     QComboBox* colourBox_;
     QSlider* detail_;
-    QLabel* detailLabel_;
-    QPushButton* fitButton_;
+    ElidedLabel* detailLabel_;
+    QToolButton* fitButton_;
     QCheckBox* follow_;
-    QLabel* followLabel_;
-    QLabel* hoverLabel_;
+    ElidedLabel* details_;
     QCustomPlot* plot_;
     AllocationBands* bands_ = nullptr;
     AllocationBands* highlight_ = nullptr;
@@ -171,6 +188,7 @@ private:
     QStandardItemModel* sites_;
     QStandardItemModel* estimate_;
     QTableView* sitesTable_;
+    QTableView* estimateTable_;
     SavedView* saved_;
     QTabWidget* lower_;
     QTimer* narrow_;

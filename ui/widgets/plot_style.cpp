@@ -29,6 +29,120 @@ void stylePlot(QCustomPlot* plot, const QString& xLabel, const QString& yLabel) 
     plot->plotLayout()->addElement(0, 0, plot->legend);
     plot->plotLayout()->setRowStretchFactor(0, 0.001);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { fitLegendToWidth(plot); });
+    QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot] {
+        // Margins for the labels as they are now: another layout. Not a
+        // third in a row: a title wrapped narrows the axis rect, which could
+        // let the other unwrap, and so on.
+        const int changes = plot->property("stepscope-label-changes").toInt();
+        if (!fitAxisLabels(plot)) {
+            plot->setProperty("stepscope-label-changes", 0);
+        } else {
+            plot->setProperty("stepscope-label-changes", changes + 1);
+            if (changes < 2) {
+                plot->replot(QCustomPlot::rpQueuedReplot);
+            }
+        }
+    });
+}
+
+QString wrapText(const QString& text, const QFont& font, int width) {
+    const QFontMetrics metrics(font);
+    QStringList out;
+    for (const QString& given : text.split('\n')) {
+        QString line;
+        for (const QString& word : given.split(' ')) {
+            const QString longer = line.isEmpty() ? word : line + ' ' + word;
+            if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
+                out << line;
+                line = word;
+            } else {
+                line = longer;
+            }
+        }
+        out << line;
+    }
+    return out.join('\n');
+}
+
+namespace {
+
+const char kWholeLabel[] = "stepscope-whole-label";
+const char kShownLabel[] = "stepscope-shown-label";
+
+int widestLine(const QString& text, const QFont& font) {
+    const QFontMetrics metrics(font);
+    int widest = 0;
+    for (const QString& line : text.split('\n')) {
+        widest = std::max(widest, metrics.horizontalAdvance(line));
+    }
+    return widest;
+}
+
+// The label in as few lines (at most three) as fit `room` pixels.
+QString labelFitting(const QString& whole, const QFont& font, int room) {
+    QString text = whole;
+    const int length = widestLine(whole, font);
+    for (int lines = 2; lines <= 3 && widestLine(text, font) > room; ++lines) {
+        // Each line about a share of the whole, so that two lines are even.
+        text = wrapText(whole, font, std::max(room, length / lines));
+    }
+    return text;
+}
+
+}  // namespace
+
+bool fitAxisLabels(QCustomPlot* plot) {
+    bool changed = false;
+    const QRect chart = plot->viewport();
+    for (QCPAxisRect* rect : plot->axisRects()) {
+        for (QCPAxis* axis : rect->axes()) {
+            const QString current = axis->label();
+            // A label the code set since: the whole one, as it was given.
+            const QString whole = current == axis->property(kShownLabel).toString()
+                                      ? axis->property(kWholeLabel).toString()
+                                      : current;
+            if (whole.isEmpty()) {
+                continue;
+            }
+            // Its room: the axis rect's cell, margins and all, but not the
+            // legend's row above it, whose white box would hide its end.
+            const QRect area = rect->rect();
+            const QRect cell = rect->outerRect().intersected(chart);
+            const bool across = axis->orientation() == Qt::Horizontal;
+            const int centre = across ? area.center().x() : area.center().y();
+            const int room = across ? 2 * std::min(centre - cell.left(), cell.right() - centre)
+                                    : 2 * std::min(centre - cell.top(), cell.bottom() - centre);
+            const QString shown = labelFitting(whole, axis->labelFont(), room);
+            axis->setProperty(kWholeLabel, whole);
+            axis->setProperty(kShownLabel, shown);
+            if (shown != current) {
+                axis->setLabel(shown);
+                changed = true;
+            }
+        }
+    }
+    return changed;
+}
+
+void fitLegendToWidth(QCustomPlot* plot) {
+    QCPLegend* legend = plot->legend;
+    if (!legend || legend->itemCount() == 0) {
+        return;
+    }
+    int widest = 1;
+    for (int i = 0; i < legend->elementCount(); ++i) {
+        if (const QCPLayoutElement* item = legend->elementAt(i)) {  // a wrapped grid has holes
+            widest = std::max(widest, item->minimumOuterSizeHint().width());
+        }
+    }
+    const int room =
+        plot->viewport().width() - legend->margins().left() - legend->margins().right() - 8;
+    const int columns = std::clamp(room / (widest + legend->columnSpacing()), 1, 12);
+    if (legend->wrap() != columns) {
+        legend->setWrap(columns);
+        legend->setFillOrder(legend->fillOrder(), /*rearrange=*/true);
+    }
 }
 
 void removeLegend(QCustomPlot* plot) {
@@ -179,10 +293,18 @@ QColor phaseColor(const QString& phase) {
 }
 
 QColor seriesColor(int index) {
-    static const QColor colors[] = {QColor(52, 101, 164), QColor(204, 0, 0),
-                                    QColor(78, 154, 6),   QColor(117, 80, 123),
-                                    QColor(193, 125, 17), QColor(6, 152, 154)};
-    return colors[index % 6];
+    // Tango's and Tableau's darker tones: apart in hue and lightness.
+    static const QColor colors[kSeriesColours] = {
+        QColor(52, 101, 164), QColor(204, 0, 0),    QColor(78, 154, 6),   QColor(117, 80, 123),
+        QColor(193, 125, 17), QColor(6, 152, 154),  QColor(0, 0, 0),      QColor(227, 119, 194),
+        QColor(140, 86, 75),  QColor(188, 189, 34), QColor(255, 127, 14), QColor(136, 138, 133)};
+    return colors[std::abs(index) % kSeriesColours];
+}
+
+Qt::PenStyle seriesStyle(int index) {
+    static const Qt::PenStyle styles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine,
+                                          Qt::DashDotDotLine};
+    return styles[(std::abs(index) / kSeriesColours) % std::size(styles)];
 }
 
 QColor categoryColor(const QString& category) {

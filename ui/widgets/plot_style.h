@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QColor>
+#include <QFont>
 #include <QString>
 
 #include "profile/memory_trace.h"
@@ -10,8 +11,24 @@ class QCustomPlot;
 
 namespace stepscope::ui {
 
-// One look for every chart: readable fonts, labelled axes with units, a legend.
+// One look for every chart: readable fonts, labelled axes with units, a
+// legend as many entries a row as the chart's width holds, and axis labels
+// that stay whole (fitAxisLabels after every layout).
 void stylePlot(QCustomPlot* plot, const QString& xLabel, const QString& yLabel);
+
+// `text` broken at spaces into as few lines as keep each within `width`
+// pixels in `font` (a word longer than that stays whole on its line);
+// lines it has already keep their breaks.
+QString wrapText(const QString& text, const QFont& font, int width);
+
+// An axis label runs centred along its axis: where it would run past its
+// axis rect's cell (into the legend's row, or off the chart) it is wrapped
+// onto more lines (up to three), and unwrapped
+// once there is room. Returns whether a label changed (the chart needs
+// another layout then). stylePlot calls it after each layout.
+bool fitAxisLabels(QCustomPlot* plot);
+// The legend's entries a row: as many as the chart's width holds.
+void fitLegendToWidth(QCustomPlot* plot);
 
 // Takes the legend's row out of the layout: an empty, hidden legend still
 // narrows the chart's column.
@@ -38,8 +55,12 @@ QString noDataText(const QCustomPlot* plot);  // empty when the chart shows data
 // share of the span. A linear value axis that starts at zero stays there.
 void fitAxesWithRoom(QCustomPlot* plot, double factor = 1.5, bool valueFromZero = false);
 
-QColor phaseColor(const QString& phase);        // "forward", "backward", "optimizer"
-QColor seriesColor(int index);                  // for runs and sweep lines
+QColor phaseColor(const QString& phase);  // "forward", "backward", "optimizer"
+// For runs and sweep lines: twelve colours apart from each other, then the
+// same twelve dashed, dotted, … so that no two of 48 lines look alike.
+QColor seriesColor(int index);
+Qt::PenStyle seriesStyle(int index);
+constexpr int kSeriesColours = 12;
 QColor categoryColor(const QString& category);  // matmul, softmax, … (breakdown categories)
 QColor memoryColor(MemoryCategory category);    // parameters, activations, … (memory views)
 
