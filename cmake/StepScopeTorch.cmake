@@ -14,8 +14,11 @@ else()
 endif()
 set(STEPSCOPE_PYTHON "${_default_python}" CACHE FILEPATH "Python interpreter whose torch package provides LibTorch")
 
+# Run from this folder: in the build folder (where a regeneration runs),
+# `import torch` would find the build folder's own link to torch first.
 execute_process(
     COMMAND "${STEPSCOPE_PYTHON}" -c "import torch.utils; print(torch.utils.cmake_prefix_path, end='')"
+    WORKING_DIRECTORY "${CMAKE_CURRENT_LIST_DIR}"
     OUTPUT_VARIABLE _torch_prefix
     RESULT_VARIABLE _torch_result
     ERROR_VARIABLE _torch_error)
@@ -28,7 +31,17 @@ endif()
 # the build folder: ccache (cmake/ccache-launch.sh) then keys them the same
 # for another user's torch, as no_root_check's user has its own copy.
 get_filename_component(_torch_package "${_torch_prefix}/../.." ABSOLUTE)
-file(CREATE_LINK "${_torch_package}" "${CMAKE_BINARY_DIR}/torch" SYMBOLIC)
+# Made again only when it names another package: CREATE_LINK refuses a link
+# that already leads to its target ("cannot use same file"), as on every
+# configure after the first.
+set(_torch_link "")
+if(IS_SYMLINK "${CMAKE_BINARY_DIR}/torch")
+    file(READ_SYMLINK "${CMAKE_BINARY_DIR}/torch" _torch_link)
+endif()
+if(NOT _torch_link STREQUAL _torch_package)
+    file(REMOVE "${CMAKE_BINARY_DIR}/torch")
+    file(CREATE_LINK "${_torch_package}" "${CMAKE_BINARY_DIR}/torch" SYMBOLIC)
+endif()
 list(APPEND CMAKE_PREFIX_PATH "${CMAKE_BINARY_DIR}/torch/share/cmake")
 # Over what an older configure cached (the package's own path).
 set(Torch_DIR "${CMAKE_BINARY_DIR}/torch/share/cmake/Torch")
