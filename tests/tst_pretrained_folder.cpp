@@ -131,6 +131,39 @@ private Q_SLOTS:
         QCOMPARE(absent.exitCode, 2);
         QVERIFY2(absent.err.contains("does not exist"), qPrintable(absent.err));
     }
+
+    // Hostile model_config.json files: each a message naming the field and
+    // what it allows, exit 2, never a crash.
+    void hostileConfigsAreRefusedByName() {
+        const auto refusal = [&](const QString& name, const QByteArray& config) {
+            const QString folder = path(name);
+            QDir().mkpath(folder);
+            QFile::copy(path("pretrained/model.pt"), folder + "/model.pt");
+            QFile file(folder + "/model_config.json");
+            if (!file.open(QIODevice::WriteOnly)) {
+                return QString("cannot write %1").arg(file.fileName());
+            }
+            file.write(config);
+            file.close();
+            const CliResult r =
+                runCli({"eval", "--weights", folder, "--tokens", path("tokens.pt")});
+            return r.exitCode == 2 ? r.err : QString("exit %1: %2").arg(r.exitCode).arg(r.err);
+        };
+        const QByteArray fields = R"("vocab_size": 53, "context_length": 24, "d_model": 32,
+            "num_layers": 3, "num_heads": 4, "d_ff": 80)";
+        QString err = refusal("negative-theta", "{" + fields + R"(, "rope_theta": -1})");
+        QVERIFY2(err.contains("\"rope_theta\" must be a positive number"), qPrintable(err));
+        err = refusal("text-theta", "{" + fields + R"(, "rope_theta": "10000"})");
+        QVERIFY2(err.contains("\"rope_theta\" must be a positive number"), qPrintable(err));
+        err = refusal("huge-layers", R"({"vocab_size": 53, "context_length": 24, "d_model": 32,
+            "num_layers": 18446744073709551615, "num_heads": 4, "d_ff": 80})");
+        QVERIFY2(err.contains("\"num_layers\""), qPrintable(err));
+        err = refusal("deep", QByteArray(100000, '[') + QByteArray(100000, ']'));
+        QVERIFY2(err.contains("holds no JSON object"), qPrintable(err));
+        err = refusal("big", "{" + fields + ", \"pad\": \"" + QByteArray(2 << 20, 'x') + "\"}");
+        QVERIFY2(err.contains("bytes; a model's keyword arguments fit in 1048576 bytes"),
+                 qPrintable(err));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestPretrainedFolder)

@@ -2,8 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 
@@ -27,6 +29,10 @@ int64_t configField(const nlohmann::json& config, const std::string& file, const
     return found->get<int64_t>();
 }
 
+// A model's keyword arguments are a few hundred bytes: a bigger file is not
+// read whole into memory.
+constexpr std::uintmax_t kConfigBytesLimit = 1 << 20;
+
 }  // namespace
 
 std::optional<PretrainedFolder> readPretrainedFolder(const std::string& path) {
@@ -49,9 +55,26 @@ std::optional<PretrainedFolder> readPretrainedFolder(const std::string& path) {
                                  (missing.size() > 1 ? " and " + missing.back() : "") + "; " +
                                  kExpected);
     }
+    std::ifstream in(configFile, std::ios::binary);
+    const auto size = std::filesystem::file_size(configFile, error);
+    if (!in || error) {
+        throw std::runtime_error("'" + configFile + "' cannot be read");
+    }
+    if (size > kConfigBytesLimit) {
+        throw std::runtime_error("'" + configFile + "' is " + std::to_string(size) +
+                                 " bytes; a model's keyword arguments fit in " +
+                                 std::to_string(kConfigBytesLimit) + " bytes");
+    }
+    pretrained.dims = pretrainedConfigDims(
+        std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
+        configFile);
+    return pretrained;
+}
+
+ModelDims pretrainedConfigDims(const std::string& text, const std::string& configFile) {
     nlohmann::json config;
     try {
-        config = nlohmann::json::parse(std::ifstream(configFile));
+        config = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& parseError) {
         throw std::runtime_error("'" + configFile + "' is not JSON: " + parseError.what());
     }
@@ -60,14 +83,20 @@ std::optional<PretrainedFolder> readPretrainedFolder(const std::string& path) {
                                  "' holds no JSON object of the model's "
                                  "keyword arguments");
     }
-    ModelDims& dims = pretrained.dims;
+    ModelDims dims;
     dims.vocabSize = configField(config, configFile, "vocab_size");
     dims.maxContext = configField(config, configFile, "context_length");
     dims.dModel = configField(config, configFile, "d_model");
     dims.layers = configField(config, configFile, "num_layers");
     dims.heads = configField(config, configFile, "num_heads");
     dims.dFf = configField(config, configFile, "d_ff");
-    if (const auto theta = config.find("rope_theta"); theta != config.end() && theta->is_number()) {
+    if (const auto theta = config.find("rope_theta"); theta != config.end()) {
+        if (!theta->is_number() || !(theta->get<double>() > 0) ||
+            !std::isfinite(theta->get<double>())) {
+            throw std::runtime_error("'" + configFile +
+                                     "': \"rope_theta\" must be a positive number (RoPE's "
+                                     "base; the course uses 10000)");
+        }
         dims.ropeTheta = theta->get<double>();
     }
     // The course's names for the fields the limits name as a run file does.
@@ -82,7 +111,7 @@ std::optional<PretrainedFolder> readPretrainedFolder(const std::string& path) {
                                  "\" " + problem.message);
     }
     dims.name = customModelName(dims);
-    return pretrained;
+    return dims;
 }
 
 std::string weightsFileOf(const std::string& path) {

@@ -20,6 +20,12 @@ struct PretrainedFolder {
 // those files or the config lacks a field.
 std::optional<PretrainedFolder> readPretrainedFolder(const std::string& path);
 
+// The model's dimensions from the text of a model_config.json (`configFile`
+// names it in messages). Throws std::runtime_error naming the field and what
+// it allows when the text is not JSON, not an object, lacks a field or is
+// past the limits.
+ModelDims pretrainedConfigDims(const std::string& text, const std::string& configFile);
+
 // The file that holds the weights `path` names: a from_pretrained folder's
 // model.pt, else `path` itself.
 std::string weightsFileOf(const std::string& path);

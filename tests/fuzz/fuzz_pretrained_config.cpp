@@ -1,0 +1,26 @@
+// libFuzzer target for the from_pretrained folder's model_config.json reader
+// (issue 33): any bytes give the model's dimensions within the limits or one
+// std::runtime_error naming the field, never a crash or another exception.
+// Seeds: tests/fuzz/seeds/pretrained_config.
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "config/limits.h"
+#include "interop/pretrained_folder.h"
+
+using namespace stepscope;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    try {
+        const ModelDims dims = pretrainedConfigDims(
+            std::string(reinterpret_cast<const char*>(data), size), "model_config.json");
+        // What the reader returns, the limits accept: a model StepScope can build.
+        if (!modelLimitProblems(dims).empty() || !(dims.ropeTheta > 0)) {
+            __builtin_trap();
+        }
+    } catch (const std::runtime_error&) {
+    }
+    return 0;
+}
