@@ -31,7 +31,7 @@ declare -A expected=(
   [suite]="4 min: the whole build, then every CTest suite"
   [flash]="4 min: ptxas use, float64 suite, four sanitizer tools, leaderboard, dQ modes, ncu"
   [trace]="2 min: kernel and operator breakdowns, tracer overheads"
-  [memory]="2 min: 2.7B forward peaks, the allocator's history beside ours, tracker overhead"
+  [memory]="2 min: 2.7B forward peaks, the allocator's history beside ours, the recorder's --snapshot, tracker overhead"
   [estimate]="1 min (H200: 47 s): small to 2.7B, ctx 128 to 1024, fp32 and bf16, against the caching allocator"
   [levers]="2 min (H200: 113 s): checkpointing and the chunked loss, the three AdamW, graph vs eager"
   [engines]="5 min a table (H200: 79 s a model and mode), so ENGINE_TABLES='fp32:128' picks: libtorch, pytorch, pytorch-compile"
@@ -456,6 +456,12 @@ print("allocator peak allocated", run["device_peak_allocated"], "reserved", run[
 from torch.cuda import _memory_viz
 print("memory_viz trace_plot html bytes:", len(_memory_viz.trace_plot(ours)))
 PY
+    log "stepscope-record --snapshot: PyTorch's own snapshot of the recorder's run, against its run file"
+    PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$python" -m stepscope --model small \
+      --ctx 128 --mode train-step --device cuda --warmup 1 --steps 2 --memory \
+      --out "$runs/recorded.json" --snapshot "$runs/recorded.pickle" > /dev/null 2>> "$logs/memory.log"
+    "$cli" memory "$runs/recorded.json" --against "$runs/recorded.pickle" | stamp
+    (cd python && "$python" -m pytest -q tests/test_recorder.py -k snapshot) 2>&1 | tail -3 | stamp
   fi
   log "memory tracker overhead: small ctx 128 train-step fp32, off / on"
   alternate "memory tracker overhead" ";--memory" --model small --ctx 128 --mode train-step \

@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 
+from .cuda_snapshot import recorded_snapshot
 from .events import take_stdout
 from .record_flags import parse_config
 from .run_events import RunEvents
@@ -87,7 +88,12 @@ def main(argv=None):
     output = take_stdout() if args.json else sys.stdout
     cancelled = CancelFlag().install((signal.SIGTERM, signal.SIGINT))
     print(f"stepscope-record: {describe(config)}", file=sys.stderr, flush=True)
-    document = record(config, cancelled, on_step=print_step)
+    with recorded_snapshot(args.snapshot):
+        document = record(config, cancelled, on_step=print_step)
+    if args.snapshot:
+        print(f"stepscope-record: PyTorch's memory snapshot written to {args.snapshot} "
+              f"(stepscope-cli memory {args.out or 'RUN'} --against {args.snapshot})",
+              file=sys.stderr)
     written = write(document, args.out) if args.out else True
     output.write(run_json(document) if args.json else report(document))
     output.flush()

@@ -4,6 +4,7 @@ PyTorch engines take (app/cli/config_flags.cpp), turned into the run file's
 it allows (exit status 2), never a run."""
 import argparse
 import json
+import os
 import re
 import sys
 
@@ -89,6 +90,10 @@ def build_parser():
                       "(its \"config\") or a JSON config object instead of flags")
     out = parser.add_argument_group("output")
     out.add_argument("--out", default="", metavar="FILE", help="write the run file here")
+    out.add_argument("--snapshot", default="", metavar="FILE", help="with --memory on "
+                     "--device cuda: also write PyTorch's own memory snapshot of the same run "
+                     "(torch.cuda.memory._dump_snapshot) here, to compare with the run file in "
+                     "stepscope-cli memory FILE --against SNAPSHOT")
     out.add_argument("--json", action="store_true", help="print the run file's JSON instead of "
                      "the report")
     return parser
@@ -247,7 +252,22 @@ def py_attention_problems(config):
     return []
 
 
-CONFIG_FLAGS = {"--config", "--out", "--json"}
+def snapshot_problems(config, snapshot):
+    """--snapshot records the CUDA caching allocator's history: it needs the
+    GPU, --memory beside it (the run file's view of the same step), and a
+    folder to write into."""
+    if not snapshot:
+        return []
+    if config["device"] != "cuda" or not config["trace_memory"]:
+        return [("--snapshot", "PyTorch's memory snapshot records the CUDA caching allocator; "
+                               "allowed only with --device cuda and --memory")]
+    directory = os.path.dirname(os.path.abspath(snapshot))
+    if not os.path.isdir(directory):
+        return [("--snapshot", f"the directory '{directory}' does not exist")]
+    return []
+
+
+CONFIG_FLAGS = {"--config", "--out", "--json", "--snapshot"}
 
 
 def parse_config(argv=None):
@@ -264,7 +284,7 @@ def parse_config(argv=None):
     else:
         config = config_from_flags(args, parser)
     try:
-        found = problems(config)
+        found = problems(config) + snapshot_problems(config, args.snapshot)
     except (KeyError, TypeError) as error:  # a hand-written --config file
         parser.error(f"--config: a field is missing or of the wrong type ({error!r})")
     if found:

@@ -20,6 +20,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from conftest import DATA_DIR, worker_env
 from stepscope import model as reference
 from stepscope.categories import kernel_category, operator_category
+from stepscope import cuda_snapshot
 from stepscope.record import main as recorder_main, record as record_in_process
 from stepscope.record_flags import parse_config
 from stepscope.run_file import write_run_file
@@ -208,6 +209,7 @@ def test_json_keeps_a_models_prints_off_stdout(tmp_path):
      ["--heads", "divisor of d_model"]),
     (["--steps", "0"], ["--steps", "at least 1"]),
     (["--kernels"], ["--kernels", "--device cuda"]),
+    (["--memory", "--snapshot", "s.pickle"], ["--snapshot", "--device cuda and --memory"]),
     (["--compile-mode", "max-autotune"], ["--compile-mode", "--engine pytorch-compile"]),
     (["--py-model", "my-model.py"], ["--py-model", "MODULE:CALLABLE"]),
     (["--batch", "two"], ["--batch", "invalid int value"]),
@@ -295,3 +297,80 @@ def test_weights_alone_give_the_models_shape(tmp_path):
     assert config["weights"] == str(folder / "model.pt")
     run = record_in_process(config, cancelled=lambda: False)
     assert run["status"] == "ok", run["message"]
+
+
+# --- PyTorch's own snapshot beside the run file (--snapshot) --------------------
+
+def test_the_snapshot_is_written_whole_after_the_run_even_a_failed_one(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(torch.cuda.memory, "_record_memory_history",
+                        lambda enabled="all", **kw: calls.append(("record", enabled, kw)))
+
+    def dump(path):
+        calls.append(("dump",))
+        with open(path, "wb") as file:
+            file.write(b"the snapshot")
+    monkeypatch.setattr(torch.cuda.memory, "_dump_snapshot", dump)
+    path = tmp_path / "run.pickle"
+    with pytest.raises(RuntimeError):
+        with cuda_snapshot.recorded_snapshot(str(path)):
+            calls.append(("run",))
+            raise RuntimeError("out of memory")
+    assert [call[0] for call in calls] == ["record", "run", "dump", "record"]
+    assert calls[0][2] == {"max_entries": cuda_snapshot.MAX_ENTRIES, "stacks": "python"}
+    assert calls[-1][1] is None  # recording stopped
+    assert path.read_bytes() == b"the snapshot"
+    assert os.listdir(tmp_path) == ["run.pickle"]  # no temporary left behind
+
+    def failing_dump(path):
+        with open(path, "wb") as file:
+            file.write(b"half")
+        raise OSError("disk full")
+    monkeypatch.setattr(torch.cuda.memory, "_dump_snapshot", failing_dump)
+    with pytest.raises(OSError):
+        with cuda_snapshot.recorded_snapshot(str(path)):
+            pass
+    assert path.read_bytes() == b"the snapshot"  # the earlier file, not a half-written one
+    assert os.listdir(tmp_path) == ["run.pickle"]
+
+
+def snapshot_peak(snapshot, device):
+    """The peak of allocated bytes the way memory_viz's Active Memory Timeline
+    counts it: blocks alive before the trace began from its first instant."""
+    trace = snapshot["device_traces"][device]
+    allocated = set()
+    alive = 0
+    for event in trace:
+        if event["action"] == "alloc":
+            allocated.add(event["addr"])
+        elif event["action"] in ("free_completed", "free") and event["addr"] not in allocated:
+            alive += event["size"]
+    for segment in snapshot["segments"]:
+        for block in segment["blocks"]:
+            if block["state"] == "active_allocated" and block["addr"] not in allocated:
+                alive += block["size"]
+    peak = current = alive
+    for event in trace:
+        if event["action"] == "alloc":
+            current += event["size"]
+        elif event["action"] in ("free_completed", "free"):
+            current -= event["size"]
+        peak = max(peak, current)
+    return peak
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="PyTorch's memory snapshot records "
+                    "the CUDA caching allocator: no CUDA device here")
+def test_the_snapshot_and_the_run_file_see_the_same_peak(tmp_path):
+    run, snapshot = tmp_path / "run.json", tmp_path / "run.pickle"
+    done = record(*QUICK, "--device", "cuda", "--memory", "--out", str(run),
+                  "--snapshot", str(snapshot))
+    assert done.returncode == 0, done.stderr
+    import pickle
+    with open(snapshot, "rb") as file:
+        taken = pickle.load(file)  # written by this test's own recording
+    with open(run, encoding="utf-8") as file:
+        memory = json.load(file)["memory"]
+    device = int(memory["device"].split(":")[1])
+    peak = snapshot_peak(taken, device)
+    assert abs(peak - memory["device_peak_allocated"]) <= 0.01 * memory["device_peak_allocated"]
