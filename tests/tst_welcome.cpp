@@ -5,11 +5,11 @@
 #include <QtTest/QtTest>
 
 #include <QAction>
-#include <QCommandLinkButton>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
 #include <QSettings>
@@ -30,6 +30,7 @@
 #include "results/attention_file.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
+#include "widgets/link_card.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;
@@ -111,12 +112,38 @@ private Q_SLOTS:
         MainWindow window;
         window.show();
         QCOMPARE(window.currentTab(), window.welcomePage());  // first start: nothing open
-        const QList<QCommandLinkButton*> buttons = window.welcomePage()->exampleButtons();
+        const QList<LinkCard*> buttons = window.welcomePage()->exampleButtons();
         QCOMPARE(buttons.size(), examples.size());
         for (int i = 0; i < examples.size(); ++i) {
             QCOMPARE(buttons[i]->text(), examples[i].title);
             QCOMPARE(buttons[i]->description(), examples[i].description);
             QVERIFY(buttons[i]->isVisible());
+        }
+    }
+
+    // Each example's whole description shows, on the smallest common laptop
+    // screen and in a narrow window: the card is as tall as its wrapped text.
+    void examplesShowTheirWholeDescription_data() {
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("1366x768") << QSize(1366, 768);
+        QTest::newRow("narrow") << QSize(900, 700);
+    }
+    void examplesShowTheirWholeDescription() {
+        QFETCH(QSize, size);
+        MainWindow window;
+        window.resize(size);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        const QList<LinkCard*> cards = window.welcomePage()->exampleButtons();
+        QVERIFY(cards.size() >= 4);
+        for (LinkCard* card : cards) {
+            const QLabel* text = card->descriptionLabel();
+            const int needed = text->heightForWidth(text->width());
+            QVERIFY2(text->height() >= needed && card->rect().contains(text->geometry()),
+                     qPrintable(QString("%1: %2 px shown of %3 needed")
+                                    .arg(card->text())
+                                    .arg(text->height())
+                                    .arg(needed)));
         }
     }
 
@@ -134,7 +161,7 @@ private Q_SLOTS:
         const ExampleRun example = readExampleRuns(examplesDirectory())[index];
         MainWindow window;
         window.show();
-        QCommandLinkButton* button = window.welcomePage()->exampleButtons()[index];
+        LinkCard* button = window.welcomePage()->exampleButtons()[index];
         QSignalSpy opened(window.fileOpener(), &FileOpener::finished);  // read off the UI thread
         QTest::mouseClick(button, Qt::LeftButton);
         QVERIFY(opened.wait(30000));
@@ -196,7 +223,7 @@ private Q_SLOTS:
 
         MainWindow window;
         window.show();
-        const QList<QCommandLinkButton*> buttons = window.welcomePage()->exampleButtons();
+        const QList<LinkCard*> buttons = window.welcomePage()->exampleButtons();
         QCOMPARE(buttons.size(), 1);
         QCOMPARE(buttons[0]->text(), QString("A run made here"));
         QSignalSpy opened(window.fileOpener(), &FileOpener::finished);

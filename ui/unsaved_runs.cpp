@@ -12,8 +12,9 @@ namespace stepscope::ui {
 UnsavedRunsAnswer askAboutUnsavedRuns(QWidget* parent, const QStringList& titles,
                                       bool runInProgress) {
     const int listed = std::min<int>(int(titles.size()), 6);
-    QString text = QObject::tr("%1 of this session not saved: they are lost when StepScope quits.")
-                       .arg(countText(titles.size(), "run is", "runs are"));
+    QString text =
+        QObject::tr("%1 not saved: they are lost when StepScope quits.")
+            .arg(countText(titles.size(), "run of this session is", "runs of this session are"));
     text += "\n\n" + titles.mid(0, listed).join('\n');
     if (titles.size() > listed) {
         text += "\n" + QObject::tr("… and %1 more").arg(titles.size() - listed);

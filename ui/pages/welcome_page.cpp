@@ -1,6 +1,5 @@
 #include "pages/welcome_page.h"
 
-#include <QCommandLinkButton>
 #include <QDir>
 #include <QFileInfo>
 #include <QGridLayout>
@@ -11,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include "widgets/app_icons.h"
+#include "widgets/link_card.h"
 
 namespace stepscope::ui {
 
@@ -77,9 +77,9 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     examplesColumn->addWidget(examplesNote_);
     examplesColumn->addStretch(1);
 
-    newRun_ = new QCommandLinkButton(
-        tr("New run"), tr("Choose a model, context, mode and precision on the left, then Run: "
-                          "the steps appear here as they are measured."));
+    newRun_ = new LinkCard(tr("New run"),
+                           tr("Choose a model, context, mode and precision on the left, then Run: "
+                              "the steps appear here as they are measured."));
     newRun_->setIcon(appIcon("run"));
     recent_ = new QListWidget;
     recent_->setObjectName("welcomeRecentFiles");
@@ -123,7 +123,7 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(scroll);
 
-    connect(newRun_, &QCommandLinkButton::clicked, this, &WelcomePage::newRunRequested);
+    connect(newRun_, &LinkCard::clicked, this, &WelcomePage::newRunRequested);
     connect(recent_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
         Q_EMIT recentFileRequested(item->data(kPathRole).toString());
     });
@@ -134,16 +134,16 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
 
 void WelcomePage::setExamples(const QList<ExampleRun>& examples, const QString& directory,
                               const QStringList& searched) {
-    for (QCommandLinkButton* button : exampleButtons_) {
+    for (LinkCard* button : exampleButtons_) {
         delete button;
     }
     exampleButtons_.clear();
     examples_ = examples;
     for (const ExampleRun& example : examples_) {
-        auto* button = new QCommandLinkButton(example.title, example.description);
+        auto* button = new LinkCard(example.title, example.description);
         button->setIcon(tabIcon(example.tab));
         button->setToolTip(example.path);
-        connect(button, &QCommandLinkButton::clicked, this,
+        connect(button, &LinkCard::clicked, this,
                 [this, example] { Q_EMIT exampleRequested(example); });
         examplesLayout_->addWidget(button);
         exampleButtons_ << button;

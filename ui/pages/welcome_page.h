@@ -6,12 +6,13 @@
 
 #include "pages/example_runs.h"
 
-class QCommandLinkButton;
 class QLabel;
 class QListWidget;
 class QVBoxLayout;
 
 namespace stepscope::ui {
+
+class LinkCard;
 
 // What the app shows on first start, and whenever it is asked for (Help →
 // Examples → Welcome page): the example runs to open, a way to start a new
@@ -28,8 +29,8 @@ public:
     void setRecentFiles(const QStringList& paths);
 
     const QList<ExampleRun>& examples() const { return examples_; }
-    QList<QCommandLinkButton*> exampleButtons() const { return exampleButtons_; }
-    QCommandLinkButton* newRunButton() const { return newRun_; }
+    QList<LinkCard*> exampleButtons() const { return exampleButtons_; }
+    LinkCard* newRunButton() const { return newRun_; }
     QListWidget* recentList() const { return recent_; }
 
 Q_SIGNALS:
@@ -40,11 +41,11 @@ Q_SIGNALS:
 private:
     QVBoxLayout* examplesLayout_;
     QLabel* examplesNote_;
-    QCommandLinkButton* newRun_;
+    LinkCard* newRun_;
     QListWidget* recent_;
     QLabel* recentNote_;
     QList<ExampleRun> examples_;
-    QList<QCommandLinkButton*> exampleButtons_;
+    QList<LinkCard*> exampleButtons_;
 };
 
 }  // namespace stepscope::ui
