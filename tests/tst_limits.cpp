@@ -288,6 +288,39 @@ private Q_SLOTS:
         QVERIFY(saved.out.isEmpty());
     }
 
+    // RoPE's base must be a positive finite number, in a config and in a run
+    // file run again: zero, negative or infinite gives frequencies of NaN.
+    void ropeThetaMustBePositive() {
+        for (const double theta : {-1.0, 0.0, std::numeric_limits<double>::infinity()}) {
+            RunConfig config = nanoConfig();
+            config.model.ropeTheta = theta;
+            const auto errors = validate(config, validationContext());
+            QVERIFY2(fieldsOf(errors).contains("rope_theta"),
+                     qPrintable(fieldsOf(errors).join(", ")));
+        }
+        const QString file = path("nano.json");  // made by runFileWithTooManyLayersIsRefusedFast
+        QFile in(file);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QJsonObject root = QJsonDocument::fromJson(in.readAll()).object();
+        QJsonObject config = root["config"].toObject();
+        QJsonObject model = config["model"].toObject();
+        model["rope_theta"] = -10000.0;
+        config["model"] = model;
+        root["config"] = config;
+        const QString negative = path("negative-theta.json");
+        QFile out(negative);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QJsonDocument(root).toJson());
+        out.close();
+        // Shown as it was recorded; refused when it would be run again.
+        QCOMPARE(runBounded({"show", negative}, 20).exitCode, 0);
+        const CliResult again = runBounded({"run", "--config", negative}, 20);
+        QCOMPARE(again.exitCode, 2);
+        QVERIFY2(
+            again.err.contains("rope_theta") && again.err.contains("must be a positive number"),
+            qPrintable(again.err));
+    }
+
     // eval of a model_config.json asking for a context of 1e8 built RoPE
     // tables of gigabytes before failing; refused before any work now.
     void modelConfigWithAHugeContextIsRefusedFast() {

@@ -1,6 +1,8 @@
 #include "config/limits.h"
 
+#include <cmath>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "util/checked_math.h"
@@ -52,6 +54,16 @@ std::vector<LimitProblem> modelLimitProblems(const ModelDims& dims) {
         if (auto problem = outOfRange(limit, value)) {
             problems.push_back(std::move(*problem));
         }
+    }
+    // RoPE's base: zero, negative or infinite gives frequencies of NaN.
+    if (!(dims.ropeTheta > 0) || !std::isfinite(dims.ropeTheta)) {
+        std::ostringstream got;
+        got << dims.ropeTheta;
+        problems.push_back({"rope_theta",
+                            "must be a positive number (RoPE's base, 10000 in the "
+                            "presets), got " +
+                                got.str(),
+                            false});
     }
     if (!problems.empty()) {
         return problems;
