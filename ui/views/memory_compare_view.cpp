@@ -124,6 +124,8 @@ MemoryCompareView::MemoryCompareView(QWidget* parent) : QWidget(parent) {
     alignBox_ = new QComboBox;
     alignBox_->addItems({tr("their first event"), tr("the start of step")});
     stepBox_ = new QSpinBox;
+    stepBox_->setRange(0, 1 << 30);
+    stepBox_->setValue(1);  // the first step after a warm-up step 0
     stepBox_->setEnabled(false);
     auto* alignRow = new QHBoxLayout;
     alignRow->addWidget(new QLabel(tr("Align both at")));
@@ -204,6 +206,7 @@ void MemoryCompareView::offerSteps(const QList<int>& traced) {
     const QSignalBlocker blockAlign(alignBox_);
     const QSignalBlocker blockStep(stepBox_);
     alignBox_->setEnabled(!common.empty());
+    stepBox_->setVisible(!common.empty());  // a step number means nothing to a snapshot
     alignBox_->setToolTip(common.empty()
                               ? tr("By step only where both recordings are runs of StepScope "
                                    "with steps in common: a PyTorch snapshot has no steps.")

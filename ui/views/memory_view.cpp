@@ -787,13 +787,18 @@ QString MemoryView::reservedCaption(const RunDocument& document) const {
         tr(" Reserved (dashed, the allocator's segments): peak %1.").arg(bytesText(highest));
     if (reservedAtPeak_) {
         const int64_t gap = *reservedAtPeak_ - peak;
-        text += tr(" At the allocated peak %1 reserved: %2 %3 than allocated (fragmentation%4).")
-                    .arg(bytesText(*reservedAtPeak_), bytesText(std::abs(gap)),
-                         gap >= 0 ? tr("more") : tr("less"))
-                    .arg(*reservedAtPeak_ > 0 && gap >= 0
-                             ? tr(", %1% of reserved")
-                                   .arg(100.0 * double(gap) / double(*reservedAtPeak_), 0, 'f', 1)
-                             : QString());
+        text += tr(" At the allocated peak, %1 reserved: ").arg(bytesText(*reservedAtPeak_));
+        // Less reserved than allocated: the trace's segment events miss some
+        // segments (a cut trace, a hand-made file); no fragmentation to state.
+        text += gap >= 0
+                    ? tr("%1 more than allocated (fragmentation, %2% of reserved).")
+                          .arg(bytesText(gap))
+                          .arg(*reservedAtPeak_ > 0 ? 100.0 * double(gap) / double(*reservedAtPeak_)
+                                                    : 0.0,
+                               0, 'f', 1)
+                    : tr("%1 less than allocated, so the trace's segment events miss "
+                         "some of its segments.")
+                          .arg(bytesText(-gap));
     }
     return text;
 }

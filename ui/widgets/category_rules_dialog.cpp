@@ -35,14 +35,18 @@ CategoryRulesDialog::CategoryRulesDialog(const std::vector<CategoryRule>& rules,
            "apply to the snapshots open now and to those opened later."));
     intro->setWordWrap(true);
     table_ = new QTableWidget(0, ColumnCount);
-    table_->setHorizontalHeaderLabels(
-        {tr("search the frame's"), tr("regex"), tr("category"), tr("")});
+    table_->setHorizontalHeaderLabels({tr("searches"), tr("regex"), tr("category"), tr("")});
     table_->verticalHeader()->hide();
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
-    table_->horizontalHeader()->setSectionResizeMode(Target, QHeaderView::ResizeToContents);
+    // The boxes are cell widgets, which ResizeToContents does not measure:
+    // each column as wide as its box with its longest choice.
+    QComboBox widest;
+    widest.addItems(ruleCategoryNames() + QStringList{tr("function name")});
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    table_->setColumnWidth(Target, widest.sizeHint().width());
+    table_->setColumnWidth(Category, widest.sizeHint().width());
     table_->horizontalHeader()->setSectionResizeMode(Pattern, QHeaderView::Stretch);
-    table_->horizontalHeader()->setSectionResizeMode(Category, QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(Error, QHeaderView::Stretch);
     auto* add = new QPushButton(tr("Add rule"));
     auto* remove = new QPushButton(tr("Remove"));
@@ -117,6 +121,7 @@ void CategoryRulesDialog::addRule(const CategoryRule& rule) {
     category->setCurrentIndex(std::max(known, 0));
     auto* error = new QLabel;
     error->setStyleSheet("color: #b00020");
+    error->setAutoFillBackground(true);  // readable on a selected row too
     error->setWordWrap(true);
     table_->setCellWidget(row, Target, target);
     table_->setCellWidget(row, Pattern, pattern);
