@@ -1196,6 +1196,7 @@ private Q_SLOTS:
             QVERIFY(dialog->saveButton()->isEnabled());
             dialog->addRule({"activations", "", RuleTarget::Name});
             QVERIFY(!dialog->saveButton()->isEnabled());  // an empty regex matches every frame
+            QCOMPARE(dialog->targetBox(1)->count(), 3);   // function name, file, name or file
             dialog->targetBox(1)->setCurrentIndex(1);     // file
             dialog->patternEdit(1)->setText(R"(kv_cache\.py$)");
             dialog->categoryBox(1)->setCurrentText("inputs");
@@ -1227,6 +1228,35 @@ private Q_SLOTS:
         QCOMPARE(categoriesOf(*next.memoryView(), 1'500'000), QSet<int>{int(C::OptimizerState)});
         next.categoryRules()->apply({});
         QCOMPARE(categoriesOf(*next.memoryView(), 1'500'000), QSet<int>{int(C::Activations)});
+    }
+
+    // A rule edited into the settings by hand that the dialog would refuse
+    // is left out when they are read: the others still apply.
+    void aBadRuleInTheSettingsIsLeftOut() {
+        {
+            QSettings settings;
+            settings.beginWriteArray("memory/categoryRules", 3);
+            const char* rows[][3] = {{"file", "kv_cache[", "inputs"},
+                                     {"name", "grow_cache", "no_such_category"},
+                                     {"name", "grow_cache", "temporaries"}};
+            for (int i = 0; i < 3; ++i) {
+                settings.setArrayIndex(i);
+                settings.setValue("target", rows[i][0]);
+                settings.setValue("pattern", rows[i][1]);
+                settings.setValue("category", rows[i][2]);
+            }
+            settings.endArray();
+        }
+        MainWindow window;
+        const std::vector<CategoryRule>& rules = window.categoryRules()->rules();
+        QCOMPARE(rules.size(), size_t(1));
+        QCOMPARE(rules[0].category, std::string("temporaries"));
+        const QString path = dir_.filePath("hand-edited.pickle");
+        QVERIFY(writeSnapshotPickle(path, kSegmentTrace, true).isEmpty());
+        QVERIFY(window.openRunFile(path));
+        QCOMPARE(categoriesOf(*window.memoryView(), 1'500'000),
+                 QSet<int>{int(MemoryCategory::Temporaries)});
+        window.categoryRules()->apply({});  // the next tests start with none
     }
 
     // Compare memory by step: two of our runs aligned at the start of step 1

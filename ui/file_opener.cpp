@@ -165,7 +165,7 @@ Opened readSnapshot(const QString& path, const std::vector<CategoryRule>& rules)
         opened.kind = Opened::Kind::Run;
         opened.path = path;
         opened.run = std::make_shared<RunDocument>();
-        // The user's category rules first (Settings → Category rules).
+        // The user's category rules first (Settings → Memory category rules).
         categorizeSnapshot(*opened.run, std::move(snapshot), device, rules);
         opened.run->ownTitle = FileOpener::tr("%1 · PyTorch memory snapshot · device %2")
                                    .arg(QFileInfo(path).fileName())

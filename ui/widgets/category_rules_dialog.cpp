@@ -18,8 +18,8 @@ namespace stepscope::ui {
 
 namespace {
 
-// The two things a rule searches, in the order of the row's box.
-constexpr RuleTarget kTargets[] = {RuleTarget::Name, RuleTarget::File};
+// What a rule searches, in the order of the row's box.
+constexpr RuleTarget kTargets[] = {RuleTarget::Name, RuleTarget::File, RuleTarget::NameOrFile};
 
 }  // namespace
 
@@ -42,7 +42,7 @@ CategoryRulesDialog::CategoryRulesDialog(const std::vector<CategoryRule>& rules,
     // The boxes are cell widgets, which ResizeToContents does not measure:
     // each column as wide as its box with its longest choice.
     QComboBox widest;
-    widest.addItems(ruleCategoryNames() + QStringList{tr("function name")});
+    widest.addItems(ruleCategoryNames() + QStringList{tr("function name"), tr("name or file")});
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     table_->setColumnWidth(Target, widest.sizeHint().width());
     table_->setColumnWidth(Category, widest.sizeHint().width());
@@ -111,8 +111,9 @@ void CategoryRulesDialog::addRule(const CategoryRule& rule) {
     const int row = table_->rowCount();
     table_->insertRow(row);
     auto* target = new QComboBox;
-    target->addItems({tr("function name"), tr("file")});
-    target->setCurrentIndex(rule.target == RuleTarget::File ? 1 : 0);
+    target->addItems({tr("function name"), tr("file"), tr("name or file")});
+    target->setCurrentIndex(int(std::find(std::begin(kTargets), std::end(kTargets), rule.target) -
+                                std::begin(kTargets)));
     auto* pattern = new QLineEdit(QString::fromStdString(rule.pattern));
     pattern->setPlaceholderText(tr("e.g. kv_cache|attention"));
     auto* category = new QComboBox;
@@ -163,7 +164,8 @@ std::vector<CategoryRule> CategoryRulesDialog::rules() const {
     for (int row = 0; row < rowCount(); ++row) {
         out.push_back({categoryBox(row)->currentText().toStdString(),
                        patternEdit(row)->text().toStdString(),
-                       kTargets[std::clamp(targetBox(row)->currentIndex(), 0, 1)]});
+                       kTargets[std::clamp(targetBox(row)->currentIndex(), 0,
+                                           int(std::size(kTargets)) - 1)]});
     }
     return out;
 }

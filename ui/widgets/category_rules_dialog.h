@@ -16,7 +16,7 @@ namespace stepscope::ui {
 
 // The user's own category rules for PyTorch memory snapshots, a row each,
 // in the order they are tried: whether the regex searches each frame's
-// name or its file, the regex, and the category it names. A row that
+// function name, its file or either, the regex, and the category it names. A row that
 // cannot be kept (a regex std::regex refuses, an empty one) says why beside
 // it, and Save stays off until none does. The caller keeps what rules()
 // gives on accept (MainWindow: the settings, the open snapshots).
