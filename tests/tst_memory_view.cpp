@@ -8,21 +8,29 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QComboBox>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLineEdit>
 #include <QMouseEvent>
 #include <QProcess>
+#include <QPushButton>
+#include <QSettings>
 #include <QStandardItemModel>
+#include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <random>
 
+#include "category_rules_control.h"
 #include "cli_run.h"
 #include "config/model_dims.h"
 #include "main_window.h"
 #include "models/allocation_stack.h"
+#include "models/format.h"
 #include "models/memory_index.h"
 #include "models/run_document.h"
 #include "pages/config_panel.h"
@@ -34,6 +42,7 @@
 #include "views/memory_compare_view.h"
 #include "views/memory_view.h"
 #include "views/saved_view.h"
+#include "widgets/category_rules_dialog.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;
@@ -145,6 +154,161 @@ RunDocument tracedRun(const QString& path, int id, const QStringList& flags) {
     return document;
 }
 
+// ---- snapshots with segment events, and the user's category rules ----------
+
+// One event of a hand-written snapshot trace; `frames` is a Python list.
+struct SnapshotEvent {
+    const char* action;
+    uint64_t address;
+    int64_t bytes;
+    double timeUs;
+    const char* frames;
+};
+
+constexpr const char* kKvFrames =  // Mosaic: "forward" in a name → activation
+    "[f('kv_cache.py', 3, 'grow_cache'), f('model.py', 20, 'forward')]";
+constexpr const char* kTrainFrames = "[f('train.py', 5, 'main')]";  // Mosaic: unknown
+
+// Reserved grows by 2 MiB, then 4 MiB, and gives the 4 MiB back (empty_cache)
+// at 170 µs, between two frees; 2 MiB are reserved at the end.
+const std::vector<SnapshotEvent> kSegmentTrace = {
+    {"segment_alloc", 0x200000, 2097152, 100, "[]"},
+    {"alloc", 0x200000, 1500000, 110, kKvFrames},
+    {"segment_alloc", 0x400000, 4194304, 120, "[]"},
+    {"alloc", 0x400000, 3000000, 130, kTrainFrames},
+    {"free_completed", 0x200000, 1500000, 140, kKvFrames},
+    {"alloc", 0x200000, 500000, 150, kKvFrames},
+    {"free_completed", 0x400000, 3000000, 160, kTrainFrames},
+    {"segment_free", 0x400000, 4194304, 170, "[]"},
+    {"free_completed", 0x200000, 500000, 180, kKvFrames},
+};
+constexpr int64_t kSegmentsAtEnd = 2097152;
+
+// Writes `events` (device 0) with Python's own pickle, protocol 4; with
+// `segmentAtEnd`, one inactive 2 MiB segment in the snapshot's segments.
+QString writeSnapshotPickle(const QString& path, const std::vector<SnapshotEvent>& events,
+                            bool segmentAtEnd) {
+    QString trace;
+    for (const SnapshotEvent& e : events) {
+        trace += QString(
+                     "{'action': '%1', 'addr': %2, 'size': %3, 'stream': 0, 'time_us': %4, "
+                     "'frames': %5},\n")
+                     .arg(e.action)
+                     .arg(e.address)
+                     .arg(e.bytes)
+                     .arg(e.timeUs)
+                     .arg(e.frames);
+    }
+    const QString segments =
+        segmentAtEnd
+            ? QString(
+                  "[{'device': 0, 'address': 2097152, 'total_size': %1, 'allocated_size': 0, "
+                  "'active_size': 0, 'requested_size': 0, 'stream': 0, 'segment_type': "
+                  "'large', 'segment_pool_id': (0, 0), 'is_expandable': False, 'frames': [], "
+                  "'blocks': [{'address': 2097152, 'size': %1, 'requested_size': 0, "
+                  "'state': 'inactive', 'frames': []}]}]")
+                  .arg(kSegmentsAtEnd)
+            : QString("[]");
+    const QString code =
+        "import pickle, sys\n"
+        "def f(filename, line, name):\n"
+        "    return {'filename': filename, 'line': line, 'name': name}\n"
+        "snapshot = {'segments': " +
+        segments + ", 'device_traces': [[\n" + trace +
+        "]]}\n"
+        "with open(sys.argv[1], 'wb') as out:\n"
+        "    pickle.dump(snapshot, out, protocol=4)\n";
+    QProcess python;
+    python.start(QStringLiteral(STEPSCOPE_PYTHON), {"-c", code, path});
+    if (!python.waitForFinished(60000) || python.exitCode() != 0) {
+        return "python: " + python.errorString() + QString::fromUtf8(python.readAllStandardError());
+    }
+    return {};
+}
+
+// The reference, from the event list alone: reserved bytes just after the
+// last event at or before `timeUs` (µs from the first event).
+int64_t referenceReservedAt(const std::vector<SnapshotEvent>& events, double timeUs) {
+    int64_t net = 0;
+    for (const SnapshotEvent& e : events) {
+        net += std::string(e.action) == "segment_alloc"  ? e.bytes
+               : std::string(e.action) == "segment_free" ? -e.bytes
+                                                         : 0;
+    }
+    int64_t reserved = kSegmentsAtEnd - net;  // what was reserved before the trace
+    for (const SnapshotEvent& e : events) {
+        if (e.timeUs - events.front().timeUs > timeUs) {
+            break;
+        }
+        reserved += std::string(e.action) == "segment_alloc"  ? e.bytes
+                    : std::string(e.action) == "segment_free" ? -e.bytes
+                                                              : 0;
+    }
+    return reserved;
+}
+
+// The allocated peak (first reached) and what was reserved just then.
+std::pair<int64_t, int64_t> referencePeakAndReserved(const std::vector<SnapshotEvent>& events) {
+    int64_t allocated = 0;
+    int64_t peak = 0;
+    double peakAt = 0;
+    for (const SnapshotEvent& e : events) {
+        allocated += std::string(e.action) == "alloc"            ? e.bytes
+                     : std::string(e.action) == "free_completed" ? -e.bytes
+                                                                 : 0;
+        if (allocated > peak) {
+            peak = allocated;
+            peakAt = e.timeUs - events.front().timeUs;
+        }
+    }
+    return {peak, referenceReservedAt(events, peakAt)};
+}
+
+// The categories of the allocations of `bytes` the memory view holds.
+QSet<int> categoriesOf(const MemoryView& view, int64_t bytes) {
+    QSet<int> categories;
+    for (const MemoryAllocation& a : view.index()->allocations()) {
+        if (a.bytes == bytes) {
+            categories.insert(int(a.category));
+        }
+    }
+    return categories;
+}
+
+const MemoryAllocation& allocationOfBytes(const MemoryView& view, int64_t bytes) {
+    for (const MemoryAllocation& a : view.index()->allocations()) {
+        if (a.bytes == bytes) {
+            return a;
+        }
+    }
+    qFatal("no allocation of %lld bytes", qlonglong(bytes));
+}
+
+// handMadeRun's trace later and slower: 1000 µs later, and its step 0
+// 200 µs longer, so step 1 starts 1255 µs in instead of 55.
+RunResult laterRun() {
+    RunResult run = handMadeRun();
+    const auto moved = [](double t) { return t + 1000 + (t >= 55 ? 200 : 0); };
+    for (double& t : run.memory.timeUs) {
+        t = moved(t);
+    }
+    for (MemoryTrace::PhaseRange& range : run.memory.phases) {
+        range.startUs = moved(range.startUs);
+        range.endUs = moved(range.endUs);
+    }
+    return run;
+}
+
+// Where `graph` first reaches `value` MiB (its key, ms), or NaN.
+double firstKeyAt(const QCPGraph* graph, double valueMiB) {
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+        if (std::abs(it->value - valueMiB) < 1e-12) {
+            return it->key;
+        }
+    }
+    return std::nan("");
+}
+
 }  // namespace
 
 class TestMemoryView : public QObject {
@@ -157,6 +321,13 @@ private:
 private Q_SLOTS:
     void initTestCase() {
         QVERIFY(dir_.isValid());
+        // The settings the windows here keep (category rules, recent files)
+        // go to this test's folder, never the user's.
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope,
+                           dir_.filePath("settings"));
+        QCoreApplication::setOrganizationName("StepScopeMemoryViewTest");
+        QCoreApplication::setApplicationName("StepScopeMemoryViewTest");
         document_.id = 1;
         document_.result = handMadeRun();
     }
@@ -938,6 +1109,200 @@ private Q_SLOTS:
         QCOMPARE(saved->tensorsModel()->rowCount(), 0);
         view.showRun(nullptr);
         QVERIFY(saved->caption().contains("memory trace"));
+    }
+    // Reserved memory beside allocated: a snapshot's segment events make a
+    // dashed step line, exact at each segment event (the segment_free at
+    // 170 µs shows at 170, not at the next free), and the caption states the
+    // gap at the allocated peak. A snapshot without them shows none and says so.
+    void reservedFollowsSegmentEventsAndTheGapAtThePeakIsStated() {
+        const QString path = dir_.filePath("segments.pickle");
+        const QString error = writeSnapshotPickle(path, kSegmentTrace, true);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        MemoryView* view = window.memoryView();
+        QVERIFY(view->reservedGraph());
+        for (const double t : {0.0, 5.0, 15.0, 25.0, 45.0, 65.0, 69.0, 70.0, 75.0, 80.0}) {
+            QVERIFY2(view->reservedAt(t).has_value(), qPrintable(QString::number(t)));
+            QCOMPARE(*view->reservedAt(t), referenceReservedAt(kSegmentTrace, t));
+        }
+        QCOMPARE(*view->reservedAt(75), int64_t(2097152));  // given back before the last free
+        // The line as drawn: 6 MiB from 20 µs to 70 µs.
+        const auto* data = view->reservedGraph()->data().data();
+        const auto at = [&](double ms) { return (data->findEnd(ms, false) - 1)->value; };
+        QCOMPARE(at(0.025), 6.0);
+        QCOMPARE(at(0.075), 2.0);
+        const auto [peak, reservedAtPeak] = referencePeakAndReserved(kSegmentTrace);
+        QCOMPARE(peak, int64_t(4'500'000));
+        QCOMPARE(view->reservedAtPeak(), std::optional<int64_t>(reservedAtPeak));
+        const QString gap = bytesText(reservedAtPeak - peak);  // 1,791,456 B
+        QVERIFY2(view->caption().contains(
+                     QString("At the allocated peak, %1 reserved: %2 more than allocated")
+                         .arg(bytesText(reservedAtPeak), gap)),
+                 qPrintable(view->caption()));
+        const QString share =
+            QString::number(100.0 * double(reservedAtPeak - peak) / double(reservedAtPeak), 'f', 1);
+        QVERIFY2(view->caption().contains("(fragmentation, " + share + "% of reserved)"),
+                 qPrintable(view->caption()));
+        // The value axis makes room for the reserved line above the peak.
+        QVERIFY(view->plot()->yAxis->range().upper >= 6.0);
+
+        const QString plain = dir_.filePath("no-segments.pickle");
+        std::vector<SnapshotEvent> noSegments;
+        for (const SnapshotEvent& e : kSegmentTrace) {
+            if (!std::string(e.action).starts_with("segment")) {
+                noSegments.push_back(e);
+            }
+        }
+        QVERIFY(writeSnapshotPickle(plain, noSegments, false).isEmpty());
+        QVERIFY(window.openRunFile(plain));
+        QVERIFY(!view->reservedGraph());
+        QVERIFY(!view->reservedAtPeak());
+        QVERIFY2(view->caption().contains("no segment events"), qPrintable(view->caption()));
+    }
+
+    // The user's rules: a bad regex is refused beside its row (Save off); a
+    // file rule and a name rule search only their own field; the first that
+    // matches names the category, before Mosaic's ("forward" → activations);
+    // Save applies them to the open snapshot, and a new window reads them
+    // back from the settings and applies them to a snapshot it opens.
+    void userCategoryRulesMoveAllocationsAndSurviveANewWindow() {
+        const QString path = dir_.filePath("rules.pickle");
+        QVERIFY(writeSnapshotPickle(path, kSegmentTrace, true).isEmpty());
+        using C = MemoryCategory;
+        {
+            MainWindow window;
+            window.resize(1200, 800);
+            window.show();
+            QVERIFY(window.openRunFile(path));
+            MemoryView* view = window.memoryView();
+            QVERIFY(view->categoryRulesButton()->isVisibleTo(view));
+            QCOMPARE(categoriesOf(*view, 1'500'000), QSet<int>{int(C::Activations)});
+            QCOMPARE(categoriesOf(*view, 3'000'000), QSet<int>{int(C::Other)});
+
+            QTest::mouseClick(view->categoryRulesButton(), Qt::LeftButton);
+            CategoryRulesDialog* dialog = window.categoryRules()->dialog();
+            QVERIFY(dialog && dialog->isVisible());
+            QCOMPARE(dialog->rowCount(), 0);
+            dialog->addRule({"temporaries", "(", RuleTarget::Name});
+            QVERIFY2(dialog->errorText(0).contains("not a regular expression"),
+                     qPrintable(dialog->errorText(0)));
+            QVERIFY(!dialog->saveButton()->isEnabled());
+            // Only the file is kv_cache.py: a name rule for it matches nothing.
+            dialog->patternEdit(0)->setText("kv_cache");
+            QCOMPARE(dialog->errorText(0), QString());
+            QVERIFY(dialog->saveButton()->isEnabled());
+            dialog->addRule({"activations", "", RuleTarget::Name});
+            QVERIFY(!dialog->saveButton()->isEnabled());  // an empty regex matches every frame
+            QCOMPARE(dialog->targetBox(1)->count(), 3);   // function name, file, name or file
+            dialog->targetBox(1)->setCurrentIndex(1);     // file
+            dialog->patternEdit(1)->setText(R"(kv_cache\.py$)");
+            dialog->categoryBox(1)->setCurrentText("inputs");
+            dialog->addRule({"optimizer_state", "grow_cache", RuleTarget::Name});
+            QVERIFY(dialog->saveButton()->isEnabled());
+            QTest::mouseClick(dialog->saveButton(), Qt::LeftButton);
+            // The file rule comes before the name rule that matches too.
+            QCOMPARE(categoriesOf(*view, 1'500'000), QSet<int>{int(C::Inputs)});
+            QCOMPARE(categoriesOf(*view, 500'000), QSet<int>{int(C::Inputs)});
+            QCOMPARE(categoriesOf(*view, 3'000'000), QSet<int>{int(C::Other)});
+            QVERIFY(view->describe(allocationOfBytes(*view, 1'500'000)).contains("inputs"));
+        }
+        MainWindow next;
+        const std::vector<CategoryRule>& kept = next.categoryRules()->rules();
+        QCOMPARE(kept.size(), size_t(3));
+        QCOMPARE(kept[1].pattern, std::string(R"(kv_cache\.py$)"));
+        QCOMPARE(kept[1].category, std::string("inputs"));
+        QVERIFY(kept[1].target == RuleTarget::File);
+        QVERIFY(kept[0].target == RuleTarget::Name && kept[2].target == RuleTarget::Name);
+        QVERIFY(next.openRunFile(path));
+        QCOMPARE(categoriesOf(*next.memoryView(), 1'500'000), QSet<int>{int(C::Inputs)});
+        // Moving the name rule first makes it win; no rules at all, Mosaic's again.
+        CategoryRulesDialog* dialog = next.categoryRules()->edit();
+        QCOMPARE(dialog->rowCount(), 3);
+        dialog->moveRule(2, -1);
+        dialog->moveRule(1, -1);
+        QCOMPARE(dialog->patternEdit(0)->text(), QString("grow_cache"));
+        QTest::mouseClick(dialog->saveButton(), Qt::LeftButton);
+        QCOMPARE(categoriesOf(*next.memoryView(), 1'500'000), QSet<int>{int(C::OptimizerState)});
+        next.categoryRules()->apply({});
+        QCOMPARE(categoriesOf(*next.memoryView(), 1'500'000), QSet<int>{int(C::Activations)});
+    }
+
+    // A rule edited into the settings by hand that the dialog would refuse
+    // is left out when they are read: the others still apply.
+    void aBadRuleInTheSettingsIsLeftOut() {
+        {
+            QSettings settings;
+            settings.beginWriteArray("memory/categoryRules", 3);
+            const char* rows[][3] = {{"file", "kv_cache[", "inputs"},
+                                     {"name", "grow_cache", "no_such_category"},
+                                     {"name", "grow_cache", "temporaries"}};
+            for (int i = 0; i < 3; ++i) {
+                settings.setArrayIndex(i);
+                settings.setValue("target", rows[i][0]);
+                settings.setValue("pattern", rows[i][1]);
+                settings.setValue("category", rows[i][2]);
+            }
+            settings.endArray();
+        }
+        MainWindow window;
+        const std::vector<CategoryRule>& rules = window.categoryRules()->rules();
+        QCOMPARE(rules.size(), size_t(1));
+        QCOMPARE(rules[0].category, std::string("temporaries"));
+        const QString path = dir_.filePath("hand-edited.pickle");
+        QVERIFY(writeSnapshotPickle(path, kSegmentTrace, true).isEmpty());
+        QVERIFY(window.openRunFile(path));
+        QCOMPARE(categoriesOf(*window.memoryView(), 1'500'000),
+                 QSet<int>{int(MemoryCategory::Temporaries)});
+        window.categoryRules()->apply({});  // the next tests start with none
+    }
+
+    // Compare memory by step: two of our runs aligned at the start of step 1
+    // put both runs' step-1 allocations at the same time; at their first
+    // event, the later run's are 200 µs further on. A recording without
+    // steps (a snapshot's trace) offers no step alignment.
+    void ourRunsAlignByStep() {
+        RunDocument a;
+        a.id = 11;
+        a.result = handMadeRun();
+        RunDocument b;
+        b.id = 12;
+        b.result = laterRun();
+        MemoryCompareView view;
+        view.showRuns({&a, &b}, {"A run", "B run"});
+        QVERIFY(view.stepAlignmentOffered());
+        QCOMPARE(view.alignment(), MemoryCompareView::Align::FirstEvent);
+        QCOMPARE(view.alignStep(), 1);  // offered at step 1 first: step 0 is often a warm-up
+        // E (1000 B at 60 µs in A) makes A, D and E 3100 B alive, a
+        // total each curve holds only from then to 70 µs (handMadeRun's table).
+        const double eBytes = 3100.0 / kMiB;
+        const double aFirst = firstKeyAt(view.plot()->graph(0), eBytes);
+        const double bFirst = firstKeyAt(view.plot()->graph(1), eBytes);
+        QCOMPARE(aFirst, (60.0 - 0.0) / 1e3);
+        QCOMPARE(bFirst, (1260.0 - 1000.0) / 1e3);
+        view.setAlignment(MemoryCompareView::Align::StepStart, 1);
+        QCOMPARE(view.alignStep(), 1);
+        const double aStep = firstKeyAt(view.plot()->graph(0), eBytes);
+        const double bStep = firstKeyAt(view.plot()->graph(1), eBytes);
+        QCOMPARE(aStep, (60.0 - 55.0) / 1e3);  // step 1 starts at 55 µs in A
+        QCOMPARE(bStep, aStep);                // and at 1255 µs in B
+        QVERIFY2(view.caption().contains("Times from the start of step 1"),
+                 qPrintable(view.caption()));
+        QVERIFY(view.plot()->xAxis->label().contains("step 1"));
+        // Step 0 starts at 5 µs in A and 1005 µs in B.
+        view.setAlignment(MemoryCompareView::Align::StepStart, 0);
+        QCOMPARE(firstKeyAt(view.plot()->graph(1), eBytes), (1260.0 - 1005.0) / 1e3);
+
+        RunDocument snapshotLike;
+        snapshotLike.id = 13;
+        snapshotLike.result = handMadeRun();
+        snapshotLike.result.memory.phases.clear();
+        view.showRuns({&a, &snapshotLike}, {"A run", "snapshot"});
+        QVERIFY(!view.stepAlignmentOffered());
+        QCOMPARE(view.alignment(), MemoryCompareView::Align::FirstEvent);
+        QVERIFY(view.caption().contains("each one's first event"));
     }
 };
 

@@ -20,6 +20,7 @@
 #include "interop/trace_run.h"
 #include "models/dtype_flow_file.h"
 #include "models/memory_run_data.h"
+#include "models/snapshot_document.h"
 #include "results/attention_file.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
@@ -52,7 +53,7 @@ Opened failed(const QString& title, const QString& message) {
     return opened;
 }
 
-Opened readFilePath(const QString& path);
+Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules = {});
 
 // A profiler trace, or a folder of rank traces: a document per rank, in
 // rank order, each with HTA's analyses of them all (the slowest rank per step).
@@ -155,19 +156,20 @@ Opened readFolder(const QString& path) {
 // A PyTorch memory snapshot: its busiest device as a run with only a memory
 // trace, titled by the file. Its path stays empty, so Save asks where to
 // write a run file instead of writing over the snapshot.
-Opened readSnapshot(const QString& path) {
+Opened readSnapshot(const QString& path, const std::vector<CategoryRule>& rules) {
     try {
-        const MemorySnapshot snapshot = readMemorySnapshot(path.toStdString());
-        const int device = busiestDevice(snapshot);
+        auto snapshot =
+            std::make_shared<const MemorySnapshot>(readMemorySnapshot(path.toStdString()));
+        const int device = busiestDevice(*snapshot);
         Opened opened;
         opened.kind = Opened::Kind::Run;
         opened.path = path;
         opened.run = std::make_shared<RunDocument>();
-        opened.run->result.memory = memoryTraceOfSnapshot(buildTimeline(snapshot, device));
+        // The user's category rules first (Settings → Memory category rules).
+        categorizeSnapshot(*opened.run, std::move(snapshot), device, rules);
         opened.run->ownTitle = FileOpener::tr("%1 · PyTorch memory snapshot · device %2")
                                    .arg(QFileInfo(path).fileName())
                                    .arg(device);
-        opened.run->memoryData = prepareMemoryRunData(opened.run->result);
         return opened;
     } catch (const SnapshotError& error) {
         return failed(FileOpener::tr("Cannot open memory snapshot"),
@@ -178,7 +180,7 @@ Opened readSnapshot(const QString& path) {
     }
 }
 
-Opened readFilePath(const QString& path) {
+Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules) {
     const QFileInfo info(path);
     if (info.isDir()) {
         return readFolder(path);
@@ -227,7 +229,7 @@ Opened readFilePath(const QString& path) {
                 opened.kind = Opened::Kind::Run;
                 return opened;
             case FileKind::MemorySnapshot:
-                return readSnapshot(path);
+                return readSnapshot(path, rules);
             case FileKind::Trace:
                 return readTraces(path);
             case FileKind::Other:
@@ -256,14 +258,14 @@ FileOpener::~FileOpener() = default;
 
 int FileOpener::open(const QStringList& paths) {
     const int job = jobs_.start(
-        [paths](const std::function<bool()>& superseded) {
+        [paths, rules = rules_](const std::function<bool()>& superseded) {
             std::vector<Opened> opened;
             for (const QString& path : paths) {
                 if (superseded()) {
                     break;  // dropped anyway: the rest is not worth reading
                 }
                 try {
-                    opened.push_back(readFilePath(path));
+                    opened.push_back(readFilePath(path, rules));
                 } catch (const std::exception& error) {  // a reader's own bug: said, not a crash
                     opened.push_back(
                         failed(tr("Cannot open"), QString("'%1': %2").arg(path, error.what())));

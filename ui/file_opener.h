@@ -10,6 +10,7 @@
 #include "experiments/attention_benchmark.h"
 #include "experiments/dtype_flow.h"
 #include "folder_contents.h"
+#include "interop/snapshot_stacks.h"
 #include "job_tracker.h"
 #include "models/run_document.h"
 #include "results/run_result.h"
@@ -46,6 +47,9 @@ public:
     // Drops the results of every open under way (the window is closing).
     void cancel();
     int latestJob() const { return jobs_.latestJob(); }
+    // The user's category rules, applied to each PyTorch memory snapshot
+    // opened from now on (before Mosaic's).
+    void setCategoryRules(const std::vector<CategoryRule>& rules) { rules_ = rules; }
 
     // Drag and drop: whether `mime` holds something to open, and the local
     // paths it names.
@@ -73,6 +77,7 @@ private:
     void deliver(int job, std::vector<OpenedPath>& opened);
 
     JobTracker jobs_;
+    std::vector<CategoryRule> rules_;
 };
 
 }  // namespace stepscope::ui

@@ -22,6 +22,7 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include "category_rules_control.h"
 #include "engines/build_info.h"
 #include "engines/environment.h"
 #include "engines/runner.h"
@@ -84,6 +85,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     runs_ = new RunList(this);
     runner_ = new RunController(this);
     opener_ = new FileOpener(this);
+    categoryRules_ = new CategoryRulesControl(runs_, opener_, this);
     folders_ = new FolderWatch(runs_, this);
 
     const DeviceInventory devices = probeDevices();
@@ -245,6 +247,16 @@ void MainWindow::createMenus() {
     connect(export_, &ExportMenu::aboutToShow, this, &MainWindow::offerExports);
     connect(export_, &ExportMenu::failed, messages_, &Messages::showError);
     offerExports();
+
+    QMenu* settings = menuBar()->addMenu(tr("&Settings"));
+    settings->addAction(tr("Memory &category rules…"), categoryRules_, &CategoryRulesControl::edit);
+    connect(memory_, &MemoryView::categoryRulesRequested, categoryRules_,
+            &CategoryRulesControl::edit);
+    // Snapshots categorised again: what shows them draws them again.
+    connect(categoryRules_, &CategoryRulesControl::applied, this, [this] {
+        showCurrent();
+        refreshCompare();
+    });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     examplesMenu_ = help->addMenu(appIcon("welcome"), tr("&Examples"));

@@ -41,6 +41,7 @@ class PrecisionPage;
 class RecentFiles;
 class RunController;
 class RunList;
+class CategoryRulesControl;
 class RunView;
 class StepTimingView;
 class SweepPage;
@@ -107,6 +108,8 @@ public:
     QMenu* examplesMenu() const { return examplesMenu_; }
     FileOpener* fileOpener() const { return opener_; }
     RunList* runList() const { return runs_; }
+    // The user's category rules for PyTorch memory snapshots (Settings menu).
+    CategoryRulesControl* categoryRules() const { return categoryRules_; }
     // The error message on screen; messages that arrive while one is shown
     // wait their turn (each file that fails to open has its own).
     QMessageBox* lastErrorDialog() const;
@@ -189,6 +192,7 @@ private:
     RunList* runs_;
     RunController* runner_;
     FileOpener* opener_;
+    CategoryRulesControl* categoryRules_;
     FolderWatch* folders_;
     RecentFiles* recent_;
     ExportMenu* export_;

@@ -91,4 +91,20 @@ MemoryTrace memoryTraceOfSnapshot(const SnapshotTimeline& timeline) {
     return trace;
 }
 
+ReservedLine reservedLineOfSnapshot(const SnapshotTimeline& timeline) {
+    ReservedLine line;
+    if (!timeline.hasSegmentEvents) {
+        return line;
+    }
+    line.timeUs.push_back(0);
+    line.bytes.push_back(timeline.reservedBeforeBytes);
+    for (size_t e = 0; e < timeline.events && e < timeline.reservedAfter.size(); ++e) {
+        if (timeline.reservedAfter[e] != line.bytes.back()) {
+            line.timeUs.push_back(timeline.timeUs[e] - timeline.firstTimeUs);
+            line.bytes.push_back(timeline.reservedAfter[e]);
+        }
+    }
+    return line;
+}
+
 }  // namespace stepscope

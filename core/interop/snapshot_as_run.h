@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "interop/snapshot_timeline.h"
 #include "profile/memory_trace.h"
 
@@ -18,5 +21,19 @@ namespace stepscope {
 // count from the trace's first event. Reserved follows the segment events
 // where the trace has them, else 0.
 MemoryTrace memoryTraceOfSnapshot(const SnapshotTimeline& timeline);
+
+// Reserved memory as a step line: the bytes the device's segments hold from
+// each time on (µs from the trace's first event, as memoryTraceOfSnapshot
+// counts), a point at the first instant and one at each segment event that
+// changes them. The trace's allocs and frees carry the reserved bytes too,
+// but a segment_free (empty_cache) between them would move the line late.
+// Empty when the trace has no segment events: the reserved memory over time
+// is then unknown.
+struct ReservedLine {
+    std::vector<double> timeUs;
+    std::vector<int64_t> bytes;
+    bool empty() const { return timeUs.empty(); }
+};
+ReservedLine reservedLineOfSnapshot(const SnapshotTimeline& timeline);
 
 }  // namespace stepscope

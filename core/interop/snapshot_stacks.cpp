@@ -214,10 +214,20 @@ std::string formatStack(const MemorySnapshot& snapshot, uint32_t stack, bool all
     return out;
 }
 
+std::string ruleRegexError(const std::string& pattern) {
+    try {
+        std::regex compiled(pattern);
+    } catch (const std::regex_error& error) {
+        return error.what();
+    }
+    return {};
+}
+
 struct StackCategorizer::CompiledRules {
     struct Rule {
         uint16_t category;
         std::regex pattern;
+        RuleTarget target;
     };
     std::vector<Rule> rules;
 };
@@ -232,7 +242,7 @@ StackCategorizer::StackCategorizer(const std::vector<CategoryRule>& rules)
                                         " names no category");
         }
         try {
-            compiled->rules.push_back({idOf(rule.category), std::regex(rule.pattern)});
+            compiled->rules.push_back({idOf(rule.category), std::regex(rule.pattern), rule.target});
         } catch (const std::regex_error& error) {
             throw std::invalid_argument("category rule " + std::to_string(i + 1) + " (\"" +
                                         rule.category + "\"): \"" + rule.pattern +
@@ -277,8 +287,10 @@ std::optional<uint16_t> StackCategorizer::userCategoryOf(const MemorySnapshot& s
         const bool matches = anyFrame(frames, [&](const FrameText& f) {
             const std::string_view name = f.name.substr(0, kRuleTextLimit);
             const std::string_view file = f.filename.substr(0, kRuleTextLimit);
-            return std::regex_search(name.begin(), name.end(), rule.pattern) ||
-                   std::regex_search(file.begin(), file.end(), rule.pattern);
+            return (rule.target != RuleTarget::File &&
+                    std::regex_search(name.begin(), name.end(), rule.pattern)) ||
+                   (rule.target != RuleTarget::Name &&
+                    std::regex_search(file.begin(), file.end(), rule.pattern));
         });
         if (matches) {
             return rule.category;

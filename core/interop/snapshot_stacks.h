@@ -34,12 +34,21 @@ std::string siteOf(const MemorySnapshot& snapshot, uint32_t stack);
 // memvizShowsFrame rejects are left out unless `allFrames`.
 std::string formatStack(const MemorySnapshot& snapshot, uint32_t stack, bool allFrames = false);
 
-// A user's rule: frames whose name or filename matches `pattern` (an
-// ECMAScript regex, searched) put the allocation in `category`.
+// What a user's rule searches in each frame of an allocation's stack.
+enum class RuleTarget : uint8_t { NameOrFile, Name, File };
+
+// A user's rule: a frame whose name (or filename, or either: `target`)
+// matches `pattern` (an ECMAScript regex, searched) puts the allocation in
+// `category`.
 struct CategoryRule {
     std::string category;
     std::string pattern;
+    RuleTarget target = RuleTarget::NameOrFile;
 };
+
+// Why `pattern` is not a regex the rules accept (std::regex's words), or
+// empty when it is one.
+std::string ruleRegexError(const std::string& pattern);
 
 // Categories from stacks, as Mosaic infers them: the user's rules first, in
 // order, then Mosaic's rules for activation ("forward" in a frame's name),

@@ -8,7 +8,13 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QSpinBox>
+
 #include <algorithm>
+#include <optional>
+#include <set>
 
 #include "interop/recording_summary.h"
 #include "interop/run_memory_snapshot.h"
@@ -23,13 +29,13 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 
 // Bytes allocated after each event (what was alive before the trace plus
-// the running sum of the trace, as the summaries count), in ms from the first event, decimated to
-// at most `maxPoints` by keeping each bucket's highest value.
-void allocatedCurve(const MemoryTrace& trace, int64_t aliveBefore, int maxPoints,
+// the running sum of the trace, as the summaries count), in ms from
+// `origin` (µs on the trace's clock), decimated to at most `maxPoints` by
+// keeping each bucket's highest value.
+void allocatedCurve(const MemoryTrace& trace, int64_t aliveBefore, double origin, int maxPoints,
                     QVector<double>* keys, QVector<double>* values) {
     const size_t n = trace.size();
     const size_t bucket = std::max<size_t>(1, (n + size_t(maxPoints) - 1) / size_t(maxPoints));
-    const double origin = trace.timeUs.front();
     int64_t total = aliveBefore;  // what the trace frees without having made it
     int64_t highest = INT64_MIN;
     double highestAt = 0;
@@ -45,6 +51,58 @@ void allocatedCurve(const MemoryTrace& trace, int64_t aliveBefore, int maxPoints
             highest = INT64_MIN;
         }
     }
+}
+
+// Where step `step` starts on the trace's clock: its first phase range
+// (forward), else its first event; nullopt when the trace has neither.
+std::optional<double> stepStartUs(const MemoryTrace& trace, int step) {
+    std::optional<double> start;
+    for (const MemoryTrace::PhaseRange& range : trace.phases) {
+        if (range.step == step && (!start || range.startUs < *start)) {
+            start = range.startUs;
+        }
+    }
+    for (size_t i = 0; !start && i < trace.size(); ++i) {
+        if (trace.step[i] == step) {
+            start = trace.timeUs[i];
+        }
+    }
+    return start;
+}
+
+// The steps a run's memory trace has phase ranges for (a snapshot: none).
+std::set<int> tracedSteps(const MemoryTrace& trace) {
+    std::set<int> steps;
+    for (const MemoryTrace::PhaseRange& range : trace.phases) {
+        if (range.step >= 0) {
+            steps.insert(range.step);
+        }
+    }
+    return steps;
+}
+
+// One recording's curve, its time from `origin`, and its peak's marker at
+// the very point; returns the peak's time on the axis (ms).
+double addCurve(QCustomPlot* plot, int k, const MemoryTrace& trace, const RecordingSummary& summary,
+                double origin, const QString& name) {
+    QVector<double> keys, values;
+    allocatedCurve(trace, summary.aliveBeforeBytes, origin, MemoryCompareView::kMaxPoints, &keys,
+                   &values);
+    auto* graph = plot->addGraph();
+    graph->setName(name);
+    graph->setPen(QPen(seriesColor(k), 1.5, seriesStyle(k)));
+    graph->setLineStyle(QCPGraph::lsStepLeft);
+    graph->setData(keys, values, true);
+    // The summary's peak time counts from the first event.
+    const double peakAt = (summary.peakTimeUs + trace.timeUs.front() - origin) / 1e3;
+    auto* peak = new QCPItemTracer(plot);
+    peak->setGraph(graph);
+    peak->setGraphKey(peakAt);
+    peak->setInterpolating(false);
+    peak->setStyle(QCPItemTracer::tsCircle);
+    peak->setSize(9);
+    peak->setPen(QPen(seriesColor(k), 2));
+    return peakAt;
 }
 
 QTableWidgetItem* bytesItem(int64_t bytes, bool signedText = false) {
@@ -63,6 +121,17 @@ QTableWidgetItem* bytesItem(int64_t bytes, bool signedText = false) {
 MemoryCompareView::MemoryCompareView(QWidget* parent) : QWidget(parent) {
     caption_ = new QLabel;
     caption_->setWordWrap(true);
+    alignBox_ = new QComboBox;
+    alignBox_->addItems({tr("their first event"), tr("the start of step")});
+    stepBox_ = new QSpinBox;
+    stepBox_->setRange(0, 1 << 30);
+    stepBox_->setValue(1);  // the first step after a warm-up step 0
+    stepBox_->setEnabled(false);
+    auto* alignRow = new QHBoxLayout;
+    alignRow->addWidget(new QLabel(tr("Align both at")));
+    alignRow->addWidget(alignBox_);
+    alignRow->addWidget(stepBox_);
+    alignRow->addStretch(1);
     plot_ = new QCustomPlot;
     plot_->setMinimumHeight(200);
     stylePlot(plot_, tr("time from the first event (ms)"), tr("allocated (MiB)"));
@@ -78,14 +147,83 @@ MemoryCompareView::MemoryCompareView(QWidget* parent) : QWidget(parent) {
     splitter->setSizes({420, 280});
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(caption_);
+    layout->addLayout(alignRow);
     layout->addWidget(splitter);
+    connect(alignBox_, &QComboBox::currentIndexChanged, this, [this](int index) {
+        setAlignment(index == 1 ? Align::StepStart : Align::FirstEvent, stepBox_->value());
+    });
+    connect(stepBox_, &QSpinBox::valueChanged, this, [this](int step) {
+        if (align_ == Align::StepStart) {
+            setAlignment(Align::StepStart, step);
+        }
+    });
 }
 
 QString MemoryCompareView::caption() const {
     return caption_->text();
 }
 
+int MemoryCompareView::alignStep() const {
+    return stepBox_->value();
+}
+
+bool MemoryCompareView::stepAlignmentOffered() const {
+    return alignBox_->isEnabled();
+}
+
+void MemoryCompareView::setAlignment(Align align, int step) {
+    {
+        const QSignalBlocker blockAlign(alignBox_);
+        const QSignalBlocker blockStep(stepBox_);
+        if (align == Align::StepStart && !stepAlignmentOffered()) {
+            align = Align::FirstEvent;  // a snapshot has no steps
+        }
+        align_ = align;
+        alignBox_->setCurrentIndex(align == Align::StepStart ? 1 : 0);
+        stepBox_->setValue(step);
+        stepBox_->setEnabled(align == Align::StepStart);
+    }
+    draw();
+}
+
 void MemoryCompareView::showRuns(const QList<const RunDocument*>& runs, const QStringList& labels) {
+    runs_ = runs;
+    labels_ = labels;
+    draw();
+}
+
+// Step alignment where both recordings are runs with steps in common: the
+// spin box spans them, step 1 by default (step 0 carries the first call's
+// one-off work).
+void MemoryCompareView::offerSteps(const QList<int>& traced) {
+    std::set<int> common;
+    if (traced.size() == 2) {
+        const std::set<int> a = tracedSteps(runs_[traced[0]]->result.memory);
+        const std::set<int> b = tracedSteps(runs_[traced[1]]->result.memory);
+        std::set_intersection(a.begin(), a.end(), b.begin(), b.end(),
+                              std::inserter(common, common.begin()));
+    }
+    const QSignalBlocker blockAlign(alignBox_);
+    const QSignalBlocker blockStep(stepBox_);
+    alignBox_->setEnabled(!common.empty());
+    stepBox_->setVisible(!common.empty());  // a step number means nothing to a snapshot
+    alignBox_->setToolTip(common.empty()
+                              ? tr("By step only where both recordings are runs of StepScope "
+                                   "with steps in common: a PyTorch snapshot has no steps.")
+                              : QString());
+    if (common.empty()) {
+        align_ = Align::FirstEvent;
+        alignBox_->setCurrentIndex(0);
+        stepBox_->setEnabled(false);
+        return;
+    }
+    const int previous = stepBox_->value();
+    stepBox_->setRange(*common.begin(), *common.rbegin());
+    stepBox_->setValue(common.count(previous) ? previous : common.count(1) ? 1 : *common.begin());
+    stepBox_->setEnabled(align_ == Align::StepStart);
+}
+
+void MemoryCompareView::draw() {
     table_->clearContents();
     table_->setRowCount(0);
     table_->setHorizontalHeaderLabels(
@@ -93,11 +231,12 @@ void MemoryCompareView::showRuns(const QList<const RunDocument*>& runs, const QS
     plot_->clearGraphs();
     plot_->clearItems();
     QList<int> traced;
-    for (int i = 0; i < runs.size() && traced.size() < 2; ++i) {
-        if (!runs[i]->result.memory.empty()) {
+    for (int i = 0; i < runs_.size() && traced.size() < 2; ++i) {
+        if (!runs_[i]->result.memory.empty()) {
             traced << i;
         }
     }
+    offerSteps(traced);
     if (traced.size() < 2) {
         caption_->setText(
             tr("Tick two recordings with a memory trace (runs made with “Trace "
@@ -107,27 +246,19 @@ void MemoryCompareView::showRuns(const QList<const RunDocument*>& runs, const QS
         return;
     }
     setNoData(plot_, QString());
-    auto label = [&](int i) { return i < labels.size() ? labels[i] : runs[i]->title; };
+    const bool byStep = align_ == Align::StepStart;
+    plot_->xAxis->setLabel(byStep ? tr("time from the start of step %1 (ms)").arg(alignStep())
+                                  : tr("time from the first event (ms)"));
+    auto label = [&](int i) { return i < labels_.size() ? labels_[i] : runs_[i]->title; };
     std::vector<RecordingSummary> summaries;
+    double peakAtMs[2] = {0, 0};
     for (int k = 0; k < 2; ++k) {
-        const RunDocument* run = runs[traced[k]];
-        summaries.push_back(summarizeRunMemory(run->result.memory, run->title.toStdString()));
-        QVector<double> keys, values;
-        allocatedCurve(run->result.memory, summaries.back().aliveBeforeBytes, kMaxPoints, &keys,
-                       &values);
-        auto* graph = plot_->addGraph();
-        graph->setName(QString("%1: %2").arg(k == 0 ? "A" : "B", label(traced[k])));
-        graph->setPen(QPen(seriesColor(k), 1.5, seriesStyle(k)));
-        graph->setLineStyle(QCPGraph::lsStepLeft);
-        graph->setData(keys, values, true);
-        // The peak: a marker at the very point.
-        auto* peak = new QCPItemTracer(plot_);
-        peak->setGraph(graph);
-        peak->setGraphKey(summaries.back().peakTimeUs / 1e3);
-        peak->setInterpolating(false);
-        peak->setStyle(QCPItemTracer::tsCircle);
-        peak->setSize(9);
-        peak->setPen(QPen(seriesColor(k), 2));
+        const MemoryTrace& trace = runs_[traced[k]]->result.memory;
+        summaries.push_back(summarizeRunMemory(trace, runs_[traced[k]]->title.toStdString()));
+        const double first = trace.timeUs.front();
+        const double origin = byStep ? stepStartUs(trace, alignStep()).value_or(first) : first;
+        peakAtMs[k] = addCurve(plot_, k, trace, summaries.back(), origin,
+                               QString("%1: %2").arg(k == 0 ? "A" : "B", label(traced[k])));
     }
     const RecordingDiff diff = diffRecordings(summaries[0], summaries[1]);
     for (const SiteDelta& site : diff.sites) {
@@ -140,13 +271,15 @@ void MemoryCompareView::showRuns(const QList<const RunDocument*>& runs, const QS
     }
     caption_->setText(
         tr("A: %1, peak %2 at %3 ms. B: %4, peak %5 at %6 ms. B − A at the peak: "
-           "%7. Both from their first event; the table lists what was alive at "
+           "%7. Times from %8; the table lists what was alive at "
            "each one's peak, by site, largest difference first.")
             .arg(label(traced[0]), bytesText(summaries[0].peakBytes))
-            .arg(summaries[0].peakTimeUs / 1e3, 0, 'f', 3)
+            .arg(peakAtMs[0], 0, 'f', 3)
             .arg(label(traced[1]), bytesText(summaries[1].peakBytes))
-            .arg(summaries[1].peakTimeUs / 1e3, 0, 'f', 3)
-            .arg((diff.peakDeltaBytes < 0 ? "−" : "+") + bytesText(std::abs(diff.peakDeltaBytes))));
+            .arg(peakAtMs[1], 0, 'f', 3)
+            .arg((diff.peakDeltaBytes < 0 ? "−" : "+") + bytesText(std::abs(diff.peakDeltaBytes)),
+                 byStep ? tr("the start of step %1").arg(alignStep())
+                        : tr("each one's first event")));
     plot_->legend->setVisible(true);
     fitAxesWithRoom(plot_, 1.1, true);
     plot_->replot(QCustomPlot::rpQueuedReplot);

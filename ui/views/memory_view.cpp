@@ -27,6 +27,7 @@
 #include "models/allocation_stack.h"
 #include "models/format.h"
 #include "models/run_document.h"
+#include "models/snapshot_document.h"
 #include "results/memory_report.h"
 #include "views/allocation_bands.h"
 #include "views/saved_view.h"
@@ -95,6 +96,8 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     controls->addWidget(detailLabel_, 1);
     controls->addWidget(fitButton_);
     controls->addWidget(follow_);
+    rulesButton_ = makeRulesButton();
+    controls->addWidget(rulesButton_);
     // Two lines whatever is hovered or pinned: the chart above never jumps.
     details_ = new ElidedLabel(2);
 
@@ -217,16 +220,23 @@ int64_t MemoryView::floorInUse() const {
 void MemoryView::showRun(const RunDocument* document) {
     const int id = document ? document->id : -1;
     const size_t events = document ? document->result.memory.size() : 0;
-    if (id == shownId_ && events == shownEvents_) {
+    const MemoryRunData* data = document ? document->memoryData.get() : nullptr;
+    if (id == shownId_ && events == shownEvents_ && data == shownData_) {
         return;
     }
     shownId_ = id;
     shownEvents_ = events;
+    shownData_ = data;
     plot_->clearGraphs();
     plot_->clearItems();
     peakLabel_ = nullptr;
     peakArrow_ = nullptr;
     smallerBottom_ = smallerTop_ = nullptr;
+    reserved_ = nullptr;
+    reservedUs_.clear();
+    reservedBytes_.clear();
+    reservedAtPeak_.reset();
+    rulesButton_->setVisible(document && document->snapshot);
     bands_->clearBands();
     highlight_->clearBands();
     selection_->clearBands();
@@ -269,6 +279,7 @@ void MemoryView::showRun(const RunDocument* document) {
             ? tr("peak %1").arg(bytesText(summary.peakBytes))
             : tr("peak %1 (%2)").arg(bytesText(summary.peakBytes), phaseName(summary.peakPhase));
     drawCategories();
+    drawReserved(*document);
 
     // Phase bands along the time axis.
     for (const auto& range : trace.phases) {
@@ -331,12 +342,12 @@ void MemoryView::showRun(const RunDocument* document) {
     caption_->setText(
         tr("%1 events (%2 allocations) on %3; peak %4 at %5 ms%6. Wheel zooms and "
            "drag pans along time; hover shows an allocation; the table lists allocation sites "
-           "alive in view (click one to see it on the chart).")
+           "alive in view (click one to see it on the chart).%7")
             .arg(qulonglong(trace.size()))
             .arg(qulonglong(index_->size()))
             .arg(QString::fromStdString(trace.device), bytesText(summary.peakBytes))
             .arg(summary.peakTimeUs / 1e3, 0, 'f', 3)
-            .arg(peakWhere));
+            .arg(peakWhere, reservedCaption(*document)));
     clamping_ = true;
     plot_->xAxis->setRange(index_->startUs() / 1e3, index_->endUs() / 1e3);
     clamping_ = false;
@@ -689,6 +700,109 @@ int MemoryView::plottedPoints() const {
     return plot_->graphCount() ? plot_->graph(0)->dataCount() : 0;
 }
 
+// ---- reserved memory ---------------------------------------------------------
+
+QToolButton* MemoryView::makeRulesButton() {
+    auto* button = new QToolButton;
+    button->setText(tr("Category rules…"));
+    button->setToolTip(
+        tr("Your own categories for PyTorch memory snapshots: a regex on a frame's function "
+           "name or file names the category, before StepScope's own rules."));
+    button->setVisible(false);  // only a snapshot's categories come from rules
+    connect(button, &QToolButton::clicked, this, &MemoryView::categoryRulesRequested);
+    return button;
+}
+
+void MemoryView::drawReserved(const RunDocument& document) {
+    const MemoryTrace& trace = *trace_;
+    if (document.snapshot) {
+        reservedUs_ = document.snapshot->reserved.timeUs;
+        reservedBytes_ = document.snapshot->reserved.bytes;
+    } else if (std::any_of(trace.reserved.begin(), trace.reserved.end(),
+                           [](int64_t bytes) { return bytes > 0; })) {
+        // A CUDA run: the allocator's total after each event, kept where it changes.
+        for (size_t i = 0; i < trace.size() && i < trace.reserved.size(); ++i) {
+            if (reservedBytes_.empty() || trace.reserved[i] != reservedBytes_.back()) {
+                reservedUs_.push_back(trace.timeUs[i]);
+                reservedBytes_.push_back(trace.reserved[i]);
+            }
+        }
+    }
+    if (reservedUs_.empty()) {
+        return;
+    }
+    // Reserved just after the event that first reaches the allocated peak.
+    int64_t total = 0;
+    for (size_t i = 0; i < trace.size() && i < trace.reserved.size(); ++i) {
+        total += trace.bytes[i];
+        if (total == data_->summary.peakBytes) {
+            reservedAtPeak_ = trace.reserved[i];
+            break;
+        }
+    }
+    QVector<double> keys;
+    QVector<double> values;
+    for (size_t i = 0; i < reservedUs_.size(); ++i) {
+        keys << reservedUs_[i] / 1e3;
+        values << double(reservedBytes_[i]) / kMiB;
+    }
+    keys << std::max(index_->endUs(), reservedUs_.back()) / 1e3;  // on to the right edge
+    values << values.back();
+    reserved_ = plot_->addGraph();
+    reserved_->setName(tr("reserved (segments)"));
+    reserved_->setLayer("highlights");
+    reserved_->setLineStyle(QCPGraph::lsStepLeft);
+    reserved_->setPen(QPen(QColor(120, 20, 20), 1.6, Qt::DashLine));
+    reserved_->setData(keys, values, /*alreadySorted=*/true);
+}
+
+std::optional<int64_t> MemoryView::reservedAt(double timeUs) const {
+    const auto after = std::upper_bound(reservedUs_.begin(), reservedUs_.end(), timeUs);
+    if (after == reservedUs_.begin()) {
+        return std::nullopt;
+    }
+    return reservedBytes_[size_t(after - reservedUs_.begin()) - 1];
+}
+
+int64_t MemoryView::reservedMaxBetween(double fromUs, double toUs) const {
+    int64_t highest = reservedAt(fromUs).value_or(0);
+    for (size_t i = 0; i < reservedUs_.size(); ++i) {
+        if (reservedUs_[i] > fromUs && reservedUs_[i] <= toUs) {
+            highest = std::max(highest, reservedBytes_[i]);
+        }
+    }
+    return highest;
+}
+
+QString MemoryView::reservedCaption(const RunDocument& document) const {
+    if (reservedUs_.empty()) {
+        return document.snapshot
+                   ? tr(" Reserved memory: not shown, for this snapshot's trace has no segment "
+                        "events (segment_alloc, segment_free) to follow it by.")
+                   : QString();
+    }
+    const int64_t peak = data_->summary.peakBytes;
+    const int64_t highest = *std::max_element(reservedBytes_.begin(), reservedBytes_.end());
+    QString text =
+        tr(" Reserved (dashed, the allocator's segments): peak %1.").arg(bytesText(highest));
+    if (reservedAtPeak_) {
+        const int64_t gap = *reservedAtPeak_ - peak;
+        text += tr(" At the allocated peak, %1 reserved: ").arg(bytesText(*reservedAtPeak_));
+        // Less reserved than allocated: the trace's segment events miss some
+        // segments (a cut trace, a hand-made file); no fragmentation to state.
+        text += gap >= 0
+                    ? tr("%1 more than allocated (fragmentation, %2% of reserved).")
+                          .arg(bytesText(gap))
+                          .arg(*reservedAtPeak_ > 0 ? 100.0 * double(gap) / double(*reservedAtPeak_)
+                                                    : 0.0,
+                               0, 'f', 1)
+                    : tr("%1 less than allocated, so the trace's segment events miss "
+                         "some of its segments.")
+                          .arg(bytesText(-gap));
+    }
+    return text;
+}
+
 // ---- time range -------------------------------------------------------------
 
 void MemoryView::keepRangeInRun(const QCPRange& range, const QCPRange& old) {
@@ -735,8 +849,10 @@ void MemoryView::fitValueAxis() {
         return;
     }
     const QCPRange x = plot_->xAxis->range();
+    // The reserved line too, which is above what is allocated.
     const double peak =
-        double(std::max<int64_t>(index_->maxTotal(x.lower * 1e3, x.upper * 1e3), 1));
+        double(std::max<int64_t>({index_->maxTotal(x.lower * 1e3, x.upper * 1e3),
+                                  reservedMaxBetween(x.lower * 1e3, x.upper * 1e3), int64_t(1)}));
     // Room above the peak for its label and arrow: 15% or kPeakRoom pixels.
     const double height = plot_->axisRect()->height();
     // At most a quarter: a chart still being laid out (a few pixels tall)

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,20 @@ public:
     const MemoryIndex* index() const { return index_; }
     int plottedPoints() const;  // per category series
 
+    // Reserved memory (the allocator's segments) beside what is allocated: a
+    // step line where the recording has it (a snapshot's segment events, a
+    // CUDA run's allocator totals), else none and the caption says so.
+    const QCPGraph* reservedGraph() const { return reserved_; }
+    std::optional<int64_t> reservedAt(double timeUs) const;  // the line's value then
+    // Reserved just after the allocated peak's event; less the peak, the
+    // fragmentation the caption states. nullopt without reserved memory.
+    std::optional<int64_t> reservedAtPeak() const { return reservedAtPeak_; }
+    QToolButton* categoryRulesButton() const { return rulesButton_; }
+
+Q_SIGNALS:
+    // The user asks to edit the category rules of PyTorch memory snapshots.
+    void categoryRulesRequested();
+
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
@@ -142,9 +157,14 @@ private:
     StackOrder order() const;
     int64_t floorInUse() const;
     int64_t largestAllocation() const;
+    QToolButton* makeRulesButton();
+    void drawReserved(const RunDocument& document);
+    QString reservedCaption(const RunDocument& document) const;
+    int64_t reservedMaxBetween(double fromUs, double toUs) const;
 
     int shownId_ = -2;
     size_t shownEvents_ = 0;
+    const MemoryRunData* shownData_ = nullptr;  // a snapshot categorised again has new data
     const MemoryTrace* trace_ = nullptr;
     static constexpr size_t kCheckpoint = 4096;
     // What is drawn of the run shown: its document's, prepared where it was
@@ -192,6 +212,11 @@ private:
     SavedView* saved_;
     QTabWidget* lower_;
     QTimer* narrow_;
+    QToolButton* rulesButton_;
+    QCPGraph* reserved_ = nullptr;
+    std::vector<double> reservedUs_;  // the reserved line's steps
+    std::vector<int64_t> reservedBytes_;
+    std::optional<int64_t> reservedAtPeak_;
 };
 
 }  // namespace stepscope::ui

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+
+#include <vector>
+
+#include "interop/snapshot_stacks.h"
+#include "widgets/category_rules_dialog.h"
+
+class QWidget;
+
+namespace stepscope::ui {
+
+class FileOpener;
+class RunList;
+
+// The user's own category rules for PyTorch memory snapshots: read from the
+// settings at start and handed to the file opener (each snapshot opened is
+// categorised by them first); edited in CategoryRulesDialog (Settings →
+// Memory category rules…, or the Memory tab's button); on Save written back
+// to the settings and applied again to every snapshot open, whose memory
+// views are then redrawn (applied()).
+class CategoryRulesControl final : public QObject {
+    Q_OBJECT
+
+public:
+    CategoryRulesControl(RunList* runs, FileOpener* opener, QWidget* window);
+
+    const std::vector<CategoryRule>& rules() const { return rules_; }
+    // Opens the dialog (window-modal; one at a time) and returns it.
+    CategoryRulesDialog* edit();
+    CategoryRulesDialog* dialog() const { return dialog_; }
+    // Keeps `rules` in the settings and applies them to the open snapshots;
+    // the number of snapshots categorised again.
+    int apply(const std::vector<CategoryRule>& rules);
+
+Q_SIGNALS:
+    void applied();
+
+private:
+    RunList* runs_;
+    FileOpener* opener_;
+    QWidget* window_;
+    QPointer<CategoryRulesDialog> dialog_;
+    std::vector<CategoryRule> rules_;
+};
+
+}  // namespace stepscope::ui
