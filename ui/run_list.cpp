@@ -180,6 +180,28 @@ bool RunList::save(int id, const QString& path) {
     return true;
 }
 
+void RunList::replace(int id, RunDocument document) {
+    RunDocument* old = byId(id);
+    if (!old) {
+        return;
+    }
+    document.id = id;
+    *old = std::move(document);
+    if (MemoryRunData* memory = old->memoryData.get()) {
+        memory->follow(old->result);  // the run moved in here
+    }
+    refresh();
+    const RunDocument* shown = current();
+    if (shown && shown->id == id) {
+        Q_EMIT currentChanged();
+    }
+    const QList<const RunDocument*> ticked = compared();
+    if (std::any_of(ticked.begin(), ticked.end(),
+                    [id](const RunDocument* d) { return d->id == id; })) {
+        Q_EMIT comparedChanged();
+    }
+}
+
 void RunList::select(int id) {
     for (int row = 0; row < list_->count(); ++row) {
         if (list_->item(row)->data(kIdRole).toInt() == id) {

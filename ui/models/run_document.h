@@ -16,6 +16,7 @@
 namespace stepscope::ui {
 
 struct MemoryRunData;
+struct SnapshotRecording;
 
 // A run as the desktop app holds it: the result, where it lives on disk (if
 // anywhere) and a title for lists and legends.
@@ -37,6 +38,9 @@ struct RunDocument {
     // traces), shared by the ranks' documents, and which rank this one is.
     std::shared_ptr<const std::vector<RankAnalysis>> traceRanks;
     int64_t traceRank = -1;
+    // A PyTorch memory snapshot: the file's stacks, its other devices and its
+    // record_function ranges (models/snapshot_recording.h); null otherwise.
+    std::shared_ptr<const SnapshotRecording> snapshot;
 
     // Recorded by PyTorch, not run by StepScope (a snapshot or a trace): its
     // config is a default with no model, so it has no configuration to show,
