@@ -157,9 +157,8 @@ Opened readFolder(const QString& path) {
 // write a run file instead of writing over the snapshot.
 Opened readSnapshot(const QString& path) {
     try {
-        auto snapshot =
-            std::make_shared<const MemorySnapshot>(readMemorySnapshot(path.toStdString()));
-        const int device = busiestDevice(*snapshot);
+        MemorySnapshot snapshot = readMemorySnapshot(path.toStdString());
+        const int device = busiestDevice(snapshot);
         Opened opened;
         opened.kind = Opened::Kind::Run;
         opened.path = path;

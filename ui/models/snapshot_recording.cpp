@@ -41,10 +41,28 @@ QString SnapshotRecording::bandName(const TimelineBand& band) const {
     return snapshot ? QString::fromStdString(std::string(snapshot->string(band.name))) : QString();
 }
 
-std::shared_ptr<RunDocument> snapshotDocument(std::shared_ptr<const MemorySnapshot> snapshot,
-                                              const QString& path, int device) {
-    const SnapshotTimeline timeline = buildTimeline(*snapshot, device);
+namespace {
+
+// The device's trace and recording, without what the memory views prepare.
+// The timeline goes before that is prepared: with the snapshot and the
+// prepared data it would raise a million events' peak by some 50 MB.
+std::shared_ptr<RunDocument> traceDocument(std::shared_ptr<const MemorySnapshot> snapshot,
+                                           const QString& path, int device) {
     auto recording = std::make_shared<SnapshotRecording>();
+    auto document = std::make_shared<RunDocument>();
+    {
+        const SnapshotTimeline timeline = buildTimeline(*snapshot, device);
+        recording->blockStacks.reserve(timeline.blocks.size());
+        for (const TimelineBlock& block : timeline.blocks) {
+            recording->blockStacks.push_back(block.stack);
+        }
+        recording->bands = timeline.bands;
+        for (TimelineBand& band : recording->bands) {
+            band.startUs -= timeline.firstTimeUs;
+            band.endUs -= timeline.firstTimeUs;
+        }
+        document->result.memory = memoryTraceOfSnapshot(timeline);
+    }
     recording->device = device;
     for (const int held : snapshotDevices(*snapshot)) {
         const size_t events = size_t(held) < snapshot->deviceTraces.size()
@@ -52,26 +70,39 @@ std::shared_ptr<RunDocument> snapshotDocument(std::shared_ptr<const MemorySnapsh
                                   : 0;
         recording->devices.emplace_back(held, events);
     }
-    recording->blockStacks.reserve(timeline.blocks.size());
-    for (const TimelineBlock& block : timeline.blocks) {
-        recording->blockStacks.push_back(block.stack);
-    }
-    recording->bands = timeline.bands;
-    for (TimelineBand& band : recording->bands) {
-        band.startUs -= timeline.firstTimeUs;
-        band.endUs -= timeline.firstTimeUs;
-    }
     recording->snapshot = std::move(snapshot);
-
-    auto document = std::make_shared<RunDocument>();
     document->path = path;
-    document->result.memory = memoryTraceOfSnapshot(timeline);
     document->ownTitle =
         QCoreApplication::translate("SnapshotRecording", "%1 · PyTorch memory snapshot · device %2")
             .arg(QFileInfo(path).fileName())
             .arg(device);
-    document->memoryData = prepareMemoryRunData(document->result);
     document->snapshot = std::move(recording);
+    return document;
+}
+
+}  // namespace
+
+std::shared_ptr<RunDocument> snapshotDocument(std::shared_ptr<const MemorySnapshot> snapshot,
+                                              const QString& path, int device) {
+    std::shared_ptr<RunDocument> document = traceDocument(std::move(snapshot), path, device);
+    document->memoryData = prepareMemoryRunData(document->result);
+    return document;
+}
+
+std::shared_ptr<RunDocument> snapshotDocument(MemorySnapshot snapshot, const QString& path,
+                                              int device) {
+    const bool onlyDevice = snapshotDevices(snapshot).size() <= 1;
+    auto shared = std::make_shared<MemorySnapshot>(std::move(snapshot));
+    std::shared_ptr<RunDocument> document = traceDocument(shared, path, device);
+    if (onlyDevice) {
+        // No other device to build: only the strings, frames and stacks are
+        // still read. Nothing else holds the snapshot yet (this thread made it).
+        shared->deviceTraces = {};
+        shared->segments = {};
+        shared->blocks = {};
+        shared->annotations = {};
+    }
+    document->memoryData = prepareMemoryRunData(document->result);
     return document;
 }
 

@@ -49,5 +49,10 @@ struct SnapshotRecording {
 // device, and the recording. Throws what buildTimeline throws.
 std::shared_ptr<RunDocument> snapshotDocument(std::shared_ptr<const MemorySnapshot> snapshot,
                                               const QString& path, int device);
+// The same from a snapshot just read: when it holds one device only, its
+// events and segments are let go once the timeline is built (a million
+// events are some 40 MB), keeping what the stacks need.
+std::shared_ptr<RunDocument> snapshotDocument(MemorySnapshot snapshot, const QString& path,
+                                              int device);
 
 }  // namespace stepscope::ui

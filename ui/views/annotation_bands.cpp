@@ -31,6 +31,14 @@ double AnnotationBands::rowHeight() const {
     return QFontMetricsF(mParentPlot ? mParentPlot->font() : QFont()).height() + 2;
 }
 
+double AnnotationBands::stripsHeight() const {
+    int rows = 0;
+    for (const Range& range : ranges_) {
+        rows = std::max(rows, std::min(range.depth + 1, kRows));
+    }
+    return rows * rowHeight();
+}
+
 QList<AnnotationBands::Strip> AnnotationBands::strips() const {
     QList<Strip> out;
     const QCPAxis* key = keyAxis();

@@ -38,6 +38,9 @@ public:
 
     void setRanges(std::vector<Range> ranges);  // by start
     const std::vector<Range>& ranges() const { return ranges_; }
+    // Pixels the strips take at the chart's top (0 without ranges): the
+    // chart keeps that much more room above its peak.
+    double stripsHeight() const;
     // The strips as the chart now draws them, left to right, row by row.
     QList<Strip> strips() const;
 

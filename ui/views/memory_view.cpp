@@ -763,7 +763,10 @@ void MemoryView::fitValueAxis() {
     const double height = plot_->axisRect()->height();
     // At most a quarter: a chart still being laid out (a few pixels tall)
     // would otherwise scale the axis to twice the peak.
-    const double room = height > 0 ? std::clamp(kPeakRoom / height, 0.13, 0.25) : 0.13;
+    // A snapshot's record_function strips along the top take their rows more.
+    const double strips = annotations_->stripsHeight();
+    const double room =
+        height > 0 ? std::clamp((kPeakRoom + strips) / height, 0.13, 0.25 + strips / height) : 0.13;
     plot_->yAxis->setRange(0, peak / kMiB / (1 - room));
 }
 
@@ -798,7 +801,8 @@ void MemoryView::placePeakMarker() {
     const double px = plot_->xAxis->coordToPixel(t);
     const double py = plot_->yAxis->coordToPixel(v);
     const QRect area = plot_->axisRect()->rect();
-    peakLabel_->position->setPixelPosition(QPointF(px, std::max(area.top() + 20.0, py - 22)));
+    peakLabel_->position->setPixelPosition(
+        QPointF(px, std::max(area.top() + 20.0 + annotations_->stripsHeight(), py - 22)));
     peakArrow_->start->setParentAnchor(from);
 }
 
@@ -949,10 +953,13 @@ void MemoryView::updateHighlights() {
         strip->setProperty("selectionStrip", true);
         strip->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
         strip->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        // Along the top edge, in the room above the peak: the bottom edge
-        // holds the parameters' band, there from start to end.
-        strip->topLeft->setCoords(index_->allocations()[a].startUs / 1e3, 0.0);
-        strip->bottomRight->setCoords(index_->endOf(a) / 1e3, 0.015);
+        // Along the top edge, in the room above the peak (under a snapshot's
+        // record_function strips): the bottom edge holds the parameters'
+        // band, there from start to end.
+        const double below =
+            annotations_->stripsHeight() / std::max(1, plot_->axisRect()->height());
+        strip->topLeft->setCoords(index_->allocations()[a].startUs / 1e3, below);
+        strip->bottomRight->setCoords(index_->endOf(a) / 1e3, below + 0.015);
         strip->setPen(Qt::NoPen);
         strip->setBrush(kSelectionColour);
     }
