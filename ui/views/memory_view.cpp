@@ -1171,7 +1171,7 @@ QString MemoryView::describeSnapshot(const MemoryAllocation& a) const {
     const size_t all = snapshot_->frameCount(stack);
     const size_t shown = snapshot_->shownFrameCount(stack);
     if (all == 0) {
-        return text + tr("\nstack: none recorded (made before recording began)");
+        return text + tr("\nstack: none recorded");
     }
     text += shown < all ? tr("\nstack, innermost first (%1 of %2 frames; PyTorch's internal "
                              "ones left out, click for all):")
