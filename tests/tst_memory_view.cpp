@@ -23,6 +23,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QToolButton>
+#include <QToolTip>
 #include <random>
 
 #include "category_rules_control.h"
@@ -33,6 +34,7 @@
 #include "models/format.h"
 #include "models/memory_index.h"
 #include "models/run_document.h"
+#include "models/snapshot_recording.h"
 #include "pages/config_panel.h"
 #include "results/run_file.h"
 #include "results/saved_for_backward.h"
@@ -42,6 +44,7 @@
 #include "views/memory_compare_view.h"
 #include "views/memory_view.h"
 #include "views/saved_view.h"
+#include "views/snapshot_stack_panel.h"
 #include "widgets/category_rules_dialog.h"
 
 using namespace stepscope;
@@ -51,6 +54,30 @@ using stepscope::test::cliRun;
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
+
+// What torch's own memory_viz prints for one of make_memory_snapshots.py's
+// stacks (FORWARD, ...): its filtered frames (_frames_fmt), or every frame
+// (_frame_fmt each), with full file names, innermost first. The reference
+// the app's stacks are held to; an error message starts with "ERROR".
+QString memvizStack(const QString& stackName, bool allFrames) {
+    const QString script = QString(
+                               "import sys\n"
+                               "sys.path.insert(0, %1)\n"
+                               "import make_memory_snapshots as fixtures\n"
+                               "from torch.cuda._memory_viz import _frame_fmt, _frames_fmt\n"
+                               "frames = getattr(fixtures, %2)\n"
+                               "lines = [_frame_fmt(f, True) for f in frames] if %3 else "
+                               "_frames_fmt(frames, True)\n"
+                               "sys.stdout.write('\\n'.join(lines))\n")
+                               .arg("'" + QStringLiteral(STEPSCOPE_SOURCE_DIR "/tests/data") + "'",
+                                    "'" + stackName + "'", allFrames ? "True" : "False");
+    QProcess python;
+    python.start(QStringLiteral(STEPSCOPE_PYTHON), {"-c", script});
+    if (!python.waitForFinished(120000) || python.exitCode() != 0) {
+        return "ERROR " + QString::fromUtf8(python.readAllStandardError());
+    }
+    return QString::fromUtf8(python.readAllStandardOutput());
+}
 
 // Paths (module paths, ops, autograd nodes share one table).
 enum Path { kAttn, kHead, kMm, kEmpty, kMmBackward };
@@ -757,6 +784,12 @@ private Q_SLOTS:
         QCOMPARE(sites->index(row, 6).data(Qt::UserRole).toLongLong(), 2LL);
         view->selectSite(row);
         QCOMPARE(view->highlighted().size(), size_t(2));
+        // Save never writes over the snapshot: the document has no path of
+        // its own (Save asks for one); the same file opened again is the
+        // entry already open, not a second one.
+        QVERIFY(window.documents().back().path.isEmpty());
+        QVERIFY(window.openRunFile(path));
+        QCOMPARE(int(window.documents().size()), 1);
 
         const QString hostile = dir_.filePath("hostile.pickle");
         QFile pickle(hostile);
@@ -860,6 +893,148 @@ private Q_SLOTS:
         QCOMPARE(table->item(1, MemoryCompareView::Delta)->data(Qt::UserRole).toLongLong(),
                  -1'000'000LL);
         QCOMPARE(table->item(2, MemoryCompareView::Delta)->data(Qt::UserRole).toLongLong(), 0LL);
+    }
+
+    // A snapshot's allocations carry their stacks: hover shows the stack as
+    // memory_viz prints it (PyTorch's internal frames left out), a click the
+    // whole of it one tick away; record_function ranges are strips along the
+    // top at their times; a snapshot with two devices opens on the busier and
+    // the device box shows the other one's timeline. The fixture is
+    // make_memory_snapshots.py's hand-written basic snapshot, pickled by
+    // Python; the stacks are held to torch's own memory_viz functions.
+    void aSnapshotsStacksRangesAndDevices() {
+        QProcess made;
+        made.start(QStringLiteral(STEPSCOPE_PYTHON),
+                   {QStringLiteral(STEPSCOPE_SOURCE_DIR "/tests/data/make_memory_snapshots.py"),
+                    dir_.path()});
+        QVERIFY(made.waitForFinished(120000));
+        QVERIFY2(made.exitCode() == 0, made.readAllStandardError().constData());
+        const QString filtered = memvizStack("FORWARD", false);
+        const QString all = memvizStack("FORWARD", true);
+        QVERIFY2(!filtered.startsWith("ERROR"), qPrintable(filtered));
+        QVERIFY2(!all.startsWith("ERROR"), qPrintable(all));
+        // memory_viz leaves out the interpreter's frame: 4 of FORWARD's 5.
+        QCOMPARE(filtered.split('\n').size(), 4);
+        QVERIFY(!filtered.contains("_PyEval_EvalFrameDefault"));
+        QVERIFY(all.contains("Python/ceval.c:0:_PyEval_EvalFrameDefault"));
+
+        MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(window.openRunFile(dir_.filePath("basic_p5.pickle")));
+        QCOMPARE(window.documents().size(), size_t(1));
+        MemoryView* view = window.memoryView();
+        QCustomPlot* plot = view->plot();
+        // Device 0 has 12 events, device 1 three: it opens on device 0, whose
+        // peak (counted by hand in make_memory_snapshots.py's basic_snapshot):
+        // 1,000,000 + 700,000 alive before the trace, + 3,000,000 at 1010 µs,
+        // + 524,288 at 1020 µs = 5,224,288 bytes, 20 µs after its first event.
+        QVERIFY2(view->caption().contains(QString("peak %1 at 0.020 ms").arg(bytesText(5'224'288))),
+                 qPrintable(view->caption()));
+        QVERIFY(view->deviceBox()->isVisible());
+        QCOMPARE(view->deviceBox()->count(), 2);
+        QCOMPARE(view->deviceBox()->currentText(), QString("device 0 (12 events)"));
+        QCOMPARE(view->deviceBox()->itemText(1), QString("device 1 (3 events)"));
+
+        // Hover over the 3,000,000-byte block made with FORWARD's stack (alive
+        // 10 µs to 31 µs after the first event): the mouse over its band.
+        const MemoryAllocation* forward = nullptr;
+        for (const MemoryAllocation& a : view->index()->allocations()) {
+            if (a.bytes == 3'000'000) {
+                forward = &a;
+            }
+        }
+        QVERIFY(forward);
+        int64_t bottom = 0;
+        int64_t top = 0;
+        QVERIFY(view->bandExtent(*forward, 20, &bottom, &top));
+        const QPoint over(int(plot->xAxis->coordToPixel(0.020)),
+                          int(plot->yAxis->coordToPixel(double(bottom + top) / 2 / kMiB)));
+        QMouseEvent move(QEvent::MouseMove, over, plot->mapToGlobal(over), Qt::NoButton,
+                         Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(plot, &move);
+        QCOMPARE(view->hovered(), forward);
+        // What the tooltip says.
+        const QString hover = QToolTip::text();
+        QCOMPARE(hover, view->describe(*forward));
+        QVERIFY2(hover.contains("made at 0.010 ms, freed at 0.031 ms, alive 0.021 ms"),
+                 qPrintable(hover));
+        QVERIFY2(hover.contains("activations"), qPrintable(hover));
+        QVERIFY2(hover.contains("site model.py:20 forward"), qPrintable(hover));
+        QVERIFY2(hover.contains("4 of 5 frames"), qPrintable(hover));
+        for (const QString& line : filtered.split('\n')) {
+            QVERIFY2(hover.contains("\n  " + line), qPrintable(line));
+        }
+        QVERIFY2(!hover.contains("_PyEval_EvalFrameDefault"), qPrintable(hover));
+        QVERIFY2(!hover.contains("ceval.c"), qPrintable(hover));
+
+        // A click keeps it: the Stack tab shows the filtered stack, and the
+        // toggle every frame.
+        for (const QEvent::Type type : {QEvent::MouseButtonPress, QEvent::MouseButtonRelease}) {
+            QMouseEvent click(type, over, plot->mapToGlobal(over), Qt::LeftButton, Qt::LeftButton,
+                              Qt::NoModifier);
+            QApplication::sendEvent(plot, &click);
+        }
+        QCOMPARE(view->pinned(), forward);
+        SnapshotStackPanel* stack = view->stackPanel();
+        QCOMPARE(view->lowerTabs()->currentWidget(), static_cast<QWidget*>(stack));
+        QCOMPARE(stack->text(), filtered);
+        QCOMPARE(stack->allFramesBox()->text(), QString("Show all 5 frames"));
+        QVERIFY(stack->allFramesBox()->isEnabled());
+        QTest::mouseClick(stack->allFramesBox(), Qt::LeftButton);
+        QVERIFY(stack->allFrames());
+        QCOMPARE(stack->text(), all);
+        stack->setAllFrames(false);
+        QCOMPARE(stack->text(), filtered);
+
+        // record_function ranges of device 0: "fwd" 1005–1035 µs; "opt" opened
+        // at 1045 µs with no END runs to the last event (1100 µs); a stray END
+        // draws nothing. Times from the first event (1000 µs).
+        const QList<QPair<QString, QRectF>> strips = view->annotationStrips();
+        QCOMPARE(strips.size(), 2);
+        QCOMPARE(strips[0].first, QString("fwd"));
+        QCOMPARE(strips[1].first, QString("opt"));
+        QCOMPARE(strips[0].second.left(), plot->xAxis->coordToPixel(0.005));
+        QCOMPARE(strips[0].second.right(), plot->xAxis->coordToPixel(0.035));
+        QCOMPARE(strips[1].second.left(), plot->xAxis->coordToPixel(0.045));
+        // The chart ends with the last allocation event (1090 µs): "opt" runs on past it.
+        QVERIFY(plot->xAxis->coordToPixel(0.100) > QRectF(plot->axisRect()->rect()).right());
+        QCOMPARE(strips[1].second.right(), QRectF(plot->axisRect()->rect()).right());
+        QCOMPARE(strips[0].second.top(), double(plot->axisRect()->top()));
+        // Drawn: the strip's middle is not the chart's white.
+        const QImage image = plot->grab().toImage();
+        const QPoint middle = strips[0].second.center().toPoint();
+        QVERIFY(image.pixelColor(middle) != QColor(Qt::white));
+
+        // Device 1: a 2,000,000-byte block (its requested size) alive before
+        // the trace, + 1,000 at 10 µs, + 3,000 at 11 µs = 2,004,000 bytes, 1 µs
+        // after its first event. Picked in the box, built off the UI thread,
+        // shown in place of device 0 (the same entry of the run list).
+        view->deviceBox()->setFocus();
+        QTest::keyClick(view->deviceBox(), Qt::Key_Down);
+        QTRY_VERIFY2(
+            view->caption().contains(QString("peak %1 at 0.001 ms").arg(bytesText(2'004'000))),
+            qPrintable(view->caption()));
+        QCOMPARE(window.documents().size(), size_t(1));
+        QVERIFY(window.documents().back().title.contains("device 1"));
+        QCOMPARE(view->deviceBox()->currentText(), QString("device 1 (3 events)"));
+        // Its one range ("other", 5–6 µs) ended before its trace began.
+        QVERIFY(view->annotationStrips().isEmpty());
+        QVERIFY(!view->pinned());
+        const MemoryAllocation* small = nullptr;
+        for (const MemoryAllocation& a : view->index()->allocations()) {
+            if (a.bytes == 1'000) {
+                small = &a;
+            }
+        }
+        QVERIFY(small);
+        QVERIFY2(view->describe(*small).contains(filtered.section('\n', 0, 0)),
+                 qPrintable(view->describe(*small)));
+        // And back: device 0's peak again.
+        QTest::keyClick(view->deviceBox(), Qt::Key_Up);
+        QTRY_VERIFY2(view->caption().contains(QString("peak %1").arg(bytesText(5'224'288))),
+                     qPrintable(view->caption()));
     }
 
     void followingTheTimelineCanBeSwitchedOff() {

@@ -6,7 +6,7 @@
 
 #include "file_opener.h"
 #include "models/category_rules.h"
-#include "models/snapshot_document.h"
+#include "models/snapshot_recording.h"
 #include "run_list.h"
 #include "widgets/category_rules_dialog.h"
 
@@ -50,9 +50,9 @@ int CategoryRulesControl::apply(const std::vector<CategoryRule>& rules) {
     // the index's work, not a read (a second or so for a million events).
     QGuiApplication::setOverrideCursor(Qt::WaitCursor);
     for (const int id : snapshots) {
-        RunDocument* document = runs_->byId(id);
-        const std::shared_ptr<const SnapshotOrigin> origin = document->snapshot;
-        categorizeSnapshot(*document, origin->snapshot, origin->device, rules_);
+        const std::shared_ptr<const SnapshotRecording> recording = runs_->byId(id)->snapshot;
+        runs_->replace(id, std::move(*snapshotDocument(recording->snapshot, recording->path,
+                                                       recording->device, rules_)));
     }
     QGuiApplication::restoreOverrideCursor();
     Q_EMIT applied();

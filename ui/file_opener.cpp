@@ -14,13 +14,12 @@
 #include "file_kind.h"
 #include "interop/kineto_trace.h"
 #include "interop/memory_snapshot.h"
-#include "interop/snapshot_as_run.h"
 #include "interop/snapshot_timeline.h"
 #include "interop/trace_analysis.h"
 #include "interop/trace_run.h"
 #include "models/dtype_flow_file.h"
 #include "models/memory_run_data.h"
-#include "models/snapshot_document.h"
+#include "models/snapshot_recording.h"
 #include "results/attention_file.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
@@ -164,12 +163,8 @@ Opened readSnapshot(const QString& path, const std::vector<CategoryRule>& rules)
         Opened opened;
         opened.kind = Opened::Kind::Run;
         opened.path = path;
-        opened.run = std::make_shared<RunDocument>();
         // The user's category rules first (Settings → Memory category rules).
-        categorizeSnapshot(*opened.run, std::move(snapshot), device, rules);
-        opened.run->ownTitle = FileOpener::tr("%1 · PyTorch memory snapshot · device %2")
-                                   .arg(QFileInfo(path).fileName())
-                                   .arg(device);
+        opened.run = snapshotDocument(std::move(snapshot), path, device, rules);
         return opened;
     } catch (const SnapshotError& error) {
         return failed(FileOpener::tr("Cannot open memory snapshot"),
@@ -251,7 +246,7 @@ Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules)
 
 }  // namespace
 
-FileOpener::FileOpener(QObject* parent) : QObject(parent), jobs_(this) {}
+FileOpener::FileOpener(QObject* parent) : QObject(parent), jobs_(this), deviceJobs_(this, 1) {}
 
 // The tracker waits for a read under way; its result is dropped with this.
 FileOpener::~FileOpener() = default;
@@ -279,8 +274,34 @@ int FileOpener::open(const QStringList& paths) {
     return job;
 }
 
+int FileOpener::openSnapshotDevice(int documentId, const RunDocument& document, int device) {
+    const std::shared_ptr<const SnapshotRecording> recording = document.snapshot;
+    const QString path = recording->path;
+    return deviceJobs_.start(
+        [recording, path, device, rules = rules_](const std::function<bool()>&) {
+            Opened opened;
+            try {
+                opened.kind = Opened::Kind::Run;
+                opened.run = snapshotDocument(recording->snapshot, path, device, rules);
+            } catch (const std::exception& error) {
+                opened = failed(tr("Cannot show device %1").arg(device),
+                                QString("'%1': %2").arg(path, QString::fromUtf8(error.what())));
+            }
+            return opened;
+        },
+        [this, documentId](int, Opened opened) {
+            if (opened.kind == Opened::Kind::Run) {
+                Q_EMIT snapshotDeviceOpened(documentId, opened.run);
+            } else {
+                Q_EMIT openFailed(opened.errorTitle, opened.error);
+            }
+        },
+        [](int) {});
+}
+
 void FileOpener::cancel() {
     jobs_.reset();
+    deviceJobs_.reset();
 }
 
 void FileOpener::deliver(int job, std::vector<OpenedPath>& opened) {

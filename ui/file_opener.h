@@ -44,6 +44,11 @@ public:
 
     // Starts reading `paths` and returns the job's id.
     int open(const QStringList& paths);
+    // Another device of a snapshot `document` holds (document->snapshot set):
+    // its timeline built off the UI thread, delivered by
+    // snapshotDeviceOpened(). A newer request supersedes one under way; file
+    // opens go on beside it.
+    int openSnapshotDevice(int documentId, const RunDocument& document, int device);
     // Drops the results of every open under way (the window is closing).
     void cancel();
     int latestJob() const { return jobs_.latestJob(); }
@@ -67,6 +72,9 @@ Q_SIGNALS:
     void sweepFolderOpened(std::shared_ptr<stepscope::ui::SweepFolderRead> folder);
     void attentionArrayOpened(const stepscope::ui::AttentionArrayRead& array);
     void openFailed(const QString& title, const QString& message);
+    // Document `documentId`'s snapshot on the device asked for: a document
+    // to take its place (the receiver may move from it).
+    void snapshotDeviceOpened(int documentId, std::shared_ptr<stepscope::ui::RunDocument> run);
     // After the signals of every path of `job`; `opened`: each path opened.
     void finished(int job, bool opened);
     // `job` was superseded by a newer open (or cancel()): nothing of it was
@@ -78,6 +86,7 @@ private:
 
     JobTracker jobs_;
     std::vector<CategoryRule> rules_;
+    JobTracker deviceJobs_;  // a snapshot's other device: apart, so that it supersedes no open
 };
 
 }  // namespace stepscope::ui

@@ -147,6 +147,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(runs_, &RunList::saveFailed, messages_, &Messages::showError);
     connectRuns();
     connectOpener();
+    connectSnapshotDevices();
 
     loadSettings();
     loadExamples();
@@ -534,6 +535,17 @@ bool MainWindow::openRunFile(const QString& path) {
     disconnect(finished);
     disconnect(dropped);
     return opened.value_or(false);
+}
+
+void MainWindow::connectSnapshotDevices() {
+    connect(memory_, &MemoryView::snapshotDeviceRequested, this, [this](int device) {
+        if (const RunDocument* document = currentDocument(); document && document->snapshot) {
+            opener_->openSnapshotDevice(document->id, *document, device);
+        }
+    });
+    connect(
+        opener_, &FileOpener::snapshotDeviceOpened, this,
+        [this](int id, std::shared_ptr<RunDocument> run) { runs_->replace(id, std::move(*run)); });
 }
 
 void MainWindow::connectOpener() {

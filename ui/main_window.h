@@ -146,6 +146,7 @@ private:
     void createMenus();
     void connectRuns();
     void connectOpener();
+    void connectSnapshotDevices();  // the Memory tab's device of a snapshot
     bool keepUnsavedRuns();
     void finishRunInProgress();
     void loadSettings();

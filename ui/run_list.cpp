@@ -9,6 +9,7 @@
 
 #include "models/memory_run_data.h"
 #include "models/run_label.h"
+#include "models/snapshot_recording.h"
 #include "results/run_file.h"
 #include "widgets/head_tail_delegate.h"
 
@@ -93,8 +94,11 @@ const RunDocument* RunList::openedFrom(const QString& file) const {
     const QString canonical = QFileInfo(file).canonicalFilePath();
     const auto known =
         std::find_if(documents_.begin(), documents_.end(), [&](const RunDocument& d) {
-            return !d.modified && !d.path.isEmpty() && !canonical.isEmpty() &&
-                   QFileInfo(d.path).canonicalFilePath() == canonical;
+            // A snapshot's document has no path of its own (Save must not
+            // write over it): the file it was read from.
+            const QString from = d.snapshot ? d.snapshot->path : d.path;
+            return !d.modified && !from.isEmpty() && !canonical.isEmpty() &&
+                   QFileInfo(from).canonicalFilePath() == canonical;
         });
     return known != documents_.end() ? &*known : nullptr;
 }
@@ -178,6 +182,28 @@ bool RunList::save(int id, const QString& path) {
     Q_EMIT saved(path);
     refresh();
     return true;
+}
+
+void RunList::replace(int id, RunDocument document) {
+    RunDocument* old = byId(id);
+    if (!old) {
+        return;
+    }
+    document.id = id;
+    *old = std::move(document);
+    if (MemoryRunData* memory = old->memoryData.get()) {
+        memory->follow(old->result);  // the run moved in here
+    }
+    refresh();
+    const RunDocument* shown = current();
+    if (shown && shown->id == id) {
+        Q_EMIT currentChanged();
+    }
+    const QList<const RunDocument*> ticked = compared();
+    if (std::any_of(ticked.begin(), ticked.end(),
+                    [id](const RunDocument* d) { return d->id == id; })) {
+        Q_EMIT comparedChanged();
+    }
 }
 
 void RunList::select(int id) {

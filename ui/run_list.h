@@ -43,6 +43,10 @@ public:
     // named), if any.
     const RunDocument* openedFrom(const QString& file) const;
     void select(int id);
+    // Document `id` made again (a snapshot shown on another device): it keeps
+    // its id, row and tick; currentChanged() when it is the one selected,
+    // comparedChanged() when it is ticked.
+    void replace(int id, RunDocument document);
     // Takes document `id` out of the list (a run that never started: no steps,
     // nothing to keep); no other document is selected in its place.
     void remove(int id);

@@ -16,7 +16,7 @@
 namespace stepscope::ui {
 
 struct MemoryRunData;
-struct SnapshotOrigin;
+struct SnapshotRecording;
 
 // A run as the desktop app holds it: the result, where it lives on disk (if
 // anywhere) and a title for lists and legends.
@@ -38,9 +38,9 @@ struct RunDocument {
     // traces), shared by the ranks' documents, and which rank this one is.
     std::shared_ptr<const std::vector<RankAnalysis>> traceRanks;
     int64_t traceRank = -1;
-    // A PyTorch memory snapshot opened as a run (models/snapshot_document.h):
-    // the snapshot, its device and its reserved memory; null for anything else.
-    std::shared_ptr<const SnapshotOrigin> snapshot;
+    // A PyTorch memory snapshot: the file's stacks, its other devices and its
+    // record_function ranges (models/snapshot_recording.h); null otherwise.
+    std::shared_ptr<const SnapshotRecording> snapshot;
 
     // Recorded by PyTorch, not run by StepScope (a snapshot or a trace): its
     // config is a default with no model, so it has no configuration to show,

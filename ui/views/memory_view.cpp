@@ -27,10 +27,12 @@
 #include "models/allocation_stack.h"
 #include "models/format.h"
 #include "models/run_document.h"
-#include "models/snapshot_document.h"
+#include "models/snapshot_recording.h"
 #include "results/memory_report.h"
 #include "views/allocation_bands.h"
+#include "views/annotation_bands.h"
 #include "views/saved_view.h"
+#include "views/snapshot_stack_panel.h"
 #include "widgets/elided_label.h"
 #include "widgets/plot_style.h"
 #include "widgets/read_only_table.h"
@@ -63,6 +65,9 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     caption_ = new QLabel;
     caption_->setWordWrap(true);
 
+    deviceBox_ = new QComboBox;
+    deviceBox_->setToolTip(tr("The snapshot's device to show: each has a trace of its own."));
+    deviceBox_->hide();
     modeBox_ = new QComboBox;
     modeBox_->addItem(tr("By category"));
     modeBox_->addItem(tr("Each allocation"));
@@ -88,6 +93,7 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     follow_ = new QCheckBox(tr("Follow the Timeline's zoom"));
     follow_->setChecked(true);
     auto* controls = new QHBoxLayout;
+    controls->addWidget(deviceBox_);
     controls->addWidget(modeBox_);
     controls->addWidget(colourBox_);
     // Named for what it does: further right hides more (memory_viz calls it Detail).
@@ -122,6 +128,9 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     selection_->setLayer("highlights");
     selection_->setOutline(QPen(kSelectionColour, 2));
     selection_->removeFromLegend();
+    annotations_ = new AnnotationBands(plot_->xAxis, plot_->yAxis);
+    annotations_->setLayer("background");
+    annotations_->removeFromLegend();
 
     sites_ = new QStandardItemModel(this);
     estimate_ = new QStandardItemModel(this);
@@ -141,6 +150,9 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     lower_->addTab(sitesTable_, tr("Allocation sites in view"));
     lower_->addTab(saved_, tr("Saved for backward"));
     lower_->addTab(estimateTable_, tr("Estimate against measured"));
+    stackPanel_ = new SnapshotStackPanel;
+    lower_->addTab(stackPanel_, tr("Stack"));
+    lower_->setTabVisible(lower_->indexOf(stackPanel_), false);
     auto* chart = new QWidget;
     auto* chartLayout = new QVBoxLayout(chart);
     chartLayout->setContentsMargins(0, 0, 0, 0);
@@ -202,6 +214,12 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
         }
     });
     connect(follow_, &QCheckBox::toggled, this, &MemoryView::updateFollowToolTip);
+    connect(deviceBox_, &QComboBox::activated, this, [this](int index) {
+        const int device = deviceBox_->itemData(index).toInt();
+        if (snapshot_ && device != snapshot_->device) {
+            Q_EMIT snapshotDeviceRequested(device);
+        }
+    });
     updateFollowToolTip();
     colourBox_->setEnabled(false);
     detail_->setEnabled(false);
@@ -252,6 +270,7 @@ void MemoryView::showRun(const RunDocument* document) {
     layout_ = AllocationLayout{};
     layoutValid_ = false;
     trace_ = events ? &document->result.memory : nullptr;
+    showSnapshot(trace_ ? document : nullptr);
     if (!trace_) {
         caption_->setText(
             tr("This run has no memory trace. Tick “Trace memory” before running, "
@@ -857,7 +876,10 @@ void MemoryView::fitValueAxis() {
     const double height = plot_->axisRect()->height();
     // At most a quarter: a chart still being laid out (a few pixels tall)
     // would otherwise scale the axis to twice the peak.
-    const double room = height > 0 ? std::clamp(kPeakRoom / height, 0.13, 0.25) : 0.13;
+    // A snapshot's record_function strips along the top take their rows more.
+    const double strips = annotations_->stripsHeight();
+    const double room =
+        height > 0 ? std::clamp((kPeakRoom + strips) / height, 0.13, 0.25 + strips / height) : 0.13;
     plot_->yAxis->setRange(0, peak / kMiB / (1 - room));
 }
 
@@ -892,7 +914,8 @@ void MemoryView::placePeakMarker() {
     const double px = plot_->xAxis->coordToPixel(t);
     const double py = plot_->yAxis->coordToPixel(v);
     const QRect area = plot_->axisRect()->rect();
-    peakLabel_->position->setPixelPosition(QPointF(px, std::max(area.top() + 20.0, py - 22)));
+    peakLabel_->position->setPixelPosition(
+        QPointF(px, std::max(area.top() + 20.0 + annotations_->stripsHeight(), py - 22)));
     peakArrow_->start->setParentAnchor(from);
 }
 
@@ -1043,10 +1066,13 @@ void MemoryView::updateHighlights() {
         strip->setProperty("selectionStrip", true);
         strip->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
         strip->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        // Along the top edge, in the room above the peak: the bottom edge
-        // holds the parameters' band, there from start to end.
-        strip->topLeft->setCoords(index_->allocations()[a].startUs / 1e3, 0.0);
-        strip->bottomRight->setCoords(index_->endOf(a) / 1e3, 0.015);
+        // Along the top edge, in the room above the peak (under a snapshot's
+        // record_function strips): the bottom edge holds the parameters'
+        // band, there from start to end.
+        const double below =
+            annotations_->stripsHeight() / std::max(1, plot_->axisRect()->height());
+        strip->topLeft->setCoords(index_->allocations()[a].startUs / 1e3, below);
+        strip->bottomRight->setCoords(index_->endOf(a) / 1e3, below + 0.015);
         strip->setPen(Qt::NoPen);
         strip->setBrush(kSelectionColour);
     }
@@ -1069,6 +1095,9 @@ QString MemoryView::caption() const {
 }
 
 QString MemoryView::describe(const MemoryAllocation& a) const {
+    if (snapshot_) {
+        return describeSnapshot(a);
+    }
     const double end = a.endUs >= 0 ? a.endUs : (trace_ ? trace_->timeUs.back() : a.startUs);
     QString text = tr("%1 · %2 · %3 of step %4\nmade at %5 ms, alive %6 ms%7")
                        .arg(bytesText(a.bytes), toString(a.category), phaseName(a.phase))
@@ -1168,6 +1197,7 @@ void MemoryView::clickAt(const QPointF& position) {
         }
     }
     updateDetails();
+    showPinnedStack();
 }
 
 const MemoryAllocation* MemoryView::pinned() const {
@@ -1210,6 +1240,94 @@ bool MemoryView::eventFilter(QObject* watched, QEvent* event) {
         plot_->replot(QCustomPlot::rpQueuedReplot);
     }
     return RunView::eventFilter(watched, event);
+}
+
+// ---- a PyTorch memory snapshot's own parts --------------------------------
+
+void MemoryView::showSnapshot(const RunDocument* document) {
+    snapshot_ = document ? document->snapshot : nullptr;
+    const QSignalBlocker block(deviceBox_);
+    deviceBox_->clear();
+    if (snapshot_) {
+        for (const auto& [device, events] : snapshot_->devices) {
+            deviceBox_->addItem(tr("device %1 (%2 events)").arg(device).arg(qulonglong(events)),
+                                device);
+            if (device == snapshot_->device) {
+                deviceBox_->setCurrentIndex(deviceBox_->count() - 1);
+            }
+        }
+    }
+    deviceBox_->setVisible(deviceBox_->count() > 1);
+    std::vector<AnnotationBands::Range> ranges;
+    if (snapshot_) {
+        ranges.reserve(snapshot_->bands.size());
+        for (const TimelineBand& band : snapshot_->bands) {
+            ranges.push_back({snapshot_->bandName(band), band.startUs, band.endUs, band.depth});
+        }
+    }
+    annotations_->setRanges(std::move(ranges));
+    lower_->setTabVisible(lower_->indexOf(stackPanel_), snapshot_ != nullptr);
+    stackPanel_->clear();
+}
+
+QString MemoryView::describeSnapshot(const MemoryAllocation& a) const {
+    const bool freed = a.endUs >= 0;
+    const double end = freed ? a.endUs : (trace_ ? trace_->timeUs.back() : a.startUs);
+    QString text = tr("%1 · %2\nmade at %3 ms, %4 alive %5 ms")
+                       .arg(bytesText(a.bytes), toString(a.category))
+                       .arg(a.startUs / 1e3, 0, 'f', 3)
+                       .arg(freed ? tr("freed at %1 ms,").arg(a.endUs / 1e3, 0, 'f', 3)
+                                  : tr("still alive at the end,"))
+                       .arg((end - a.startUs) / 1e3, 0, 'f', 3);
+    text += tr("\nsite %1").arg(QString::fromStdString(a.path));
+    const uint32_t stack = snapshot_->stackOf(a);
+    const size_t all = snapshot_->frameCount(stack);
+    const size_t shown = snapshot_->shownFrameCount(stack);
+    if (all == 0) {
+        return text + tr("\nstack: none recorded");
+    }
+    text += shown < all ? tr("\nstack, innermost first (%1 of %2 frames; PyTorch's internal "
+                             "ones left out, click for all):")
+                              .arg(shown)
+                              .arg(all)
+                        : tr("\nstack, innermost first:");
+    // A tooltip of a few dozen lines: the Stack tab holds the rest.
+    constexpr int kTooltipLines = 30;
+    const QStringList lines = snapshot_->stackText(stack, false).split('\n');
+    for (int i = 0; i < lines.size() && i < kTooltipLines; ++i) {
+        text += "\n  " + lines[i];
+    }
+    if (lines.size() > kTooltipLines) {
+        text +=
+            tr("\n  … %1 lines more (click for the whole stack)").arg(lines.size() - kTooltipLines);
+    }
+    return text;
+}
+
+// A click on a snapshot's allocation shows its whole stack in the Stack tab.
+void MemoryView::showPinnedStack() {
+    if (!snapshot_) {
+        return;
+    }
+    const MemoryAllocation* allocation = pinned();
+    if (!allocation) {
+        stackPanel_->clear();
+        return;
+    }
+    stackPanel_->showStack(snapshot_, snapshot_->stackOf(*allocation),
+                           tr("%1 made at %2 ms at %3")
+                               .arg(bytesText(allocation->bytes))
+                               .arg(allocation->startUs / 1e3, 0, 'f', 3)
+                               .arg(QString::fromStdString(allocation->path)));
+    lower_->setCurrentWidget(stackPanel_);
+}
+
+QList<QPair<QString, QRectF>> MemoryView::annotationStrips() const {
+    QList<QPair<QString, QRectF>> strips;
+    for (const AnnotationBands::Strip& strip : annotations_->strips()) {
+        strips.push_back({strip.name, strip.rect});
+    }
+    return strips;
 }
 
 QList<ExportTarget> MemoryView::exportTargets() {

@@ -29,6 +29,9 @@ class QTimer;
 namespace stepscope::ui {
 
 class AllocationBands;
+class AnnotationBands;
+class SnapshotStackPanel;
+struct SnapshotRecording;
 class ElidedLabel;
 class SavedView;
 
@@ -83,7 +86,9 @@ public:
     // The allocation drawn at a time and height (bytes), or nullptr.
     const MemoryAllocation* allocationAt(double timeUs, double bytes) const;
     // Size, category, phase and step, times, then the stack (allocationStack)
-    // one frame a line, outermost first.
+    // one frame a line, outermost first. A snapshot's: size, category, when
+    // it was made and freed, its site, then its stack as memory_viz prints
+    // it (innermost first, PyTorch's internal frames left out).
     QString describe(const MemoryAllocation& allocation) const;
     // Hover at a point of the chart (widget pixels): highlights what is there.
     void hoverAt(const QPointF& position);
@@ -130,15 +135,31 @@ public:
     std::optional<int64_t> reservedAtPeak() const { return reservedAtPeak_; }
     QToolButton* categoryRulesButton() const { return rulesButton_; }
 
+    // A PyTorch memory snapshot shown (RunDocument::snapshot): the devices it
+    // holds, the shown one current (hidden when it holds one);
+    // snapshotDeviceRequested() when the user picks another.
+    QComboBox* deviceBox() const { return deviceBox_; }
+    // The stack of the allocation clicked, a tab of the lower half.
+    SnapshotStackPanel* stackPanel() const { return stackPanel_; }
+    // record_function ranges as labelled strips along the chart's top: name
+    // and place (widget pixels) of each drawn now.
+    QList<QPair<QString, QRectF>> annotationStrips() const;
+
 Q_SIGNALS:
     // The user asks to edit the category rules of PyTorch memory snapshots.
     void categoryRulesRequested();
+    void snapshotDeviceRequested(int device);
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void drawCategories();
+    // A snapshot's own parts: its devices, its record_function ranges, the
+    // Stack tab (hidden for our runs).
+    void showSnapshot(const RunDocument* document);
+    QString describeSnapshot(const MemoryAllocation& allocation) const;
+    void showPinnedStack();
     void sampleCategories(double fromUs, double toUs);
     void sampleSmaller(double fromUs, double toUs);
     void drawAllocations();
@@ -170,6 +191,7 @@ private:
     // What is drawn of the run shown: its document's, prepared where it was
     // read, or worked out here; index_ points into it.
     std::shared_ptr<const MemoryRunData> data_;
+    std::shared_ptr<const SnapshotRecording> snapshot_;  // null for our runs
     const MemoryIndex* index_ = nullptr;
     std::vector<CategoryBytes> categoryCheckpoints_;
     std::map<std::string, size_t> moduleRank_;  // kind of module → colour
@@ -190,6 +212,7 @@ private:
     bool clamping_ = false;
 
     QLabel* caption_;
+    QComboBox* deviceBox_;
     QComboBox* modeBox_;
     QComboBox* colourBox_;
     QSlider* detail_;
@@ -201,6 +224,7 @@ private:
     AllocationBands* bands_ = nullptr;
     AllocationBands* highlight_ = nullptr;
     AllocationBands* selection_ = nullptr;
+    AnnotationBands* annotations_ = nullptr;
     QCPGraph* smallerBottom_ = nullptr;
     QCPGraph* smallerTop_ = nullptr;
     QCPItemText* peakLabel_ = nullptr;
@@ -210,6 +234,7 @@ private:
     QTableView* sitesTable_;
     QTableView* estimateTable_;
     SavedView* saved_;
+    SnapshotStackPanel* stackPanel_;
     QTabWidget* lower_;
     QTimer* narrow_;
     QToolButton* rulesButton_;

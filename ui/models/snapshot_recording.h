@@ -1,0 +1,64 @@
+#pragma once
+
+#include <QString>
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "interop/memory_snapshot.h"
+#include "interop/snapshot_as_run.h"
+#include "interop/snapshot_stacks.h"
+#include "interop/snapshot_timeline.h"
+#include "profile/memory_trace.h"
+
+namespace stepscope::ui {
+
+struct RunDocument;
+
+// What a document opened from a PyTorch memory snapshot keeps of the file
+// beyond its memory trace: the snapshot itself (its interned strings, frames
+// and stacks, and every device's trace, so another device can be shown
+// without reading the file again), shared by the documents made from it;
+// and per allocation of the trace only the index of its stack. A million
+// allocations hold four million bytes of indices, not a million stacks.
+struct SnapshotRecording {
+    std::shared_ptr<const MemorySnapshot> snapshot;
+    // The file it was read from. Not the document's path: that stays empty,
+    // so that Save asks where to write a run file instead of writing over
+    // the snapshot.
+    QString path;
+    int device = 0;
+    // Reserved memory over time; empty when the trace has no segment events.
+    ReservedLine reserved;
+    // Each device the snapshot holds, and the events of its trace.
+    std::vector<std::pair<int, size_t>> devices;
+    // Per block of the device's timeline (a trace address − 1, as
+    // memoryTraceOfSnapshot numbers them): the stack the block was made with.
+    std::vector<uint32_t> blockStacks;
+    // record_function ranges, times from the trace's first event as the
+    // trace counts them; names in snapshot->strings.
+    std::vector<TimelineBand> bands;
+
+    // The stack of one of the trace's allocations, kNoStack when none.
+    uint32_t stackOf(const MemoryAllocation& allocation) const;
+    size_t frameCount(uint32_t stack) const;
+    // Frames memory_viz shows of it (formatStack's filter).
+    size_t shownFrameCount(uint32_t stack) const;
+    // formatStack: memory_viz's lines ("file:line:name", innermost first),
+    // PyTorch's internal frames left out unless `allFrames`.
+    QString stackText(uint32_t stack, bool allFrames) const;
+    QString bandName(const TimelineBand& band) const;
+};
+
+// One device of a snapshot as a document: the memory trace the views draw,
+// categorised by the user's `rules` first (Settings → Memory category rules),
+// what the memory views draw of it prepared, a title naming the file and the
+// device, and the recording. The snapshot is kept whole, so that another
+// device or new rules need no second read. Throws what buildTimeline throws.
+std::shared_ptr<RunDocument> snapshotDocument(std::shared_ptr<const MemorySnapshot> snapshot,
+                                              const QString& path, int device,
+                                              const std::vector<CategoryRule>& rules);
+
+}  // namespace stepscope::ui
