@@ -2452,6 +2452,34 @@ private Q_SLOTS:
                 qPrintable(QString::number(window.memoryView()->plot()->axisRect()->height())));
             window.memoryView()->setMode(MemoryView::Mode::Categories);
         }
+        // A PyTorch snapshot of two devices, with segments and record_function
+        // ranges: its device box and rules button, in both modes.
+        const QString snapshot = dir_.filePath("two-devices.json");
+        QFile snapshotFile(snapshot);
+        QVERIFY(snapshotFile.open(QIODevice::WriteOnly));
+        snapshotFile.write(R"({"segments": [], "device_traces": [[
+            {"action": "segment_alloc", "addr": 0, "size": 4194304, "stream": 0, "time_us": 1,
+             "frames": []},
+            {"action": "alloc", "addr": 256, "size": 3000000, "stream": 0, "time_us": 2,
+             "frames": [{"filename": "/a/rather/long/path/to/the/training/code/model.py",
+                         "line": 20, "name": "forward"}]},
+            {"action": "free_completed", "addr": 256, "size": 3000000, "stream": 0,
+             "time_us": 9, "frames": []}],
+            [{"action": "alloc", "addr": 512, "size": 1000, "stream": 0, "time_us": 3,
+              "frames": []}]],
+            "external_annotations": [
+            {"stage": "START", "name": "## forward ##", "device": 0, "time_us": 2},
+            {"stage": "END", "name": "## forward ##", "device": 0, "time_us": 8}]})");
+        snapshotFile.close();
+        QVERIFY(window.openRunFile(snapshot));
+        QVERIFY(window.selectTab("Memory"));
+        QVERIFY(window.memoryView()->deviceBox()->isVisibleTo(window.memoryView()));
+        QVERIFY(window.memoryView()->categoryRulesButton()->isVisibleTo(window.memoryView()));
+        check("a two-device snapshot in Memory");
+        window.memoryView()->setMode(MemoryView::Mode::Allocations);
+        check("a two-device snapshot, each allocation");
+        window.memoryView()->setMode(MemoryView::Mode::Categories);
+
         QList<int> all;
         for (const RunDocument& document : window.documents()) {
             all << document.id;

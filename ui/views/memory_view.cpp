@@ -93,7 +93,6 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     follow_ = new QCheckBox(tr("Follow the Timeline's zoom"));
     follow_->setChecked(true);
     auto* controls = new QHBoxLayout;
-    controls->addWidget(deviceBox_);
     controls->addWidget(modeBox_);
     controls->addWidget(colourBox_);
     // Named for what it does: further right hides more (memory_viz calls it Detail).
@@ -102,8 +101,16 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     controls->addWidget(detailLabel_, 1);
     controls->addWidget(fitButton_);
     controls->addWidget(follow_);
+    // A snapshot's own controls on a row of their own, shown for snapshots
+    // only: beside the others they widened the window past a 1366-px screen.
     rulesButton_ = makeRulesButton();
-    controls->addWidget(rulesButton_);
+    snapshotRow_ = new QWidget;
+    auto* snapshotControls = new QHBoxLayout(snapshotRow_);
+    snapshotControls->setContentsMargins(0, 0, 0, 0);
+    snapshotControls->addWidget(deviceBox_);
+    snapshotControls->addWidget(rulesButton_);
+    snapshotControls->addStretch(1);
+    snapshotRow_->hide();
     // Two lines whatever is hovered or pinned: the chart above never jumps.
     details_ = new ElidedLabel(2);
 
@@ -156,6 +163,7 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     auto* chart = new QWidget;
     auto* chartLayout = new QVBoxLayout(chart);
     chartLayout->setContentsMargins(0, 0, 0, 0);
+    chartLayout->addWidget(snapshotRow_);
     chartLayout->addLayout(controls);
     chartLayout->addWidget(plot_, 1);
     chartLayout->addWidget(details_);
@@ -254,7 +262,7 @@ void MemoryView::showRun(const RunDocument* document) {
     reservedUs_.clear();
     reservedBytes_.clear();
     reservedAtPeak_.reset();
-    rulesButton_->setVisible(document && document->snapshot);
+    snapshotRow_->setVisible(document && document->snapshot);
     bands_->clearBands();
     highlight_->clearBands();
     selection_->clearBands();
@@ -727,7 +735,6 @@ QToolButton* MemoryView::makeRulesButton() {
     button->setToolTip(
         tr("Your own categories for PyTorch memory snapshots: a regex on a frame's function "
            "name or file names the category, before StepScope's own rules."));
-    button->setVisible(false);  // only a snapshot's categories come from rules
     connect(button, &QToolButton::clicked, this, &MemoryView::categoryRulesRequested);
     return button;
 }

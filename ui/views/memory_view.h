@@ -238,6 +238,7 @@ private:
     QTabWidget* lower_;
     QTimer* narrow_;
     QToolButton* rulesButton_;
+    QWidget* snapshotRow_;  // the device box and the rules button, for snapshots
     QCPGraph* reserved_ = nullptr;
     std::vector<double> reservedUs_;  // the reserved line's steps
     std::vector<int64_t> reservedBytes_;
