@@ -38,11 +38,11 @@ done
 args=() placed=0
 for arg in "${rest[@]}"; do
   if ((!placed)); then
-    case "$arg" in -Winvalid-pch | -include | -MD | -x | -o) args+=("${std[@]}") placed=1 ;; esac
+    case "$arg" in -Winvalid-pch | -include | -MD | -x | -o) args+=(${std[@]+"${std[@]}"}) placed=1 ;; esac
   fi
   args+=("$arg")
 done
-((placed)) || args+=("${std[@]}")
+((placed)) || args+=(${std[@]+"${std[@]}"})
 [ -z "${STEPSCOPE_LAUNCH_PRINT:-}" ] || { printf '%s\n' "$compiler ${args[*]}"; exit 0; }
 # A precompiled header is made from its header alone: CMake passes it
 # -include of itself, so the last build's .gch, still there, would be read

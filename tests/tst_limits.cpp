@@ -30,6 +30,20 @@ using test::runCli;
 
 namespace {
 
+// A run file's text with one field of its config's model set to `value`,
+// written to `path`; false when it cannot be written.
+bool writeWithModelField(const QByteArray& runFile, const QString& key, const QJsonValue& value,
+                         const QString& path) {
+    QJsonObject root = QJsonDocument::fromJson(runFile).object();
+    QJsonObject config = root["config"].toObject();
+    QJsonObject model = config["model"].toObject();
+    model[key] = value;
+    config["model"] = model;
+    root["config"] = config;
+    QFile out(path);
+    return out.open(QIODevice::WriteOnly) && out.write(QJsonDocument(root).toJson()) > 0;
+}
+
 // Nano's weights (vocabulary 97) from the reference model, with NaN in every
 // token's embedding; a token batch; and a from_pretrained folder of nano whose
 // model_config.json asks for a context of 1e8.
@@ -268,17 +282,8 @@ private Q_SLOTS:
         QVERIFY2(made.exitCode == 0, qPrintable(made.err));
         QFile in(file);
         QVERIFY(in.open(QIODevice::ReadOnly));
-        QJsonObject root = QJsonDocument::fromJson(in.readAll()).object();
-        QJsonObject config = root["config"].toObject();
-        QJsonObject model = config["model"].toObject();
-        model["layers"] = 100000000;
-        config["model"] = model;
-        root["config"] = config;
         const QString huge = path("huge-layers.json");
-        QFile out(huge);
-        QVERIFY(out.open(QIODevice::WriteOnly));
-        out.write(QJsonDocument(root).toJson());
-        out.close();
+        QVERIFY(writeWithModelField(in.readAll(), "layers", 100000000, huge));
 
         QVERIFY_THROWS_EXCEPTION(RunFileError, readRunFile(huge.toStdString()));
         const CliResult saved = runBounded({"memory", huge, "--saved"}, 20);
@@ -301,17 +306,8 @@ private Q_SLOTS:
         const QString file = path("nano.json");  // made by runFileWithTooManyLayersIsRefusedFast
         QFile in(file);
         QVERIFY(in.open(QIODevice::ReadOnly));
-        QJsonObject root = QJsonDocument::fromJson(in.readAll()).object();
-        QJsonObject config = root["config"].toObject();
-        QJsonObject model = config["model"].toObject();
-        model["rope_theta"] = -10000.0;
-        config["model"] = model;
-        root["config"] = config;
         const QString negative = path("negative-theta.json");
-        QFile out(negative);
-        QVERIFY(out.open(QIODevice::WriteOnly));
-        out.write(QJsonDocument(root).toJson());
-        out.close();
+        QVERIFY(writeWithModelField(in.readAll(), "rope_theta", -10000.0, negative));
         // Shown as it was recorded; refused when it would be run again.
         QCOMPARE(runBounded({"show", negative}, 20).exitCode, 0);
         const CliResult again = runBounded({"run", "--config", negative}, 20);

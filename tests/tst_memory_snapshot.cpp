@@ -636,6 +636,33 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, buildTimeline(snapshot, 0, {{"x", "("}}));
     }
 
+    // What std::regex cannot bear is refused before it compiles or matches:
+    // deep nesting overflowed its recursive compiler, a repeated group that
+    // repeats or alternates took exponential time on a long frame name.
+    void hostileRulePatternsAreRefusedBeforeStdRegex() {
+        for (const std::string& fine :
+             {std::string("kv_cache|attention"), std::string("^model\\.py$"),
+              std::string("([a-z]+)_proj"), std::string("(ab)+c"), std::string("(a+)?b"),
+              std::string("[(+]+"), std::string("\\(a+\\)+")}) {
+            QVERIFY2(ruleRegexError(fine).empty(), fine.c_str());
+        }
+        for (const std::string& exponential :
+             {std::string("(\\w+)+x"), std::string("(a|ab)*c"), std::string("((a)b+)*"),
+              std::string("(x(a*))+"), std::string("(a+){2,}")}) {
+            QVERIFY2(QString::fromStdString(ruleRegexError(exponential)).contains("exponential"),
+                     exponential.c_str());
+        }
+        const std::string deep(25'000, '(');
+        QVERIFY(QString::fromStdString(ruleRegexError(deep)).contains("longer than 256"));
+        QVERIFY(ruleRegexError("(").find("exponential") == std::string::npos);
+        QVERIFY(!ruleRegexError("(").empty());
+        // What the app's hang was: this pattern on 30 characters; refused by the
+        // categorizer as by the dialog.
+        QVERIFY_THROWS_EXCEPTION(
+            std::invalid_argument,
+            StackCategorizer(std::vector<CategoryRule>{{"x", "(\\w+_?)+attn"}}));
+    }
+
     void stacksAreFilteredAsMemoryVizDoes() {
         QVERIFY(!memvizShowsFrame("_PyEval_EvalFrameDefault", "Python/ceval.c"));
         QVERIFY(!memvizShowsFrame("at::native::empty", "aten/src/ATen/core/boxing/impl.h"));

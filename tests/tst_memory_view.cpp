@@ -1343,6 +1343,59 @@ private Q_SLOTS:
     // matches names the category, before Mosaic's ("forward" → activations);
     // Save applies them to the open snapshot, and a new window reads them
     // back from the settings and applies them to a snapshot it opens.
+    // A device that holds segments but no events keeps the way back; a
+    // snapshot read with rules saved since is categorised by the new ones;
+    // once saved as a run file, neither that file nor the snapshot opens twice.
+    void aSnapshotKeepsItsWayBackItsRulesAndItsSavedFile() {
+        const QString path = dir_.filePath("idle-device.json");
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(R"({"device_traces": [[
+            {"action": "alloc", "addr": 256, "size": 3000000, "stream": 0, "time_us": 1,
+             "frames": [{"filename": "model.py", "line": 20, "name": "forward"}]},
+            {"action": "free_completed", "addr": 256, "size": 3000000, "stream": 0,
+             "time_us": 5, "frames": []}], []],
+            "segments": [{"device": 1, "address": 4096, "total_size": 2097152,
+             "allocated_size": 0, "active_size": 0, "requested_size": 0, "stream": 0,
+             "segment_type": "large", "is_expandable": false, "frames": [],
+             "blocks": [{"address": 4096, "size": 2097152, "requested_size": 0,
+                         "state": "inactive", "frames": []}]}]})");
+        file.close();
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        MemoryView* view = window.memoryView();
+        QCOMPARE(view->deviceBox()->count(), 2);
+        QCOMPARE(view->deviceBox()->itemText(1), QString("device 1 (0 events)"));
+        view->deviceBox()->setFocus();
+        QTest::keyClick(view->deviceBox(), Qt::Key_Down);
+        QTRY_VERIFY2(view->caption().contains("Device 1 of this snapshot has no events"),
+                     qPrintable(view->caption()));
+        QVERIFY(view->deviceBox()->isVisibleTo(view));
+        QTest::keyClick(view->deviceBox(), Qt::Key_Up);
+        QTRY_VERIFY2(view->caption().contains("peak 2.86 MiB"), qPrintable(view->caption()));
+
+        // Read before the rules were saved (an open or a device under way):
+        // delivered categorised by the rules as they are now.
+        const RunDocument& shown = window.documents().back();
+        const std::shared_ptr<RunDocument> early = snapshotDocument(
+            shown.snapshot->snapshot, shown.snapshot->path, shown.snapshot->device, {});
+        QCOMPARE(early->result.memory.category.front(), uint8_t(MemoryCategory::Activations));
+        const std::vector<CategoryRule> rules{{"inputs", "^model\\.py$", RuleTarget::File}};
+        window.categoryRules()->apply(rules);
+        const std::shared_ptr<RunDocument> late = window.categoryRules()->withCurrentRules(early);
+        QVERIFY(late->snapshot->rules == rules);
+        QCOMPARE(late->result.memory.category.front(), uint8_t(MemoryCategory::Inputs));
+        window.categoryRules()->apply({});
+
+        const QString saved = dir_.filePath("idle-device-run.json");
+        QVERIFY(window.saveDocument(window.documents().back().id, saved));
+        QVERIFY(window.openRunFile(saved));
+        QVERIFY(window.openRunFile(path));
+        QCOMPARE(int(window.documents().size()), 1);
+    }
+
     void userCategoryRulesMoveAllocationsAndSurviveANewWindow() {
         const QString path = dir_.filePath("rules.pickle");
         QVERIFY(writeSnapshotPickle(path, kSegmentTrace, true).isEmpty());

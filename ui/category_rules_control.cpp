@@ -2,10 +2,12 @@
 
 #include <QApplication>
 #include <QGuiApplication>
+#include <QMessageBox>
 #include <QWidget>
 
 #include "file_opener.h"
 #include "models/category_rules.h"
+#include "models/run_document.h"
 #include "models/snapshot_recording.h"
 #include "run_list.h"
 #include "widgets/category_rules_dialog.h"
@@ -49,14 +51,30 @@ int CategoryRulesControl::apply(const std::vector<CategoryRule>& rules) {
     // The snapshots are in memory: categorising again is the timeline's and
     // the index's work, not a read (a second or so for a million events).
     QGuiApplication::setOverrideCursor(Qt::WaitCursor);
-    for (const int id : snapshots) {
-        const std::shared_ptr<const SnapshotRecording> recording = runs_->byId(id)->snapshot;
-        runs_->replace(id, std::move(*snapshotDocument(recording->snapshot, recording->path,
-                                                       recording->device, rules_)));
+    try {
+        for (const int id : snapshots) {
+            const std::shared_ptr<const SnapshotRecording> recording = runs_->byId(id)->snapshot;
+            runs_->replace(id, std::move(*snapshotDocument(recording->snapshot, recording->path,
+                                                           recording->device, rules_)));
+        }
+    } catch (const std::exception& error) {  // the rules were checked: a bug, said, not a crash
+        QGuiApplication::restoreOverrideCursor();
+        QMessageBox::warning(window_, tr("Cannot apply the category rules"),
+                             QString::fromUtf8(error.what()));
+        return 0;
     }
     QGuiApplication::restoreOverrideCursor();
     Q_EMIT applied();
     return int(snapshots.size());
+}
+
+std::shared_ptr<RunDocument> CategoryRulesControl::withCurrentRules(
+    std::shared_ptr<RunDocument> run) const {
+    if (!run || !run->snapshot || run->snapshot->rules == rules_) {
+        return run;
+    }
+    const SnapshotRecording& recording = *run->snapshot;
+    return snapshotDocument(recording.snapshot, recording.path, recording.device, rules_);
 }
 
 }  // namespace stepscope::ui

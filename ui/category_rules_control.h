@@ -3,6 +3,7 @@
 #include <QObject>
 #include <QPointer>
 
+#include <memory>
 #include <vector>
 
 #include "interop/snapshot_stacks.h"
@@ -13,6 +14,7 @@ class QWidget;
 namespace stepscope::ui {
 
 class FileOpener;
+struct RunDocument;
 class RunList;
 
 // The user's own category rules for PyTorch memory snapshots: read from the
@@ -34,6 +36,9 @@ public:
     // Keeps `rules` in the settings and applies them to the open snapshots;
     // the number of snapshots categorised again.
     int apply(const std::vector<CategoryRule>& rules);
+    // `run` as the rules stand now: a snapshot whose reading began before
+    // the last apply() (an open, another device) is categorised again.
+    std::shared_ptr<RunDocument> withCurrentRules(std::shared_ptr<RunDocument> run) const;
 
 Q_SIGNALS:
     void applied();

@@ -543,9 +543,10 @@ void MainWindow::connectSnapshotDevices() {
             opener_->openSnapshotDevice(document->id, *document, device);
         }
     });
-    connect(
-        opener_, &FileOpener::snapshotDeviceOpened, this,
-        [this](int id, std::shared_ptr<RunDocument> run) { runs_->replace(id, std::move(*run)); });
+    connect(opener_, &FileOpener::snapshotDeviceOpened, this,
+            [this](int id, std::shared_ptr<RunDocument> run) {
+                runs_->replace(id, std::move(*categoryRules_->withCurrentRules(std::move(run))));
+            });
 }
 
 void MainWindow::connectOpener() {
@@ -558,6 +559,8 @@ void MainWindow::connectOpener() {
     connect(opener_, &FileOpener::openFailed, messages_, &Messages::showError);
     connect(opener_, &FileOpener::runOpened, this,
             [this](const QString& path, std::shared_ptr<RunDocument> run) {
+                // Read with the rules of when the open began; saved since.
+                run = categoryRules_->withCurrentRules(std::move(run));
                 // A file open already is selected, not listed twice.
                 const RunDocument* open = runs_->openedFrom(path);
                 // A PyTorch memory snapshot is a memory trace and nothing else.

@@ -94,11 +94,13 @@ const RunDocument* RunList::openedFrom(const QString& file) const {
     const QString canonical = QFileInfo(file).canonicalFilePath();
     const auto known =
         std::find_if(documents_.begin(), documents_.end(), [&](const RunDocument& d) {
-            // A snapshot's document has no path of its own (Save must not
-            // write over it): the file it was read from.
-            const QString from = d.snapshot ? d.snapshot->path : d.path;
-            return !d.modified && !from.isEmpty() && !canonical.isEmpty() &&
-                   QFileInfo(from).canonicalFilePath() == canonical;
+            // A snapshot's document has no path until saved (Save must not
+            // write over the snapshot): the file it was read from counts too.
+            const auto same = [&](const QString& from) {
+                return !from.isEmpty() && QFileInfo(from).canonicalFilePath() == canonical;
+            };
+            return !d.modified && !canonical.isEmpty() &&
+                   (same(d.path) || (d.snapshot && same(d.snapshot->path)));
         });
     return known != documents_.end() ? &*known : nullptr;
 }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <regex>
 #include <stdexcept>
 
@@ -214,7 +215,63 @@ std::string formatStack(const MemorySnapshot& snapshot, uint32_t stack, bool all
     return out;
 }
 
+namespace {
+
+// libstdc++ compiles a regex recursively (tens of thousands of nested groups
+// overflow the stack) and matches it by backtracking with no bound on the
+// steps: a group that repeats and itself repeats or alternates, as in
+// (\w+)+x or (a|ab)*c, takes time exponential in a frame name's length. Both
+// are refused before std::regex sees the pattern.
+constexpr size_t kRulePatternLimit = 256;
+
+bool quantifierAt(const std::string& pattern, size_t i) {
+    const char c = pattern[i];
+    return c == '*' || c == '+' ||
+           (c == '{' && i + 1 < pattern.size() &&
+            std::isdigit(static_cast<unsigned char>(pattern[i + 1])));
+}
+
+// Whether a group that holds a repetition or an alternation is itself repeated.
+bool repeatsARepeatingGroup(const std::string& pattern) {
+    std::vector<bool> groups;  // per open group: holds * + {n} or |
+    bool inClass = false;
+    for (size_t i = 0; i < pattern.size(); ++i) {
+        const char c = pattern[i];
+        if (c == '\\') {
+            ++i;  // an escaped character is a literal
+        } else if (inClass) {
+            inClass = c != ']';
+        } else if (c == '[') {
+            inClass = true;
+        } else if (c == '(') {
+            groups.push_back(false);
+        } else if (c == ')' && !groups.empty()) {
+            const bool repeating = groups.back();
+            groups.pop_back();
+            if (repeating && i + 1 < pattern.size() && quantifierAt(pattern, i + 1)) {
+                return true;
+            }
+            if (repeating && !groups.empty()) {
+                groups.back() = true;
+            }
+        } else if ((c == '|' || quantifierAt(pattern, i)) && !groups.empty()) {
+            groups.back() = true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
 std::string ruleRegexError(const std::string& pattern) {
+    if (pattern.size() > kRulePatternLimit) {
+        return "longer than " + std::to_string(kRulePatternLimit) + " characters";
+    }
+    if (repeatsARepeatingGroup(pattern)) {
+        return "repeats a group that itself repeats or alternates, as (a+)+ or (a|b)* do: such "
+               "a pattern can take exponential time on a long frame name; write it without "
+               "the outer repetition";
+    }
     try {
         std::regex compiled(pattern);
     } catch (const std::regex_error& error) {
@@ -241,13 +298,12 @@ StackCategorizer::StackCategorizer(const std::vector<CategoryRule>& rules)
             throw std::invalid_argument("category rule " + std::to_string(i + 1) +
                                         " names no category");
         }
-        try {
-            compiled->rules.push_back({idOf(rule.category), std::regex(rule.pattern), rule.target});
-        } catch (const std::regex_error& error) {
+        if (const std::string error = ruleRegexError(rule.pattern); !error.empty()) {
             throw std::invalid_argument("category rule " + std::to_string(i + 1) + " (\"" +
                                         rule.category + "\"): \"" + rule.pattern +
-                                        "\" is not a regular expression: " + error.what());
+                                        "\" is not a regular expression: " + error);
         }
+        compiled->rules.push_back({idOf(rule.category), std::regex(rule.pattern), rule.target});
     }
     rules_ = std::move(compiled);
 }

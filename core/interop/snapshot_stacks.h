@@ -44,10 +44,12 @@ struct CategoryRule {
     std::string category;
     std::string pattern;
     RuleTarget target = RuleTarget::NameOrFile;
+    bool operator==(const CategoryRule&) const = default;
 };
 
-// Why `pattern` is not a regex the rules accept (std::regex's words), or
-// empty when it is one.
+// Why `pattern` is not a regex the rules accept, or empty when it is one:
+// over 256 characters, a repeated group that itself repeats or alternates
+// (exponential matching), or std::regex's own words.
 std::string ruleRegexError(const std::string& pattern);
 
 // Categories from stacks, as Mosaic infers them: the user's rules first, in

@@ -4,6 +4,7 @@ its run file, so that the two views of the same steps can be compared figure
 by figure (stepscope-cli memory RUN --against SNAPSHOT)."""
 import contextlib
 import os
+import sys
 import tempfile
 
 import torch
@@ -24,11 +25,21 @@ def recorded_snapshot(path):
         return
     memory = torch.cuda.memory
     memory._record_memory_history(max_entries=MAX_ENTRIES, stacks="python")
+    run_failed = False
     try:
         yield
+    except BaseException:
+        run_failed = True
+        raise
     finally:
         try:
             dump_whole(path)
+        except Exception as error:
+            if not run_failed:
+                raise
+            # The run's own error is the one to see; this one is said beside it.
+            print(f"stepscope-record: --snapshot: cannot write '{path}': {error}",
+                  file=sys.stderr)
         finally:
             memory._record_memory_history(enabled=None)
 

@@ -252,7 +252,7 @@ def py_attention_problems(config):
     return []
 
 
-def snapshot_problems(config, snapshot):
+def snapshot_problems(config, snapshot, out=""):
     """--snapshot records the CUDA caching allocator's history: it needs the
     GPU, --memory beside it (the run file's view of the same step), and a
     folder to write into."""
@@ -264,6 +264,9 @@ def snapshot_problems(config, snapshot):
     directory = os.path.dirname(os.path.abspath(snapshot))
     if not os.path.isdir(directory):
         return [("--snapshot", f"the directory '{directory}' does not exist")]
+    if out and os.path.abspath(out) == os.path.abspath(snapshot):
+        return [("--snapshot", "names the same file as --out: the run file would be written "
+                               "over the snapshot")]
     return []
 
 
@@ -284,7 +287,7 @@ def parse_config(argv=None):
     else:
         config = config_from_flags(args, parser)
     try:
-        found = problems(config) + snapshot_problems(config, args.snapshot)
+        found = problems(config) + snapshot_problems(config, args.snapshot, args.out)
     except (KeyError, TypeError) as error:  # a hand-written --config file
         parser.error(f"--config: a field is missing or of the wrong type ({error!r})")
     if found:

@@ -22,7 +22,7 @@ from stepscope import model as reference
 from stepscope.categories import kernel_category, operator_category
 from stepscope import cuda_snapshot
 from stepscope.record import main as recorder_main, record as record_in_process
-from stepscope.record_flags import parse_config
+from stepscope.record_flags import parse_config, snapshot_problems
 from stepscope.run_file import write_run_file
 
 RECORDER = [sys.executable, "-m", "stepscope"]
@@ -332,6 +332,18 @@ def test_the_snapshot_is_written_whole_after_the_run_even_a_failed_one(tmp_path,
             pass
     assert path.read_bytes() == b"the snapshot"  # the earlier file, not a half-written one
     assert os.listdir(tmp_path) == ["run.pickle"]
+    # A failed run's own error is the one raised, the snapshot's said beside it.
+    with pytest.raises(RuntimeError, match="out of memory"):
+        with cuda_snapshot.recorded_snapshot(str(path)):
+            raise RuntimeError("out of memory")
+    assert path.read_bytes() == b"the snapshot"
+
+
+def test_the_snapshot_and_the_run_file_are_not_one_file():
+    config = {"device": "cuda", "trace_memory": True}
+    found = snapshot_problems(config, "x.pickle", "./x.pickle")
+    assert found and found[0][0] == "--snapshot" and "same file as --out" in found[0][1]
+    assert snapshot_problems(config, "x.pickle", "x.json") == []
 
 
 def snapshot_peak(snapshot, device):

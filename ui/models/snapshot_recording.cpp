@@ -61,6 +61,7 @@ std::shared_ptr<RunDocument> snapshotDocument(std::shared_ptr<const MemorySnapsh
         document->result.memory = memoryTraceOfSnapshot(timeline);
     }
     recording->device = device;
+    recording->rules = rules;
     for (const int held : snapshotDevices(*snapshot)) {
         const size_t events = size_t(held) < snapshot->deviceTraces.size()
                                   ? snapshot->deviceTraces[size_t(held)].size()

@@ -32,6 +32,8 @@ struct SnapshotRecording {
     int device = 0;
     // Reserved memory over time; empty when the trace has no segment events.
     ReservedLine reserved;
+    // The user's category rules it was categorised by.
+    std::vector<CategoryRule> rules;
     // Each device the snapshot holds, and the events of its trace.
     std::vector<std::pair<int, size_t>> devices;
     // Per block of the device's timeline (a trace address − 1, as

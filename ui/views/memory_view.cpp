@@ -278,11 +278,16 @@ void MemoryView::showRun(const RunDocument* document) {
     layout_ = AllocationLayout{};
     layoutValid_ = false;
     trace_ = events ? &document->result.memory : nullptr;
-    showSnapshot(trace_ ? document : nullptr);
+    // A snapshot's device without events keeps its device box: the way back.
+    showSnapshot(document && document->snapshot ? document : nullptr);
     if (!trace_) {
         caption_->setText(
-            tr("This run has no memory trace. Tick “Trace memory” before running, "
-               "or make it with stepscope-cli run --memory."));
+            document && document->snapshot
+                ? tr("Device %1 of this snapshot has no events in its trace (its segments "
+                     "only); choose another device above.")
+                      .arg(document->snapshot->device)
+                : tr("This run has no memory trace. Tick “Trace memory” before running, "
+                     "or make it with stepscope-cli run --memory."));
         // Not the last run's axes: they would read as this run's memory.
         setNoData(plot_, document ? tr("No memory trace in this run") : tr("No run selected"));
         plot_->replot();
@@ -885,8 +890,10 @@ void MemoryView::fitValueAxis() {
     // would otherwise scale the axis to twice the peak.
     // A snapshot's record_function strips along the top take their rows more.
     const double strips = annotations_->stripsHeight();
-    const double room =
-        height > 0 ? std::clamp((kPeakRoom + strips) / height, 0.13, 0.25 + strips / height) : 0.13;
+    // Never past 0.9: strips taller than a short chart would flip the axis.
+    const double room = height > 0 ? std::clamp((kPeakRoom + strips) / height, 0.13,
+                                                std::min(0.25 + strips / height, 0.9))
+                                   : 0.13;
     plot_->yAxis->setRange(0, peak / kMiB / (1 - room));
 }
 
@@ -1154,21 +1161,33 @@ int MemoryView::siteRowOf(uint32_t allocation) const {
     return -1;
 }
 
+int64_t MemoryView::allocationIndexAt(const QPointF& position, double* time, double* bytes) const {
+    const double timeUs = plot_->xAxis->pixelToCoord(position.x()) * 1e3;
+    const double value = plot_->yAxis->pixelToCoord(position.y()) * kMiB;
+    if (time) {
+        *time = timeUs;
+    }
+    if (bytes) {
+        *bytes = value;
+    }
+    const MemoryAllocation* allocation = allocationAt(timeUs, value);
+    return allocation ? int64_t(allocation - &index_->allocations().front()) : -1;
+}
+
 void MemoryView::hoverAt(const QPointF& position) {
     if (!index_) {
         return;
     }
-    const double time = plot_->xAxis->pixelToCoord(position.x()) * 1e3;
-    const double bytes = plot_->yAxis->pixelToCoord(position.y()) * kMiB;
-    const MemoryAllocation* allocation = allocationAt(time, bytes);
-    const int64_t hit = allocation ? int64_t(allocation - &index_->allocations().front()) : -1;
+    double time = 0;
+    double bytes = 0;
+    const int64_t hit = allocationIndexAt(position, &time, &bytes);
     if (hit != hovered_) {
         hovered_ = hit;
         updateHighlights();
         plot_->replot(QCustomPlot::rpQueuedReplot);
     }
     updateDetails();
-    if (!allocation && pinned_ < 0 && mode_ == Mode::Allocations && bytes >= 0) {
+    if (hit < 0 && pinned_ < 0 && mode_ == Mode::Allocations && bytes >= 0) {
         int64_t bottom = 0;
         int64_t top = 0;
         smallerBandExtent(time, &bottom, &top);
@@ -1183,10 +1202,7 @@ void MemoryView::clickAt(const QPointF& position) {
     if (!index_) {
         return;
     }
-    const double time = plot_->xAxis->pixelToCoord(position.x()) * 1e3;
-    const double bytes = plot_->yAxis->pixelToCoord(position.y()) * kMiB;
-    const MemoryAllocation* allocation = allocationAt(time, bytes);
-    pinned_ = allocation ? int64_t(allocation - &index_->allocations().front()) : -1;
+    pinned_ = allocationIndexAt(position);
     if (pinned_ < 0) {
         sitesTable_->clearSelection();
         showSelection({});

@@ -155,6 +155,10 @@ protected:
 
 private:
     void drawCategories();
+    // The index of the allocation under a widget position, -1 for none; the
+    // position's time (µs) and bytes on the axes where asked for.
+    int64_t allocationIndexAt(const QPointF& position, double* time = nullptr,
+                              double* bytes = nullptr) const;
     // A snapshot's own parts: its devices, its record_function ranges, the
     // Stack tab (hidden for our runs).
     void showSnapshot(const RunDocument* document);

@@ -116,6 +116,7 @@ void CategoryRulesDialog::addRule(const CategoryRule& rule) {
                                 std::begin(kTargets)));
     auto* pattern = new QLineEdit(QString::fromStdString(rule.pattern));
     pattern->setPlaceholderText(tr("e.g. kv_cache|attention"));
+    pattern->setMaxLength(256);  // ruleRegexError's limit: a pasted wall of text stops here
     auto* category = new QComboBox;
     category->addItems(ruleCategoryNames());
     const int known = category->findText(QString::fromStdString(rule.category));
