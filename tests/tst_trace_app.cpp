@@ -36,6 +36,18 @@ namespace {
 
 const QString kTraces = QStringLiteral(STEPSCOPE_TRACES);
 
+TimelineSpan makeSpan(SpanKind kind, const char* name, const char* track, double start,
+                      double duration, const char* category = "") {
+    TimelineSpan span;
+    span.kind = kind;
+    span.name = name;
+    span.category = category;
+    span.track = track;
+    span.startUs = start;
+    span.durationUs = duration;
+    return span;
+}
+
 const BreakdownRow* rowNamed(const BreakdownView& view, const std::string& name) {
     for (const BreakdownRow& row : view.rows()) {
         if (row.name == name) {
@@ -277,13 +289,7 @@ private Q_SLOTS:
         timeline.step = 1;
         auto add = [&timeline](SpanKind kind, const char* name, const char* track, double start,
                                double duration) {
-            TimelineSpan span;
-            span.kind = kind;
-            span.name = name;
-            span.track = track;
-            span.startUs = start;
-            span.durationUs = duration;
-            timeline.spans.push_back(span);
+            timeline.spans.push_back(makeSpan(kind, name, track, start, duration));
             return int(timeline.spans.size() - 1);
         };
         add(SpanKind::Range, "ProfilerStep#1", "ranges", 0, 100);
@@ -330,30 +336,13 @@ private Q_SLOTS:
         const int longKernels = 60000;
         const double shortStart = 2.0 * (longKernels / 2) + 1.3;  // in a gap
         for (int i = 0; i < longKernels; ++i) {
-            TimelineSpan kernel;
-            kernel.kind = SpanKind::Kernel;
-            kernel.name = "long";
-            kernel.category = "COMPUTATION";
-            kernel.track = "stream 7";
-            kernel.startUs = 2.0 * i;
-            kernel.durationUs = 1;
-            timeline.spans.push_back(kernel);
+            timeline.spans.push_back(
+                makeSpan(SpanKind::Kernel, "long", "stream 7", 2.0 * i, 1, "COMPUTATION"));
         }
-        TimelineSpan launch;
-        launch.kind = SpanKind::Operator;
-        launch.name = "cudaLaunchKernel";
-        launch.category = "cuda_runtime";
-        launch.track = "thread 1";
-        launch.startUs = shortStart - 0.5;
-        launch.durationUs = 0.05;
-        timeline.spans.push_back(launch);
-        TimelineSpan kernel;
-        kernel.kind = SpanKind::Kernel;
-        kernel.name = "short";
-        kernel.category = "MEMORY";
-        kernel.track = "stream 7";
-        kernel.startUs = shortStart;
-        kernel.durationUs = 0.1;
+        timeline.spans.push_back(makeSpan(SpanKind::Operator, "cudaLaunchKernel", "thread 1",
+                                          shortStart - 0.5, 0.05, "cuda_runtime"));
+        TimelineSpan kernel =
+            makeSpan(SpanKind::Kernel, "short", "stream 7", shortStart, 0.1, "MEMORY");
         kernel.launch = int32_t(timeline.spans.size() - 1);
         timeline.spans.push_back(kernel);
         const TimelineSpan& shortKernel = timeline.spans.back();
