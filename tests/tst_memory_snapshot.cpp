@@ -648,10 +648,27 @@ private Q_SLOTS:
         }
         for (const std::string& exponential :
              {std::string("(\\w+)+x"), std::string("(a|ab)*c"), std::string("((a)b+)*"),
-              std::string("(x(a*))+"), std::string("(a+){2,}")}) {
+              std::string("(x(a*))+"), std::string("(a+){2,}"), std::string("(a?){30}a{30}")}) {
             QVERIFY2(QString::fromStdString(ruleRegexError(exponential)).contains("exponential"),
                      exponential.c_str());
         }
+        // Many repetitions in a row: a?a?a?a?a?aaaaa is exponential in them.
+        QVERIFY(QString::fromStdString(ruleRegexError("a?a?a?a?a?aaaaa"))
+                    .contains("more than 4 times"));
+        QVERIFY(ruleRegexError("(?:layers)\\.\\d+\\.attn.*?proj").empty());
+        // Stacked repetitions, which std::regex nests: the first one
+        // fuzz_category_rule found took over 2 s on 40 characters.
+        for (const char* stacked : {"([a-z]+)????????*??Bn", "a**", "a+?+", "a?{2}"}) {
+            QVERIFY2(QString::fromStdString(ruleRegexError(stacked)).contains("repeats a"),
+                     stacked);
+        }
+        // Numbers std::regex reads unchecked (signed overflow, found by
+        // fuzz_category_rule under UBSan) or expands into copies.
+        QVERIFY(QString::fromStdString(ruleRegexError("(a)\\6666666666666666666666"))
+                    .contains("refers back"));
+        QVERIFY(QString::fromStdString(ruleRegexError("a{99999999999999999999}"))
+                    .contains("more than 100 times"));
+        QVERIFY(ruleRegexError("a{2,100}b").empty());
         const std::string deep(25'000, '(');
         QVERIFY(QString::fromStdString(ruleRegexError(deep)).contains("longer than 256"));
         QVERIFY(ruleRegexError("(").find("exponential") == std::string::npos);

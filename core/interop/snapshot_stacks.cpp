@@ -219,46 +219,120 @@ namespace {
 
 // libstdc++ compiles a regex recursively (tens of thousands of nested groups
 // overflow the stack) and matches it by backtracking with no bound on the
-// steps: a group that repeats and itself repeats or alternates, as in
-// (\w+)+x or (a|ab)*c, takes time exponential in a frame name's length. Both
-// are refused before std::regex sees the pattern.
+// steps: a group that repeats and itself repeats, alternates or is optional
+// inside, as in (\\w+)+x, (a|ab)*c or (a?){30}, takes time exponential in a
+// frame name's length, and so does a run of many repetitions (a?a?…a?aa…a).
+// Refused before std::regex sees the pattern: over 256 characters, such a
+// group, or more than four repetitions. (A bounded matcher, PCRE2 with its
+// match limit, would need none of this; std::regex has no limit to set.)
 constexpr size_t kRulePatternLimit = 256;
+constexpr int kRuleRepetitionLimit = 4;
 
-bool quantifierAt(const std::string& pattern, size_t i) {
-    const char c = pattern[i];
-    return c == '*' || c == '+' ||
-           (c == '{' && i + 1 < pattern.size() &&
-            std::isdigit(static_cast<unsigned char>(pattern[i + 1])));
+constexpr int kRuleCountLimit = 100;
+
+// Whether every number in a {n,m} quantifier is at most `limit`.
+bool countsWithin(const std::string& braces, int limit) {
+    int value = 0;
+    for (const char c : braces) {
+        if (std::isdigit(static_cast<unsigned char>(c))) {
+            value = value * 10 + (c - '0');
+            if (value > limit) {
+                return false;
+            }
+        } else {
+            value = 0;
+        }
+    }
+    return true;
 }
 
-// Whether a group that holds a repetition or an alternation is itself repeated.
-bool repeatsARepeatingGroup(const std::string& pattern) {
-    std::vector<bool> groups;  // per open group: holds * + {n} or |
+// The length of the quantifier at `i` (*, +, ?, {n}, {n,}, {n,m}, each
+// perhaps lazy with a '?' after it), 0 when there is none.
+size_t quantifierLength(const std::string& pattern, size_t i) {
+    if (i >= pattern.size()) {
+        return 0;
+    }
+    size_t end = i + 1;
+    const char c = pattern[i];
+    if (c == '{') {
+        if (i + 1 >= pattern.size() || !std::isdigit(static_cast<unsigned char>(pattern[i + 1]))) {
+            return 0;  // a literal brace
+        }
+        end = pattern.find('}', i);
+        end = end == std::string::npos ? pattern.size() : end + 1;
+    } else if (c != '*' && c != '+' && c != '?') {
+        return 0;
+    }
+    return end < pattern.size() && pattern[end] == '?' ? end + 1 - i : end - i;
+}
+
+// Why a pattern's shape can take std::regex exponential time, or empty.
+std::string ruleShapeProblem(const std::string& pattern) {
+    std::vector<bool> groups;  // per open group: holds a repetition or an alternation
     bool inClass = false;
+    int repetitions = 0;
     for (size_t i = 0; i < pattern.size(); ++i) {
         const char c = pattern[i];
         if (c == '\\') {
+            // A back-reference makes matching NP-hard, and libstdc++ reads a long
+            // one's number into a long without a check (a crash under UBSan).
+            if (i + 1 < pattern.size() &&
+                std::isdigit(static_cast<unsigned char>(pattern[i + 1]))) {
+                return "refers back to a group (\\1 …): rules search names, they need no "
+                       "back-references";
+            }
             ++i;  // an escaped character is a literal
-        } else if (inClass) {
+            continue;
+        }
+        if (inClass) {
             inClass = c != ']';
-        } else if (c == '[') {
+            continue;
+        }
+        if (c == '[') {
             inClass = true;
         } else if (c == '(') {
             groups.push_back(false);
+            if (i + 1 < pattern.size() && pattern[i + 1] == '?') {
+                ++i;  // (?:…), (?=…), (?!…): not a quantifier
+            }
         } else if (c == ')' && !groups.empty()) {
             const bool repeating = groups.back();
             groups.pop_back();
-            if (repeating && i + 1 < pattern.size() && quantifierAt(pattern, i + 1)) {
-                return true;
+            const size_t quantifier = quantifierLength(pattern, i + 1);
+            // An optional group ((a+)?) is tried once or not: no more.
+            const bool optional = quantifier > 0 && pattern[i + 1] == '?';
+            if (repeating && quantifier > 0 && !optional) {
+                return "repeats a group that itself repeats, alternates or is optional, as "
+                       "(a+)+, (a|b)* or (a?){9} do: such a pattern can take exponential time "
+                       "on a long frame name; write it without the outer repetition";
             }
-            if (repeating && !groups.empty()) {
+            if ((repeating || quantifier > 0) && !groups.empty()) {
                 groups.back() = true;
             }
-        } else if ((c == '|' || quantifierAt(pattern, i)) && !groups.empty()) {
+        } else if (const size_t quantifier = quantifierLength(pattern, i); quantifier > 0) {
+            // {n}: std::regex copies the repeated part n times, and reads n
+            // as unchecked as a back-reference's number.
+            if (c == '{' && !countsWithin(pattern.substr(i, quantifier), kRuleCountLimit)) {
+                return "repeats {n} more than " + std::to_string(kRuleCountLimit) + " times";
+            }
+            if (++repetitions > kRuleRepetitionLimit) {
+                return "repeats more than " + std::to_string(kRuleRepetitionLimit) +
+                       " times (*, +, ?, {n}): each repetition can multiply the time a long "
+                       "frame name takes to match";
+            }
+            if (quantifierLength(pattern, i + quantifier) > 0) {
+                return "repeats a repetition (a**, a+?+, a?{2}): std::regex takes it as a "
+                       "nested repetition, exponential on a long frame name";
+            }
+            if (!groups.empty()) {
+                groups.back() = true;
+            }
+            i += quantifier - 1;
+        } else if (c == '|' && !groups.empty()) {
             groups.back() = true;
         }
     }
-    return false;
+    return {};
 }
 
 }  // namespace
@@ -267,10 +341,8 @@ std::string ruleRegexError(const std::string& pattern) {
     if (pattern.size() > kRulePatternLimit) {
         return "longer than " + std::to_string(kRulePatternLimit) + " characters";
     }
-    if (repeatsARepeatingGroup(pattern)) {
-        return "repeats a group that itself repeats or alternates, as (a+)+ or (a|b)* do: such "
-               "a pattern can take exponential time on a long frame name; write it without "
-               "the outer repetition";
+    if (std::string shape = ruleShapeProblem(pattern); !shape.empty()) {
+        return shape;
     }
     try {
         std::regex compiled(pattern);
