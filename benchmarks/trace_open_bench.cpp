@@ -13,9 +13,9 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "analysis/trace_analysis.h"
+#include "analysis/trace_run.h"
 #include "interop/kineto_trace.h"
-#include "interop/trace_analysis.h"
-#include "interop/trace_run.h"
 
 namespace {
 

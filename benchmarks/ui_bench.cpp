@@ -32,10 +32,10 @@
 #include <memory>
 #include <random>
 
+#include "analysis/snapshot_timeline.h"
 #include "category_rules_control.h"
 #include "interop/memory_snapshot.h"
 #include "interop/memviz_export.h"
-#include "interop/snapshot_timeline.h"
 #include "main_window.h"
 #include "models/memory_index.h"
 #include "pages/config_panel.h"

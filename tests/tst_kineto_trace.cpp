@@ -20,11 +20,11 @@
 #include <random>
 #include <set>
 
+#include "analysis/trace_analysis.h"
+#include "analysis/trace_run.h"
 #include "engines/runner.h"
 #include "interop/chrome_trace.h"
 #include "interop/kineto_trace.h"
-#include "interop/trace_analysis.h"
-#include "interop/trace_run.h"
 #include "test_support.h"
 
 using namespace stepscope;

@@ -17,13 +17,13 @@
 #include <sstream>
 #include <tuple>
 
+#include "analysis/recording_summary.h"
+#include "analysis/run_memory_snapshot.h"
+#include "analysis/snapshot_as_run.h"
+#include "analysis/snapshot_stacks.h"
+#include "analysis/snapshot_timeline.h"
 #include "interop/memory_snapshot.h"
 #include "interop/memviz_export.h"
-#include "interop/recording_summary.h"
-#include "interop/run_memory_snapshot.h"
-#include "interop/snapshot_as_run.h"
-#include "interop/snapshot_stacks.h"
-#include "interop/snapshot_timeline.h"
 #include "profile/memory_trace.h"
 #include "results/run_file.h"
 #include "test_support.h"

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "interop/snapshot_stacks.h"
+#include "analysis/snapshot_stacks.h"
 #include "widgets/category_rules_dialog.h"
 
 class QWidget;

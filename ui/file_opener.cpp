@@ -9,14 +9,14 @@
 #include <optional>
 #include <stdexcept>
 
+#include "analysis/snapshot_timeline.h"
+#include "analysis/trace_analysis.h"
+#include "analysis/trace_run.h"
 #include "cluster/slurm_array.h"
 #include "cluster/slurm_attention.h"
 #include "file_kind.h"
 #include "interop/kineto_trace.h"
 #include "interop/memory_snapshot.h"
-#include "interop/snapshot_timeline.h"
-#include "interop/trace_analysis.h"
-#include "interop/trace_run.h"
 #include "models/dtype_flow_file.h"
 #include "models/memory_run_data.h"
 #include "models/snapshot_recording.h"

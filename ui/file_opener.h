@@ -7,10 +7,10 @@
 #include <memory>
 #include <vector>
 
+#include "analysis/snapshot_stacks.h"
 #include "experiments/attention_benchmark.h"
 #include "experiments/dtype_flow.h"
 #include "folder_contents.h"
-#include "interop/snapshot_stacks.h"
 #include "job_tracker.h"
 #include "models/run_document.h"
 #include "results/run_result.h"

@@ -4,12 +4,12 @@
 #include <iostream>
 #include <sstream>
 
+#include "analysis/recording_summary.h"
+#include "analysis/run_memory_snapshot.h"
+#include "analysis/snapshot_timeline.h"
 #include "cli/commands.h"
 #include "cli/guarded.h"
 #include "interop/memory_snapshot.h"
-#include "interop/recording_summary.h"
-#include "interop/run_memory_snapshot.h"
-#include "interop/snapshot_timeline.h"
 #include "results/run_file.h"
 #include "util/strings.h"
 

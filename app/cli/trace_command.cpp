@@ -3,10 +3,10 @@
 #include <filesystem>
 #include <iostream>
 
+#include "analysis/trace_analysis.h"
+#include "analysis/trace_report.h"
 #include "cli/commands.h"
 #include "cli/guarded.h"
-#include "interop/trace_analysis.h"
-#include "interop/trace_report.h"
 
 namespace stepscope::cli {
 

@@ -3,7 +3,7 @@
 // core/interop: other tools' files, read and written. torch.save state
 // dicts and checkpoints (here), the course's from_pretrained folders,
 // memory_viz pickles, Chrome traces, PyTorch's memory snapshots and Kineto
-// traces. Includes results/ and every layer below.
+// traces; what they mean is analysis/'s. Includes model/ and results/.
 
 #include <ATen/core/Tensor.h>
 

@@ -8,7 +8,7 @@
 #include <regex>
 #include <string>
 
-#include "interop/snapshot_stacks.h"
+#include "analysis/snapshot_stacks.h"
 
 using namespace stepscope;
 

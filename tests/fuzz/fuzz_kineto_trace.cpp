@@ -3,7 +3,7 @@
 //
 //   clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore \
 //       tests/fuzz/fuzz_kineto_trace.cpp core/interop/kineto_trace.cpp \
-//       core/interop/trace_analysis.cpp -lsimdjson -lz -o fuzz_kineto_trace
+//       core/analysis/trace_analysis.cpp -lsimdjson -lz -o fuzz_kineto_trace
 //   ./fuzz_kineto_trace -max_total_time=60 CORPUS tests/data/traces/*/*
 //
 // Bytes come raw or gzip (the reader tells by the magic bytes). A refusal is
@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "analysis/trace_analysis.h"
 #include "interop/kineto_trace.h"
-#include "interop/trace_analysis.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     stepscope::KinetoTraceLimits limits;

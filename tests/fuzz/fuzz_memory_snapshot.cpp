@@ -4,8 +4,8 @@
 //
 //   (one command line:) clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore
 //       tests/fuzz/fuzz_memory_snapshot.cpp core/util/pickle_reader.cpp
-//       core/interop/memory_snapshot.cpp core/interop/snapshot_stacks.cpp
-//       core/interop/snapshot_timeline.cpp core/interop/recording_summary.cpp
+//       core/interop/memory_snapshot.cpp core/analysis/snapshot_stacks.cpp
+//       core/analysis/snapshot_timeline.cpp core/analysis/recording_summary.cpp
 //       -o fuzz_memory_snapshot
 //   ./fuzz_memory_snapshot -max_total_time=60 -dict=tests/fuzz/fuzz_memory_snapshot.dict
 //       CORPUS_DIR  (seeds: tests/data/make_memory_snapshots.py's files)
@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <string>
 
+#include "analysis/recording_summary.h"
+#include "analysis/snapshot_stacks.h"
+#include "analysis/snapshot_timeline.h"
 #include "interop/memory_snapshot.h"
-#include "interop/recording_summary.h"
-#include "interop/snapshot_stacks.h"
-#include "interop/snapshot_timeline.h"
 
 using namespace stepscope;
 

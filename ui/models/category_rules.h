@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "interop/snapshot_stacks.h"
+#include "analysis/snapshot_stacks.h"
 
 namespace stepscope::ui {
 

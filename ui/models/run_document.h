@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "interop/trace_analysis.h"
+#include "analysis/trace_analysis.h"
 #include "results/run_result.h"
 
 namespace stepscope::ui {
@@ -33,7 +33,7 @@ struct RunDocument {
     // read (off the UI thread); null for a run made here, whose views work it
     // out themselves. Views only read it.
     std::shared_ptr<MemoryRunData> memoryData;
-    // A PyTorch profiler trace opened as a run (interop/trace_run.h): HTA's
+    // A PyTorch profiler trace opened as a run (analysis/trace_run.h): HTA's
     // analyses of every rank of its recording (one file, or a folder of rank
     // traces), shared by the ranks' documents, and which rank this one is.
     std::shared_ptr<const std::vector<RankAnalysis>> traceRanks;

@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/snapshot_as_run.h"
+#include "analysis/snapshot_stacks.h"
+#include "analysis/snapshot_timeline.h"
 #include "interop/memory_snapshot.h"
-#include "interop/snapshot_as_run.h"
-#include "interop/snapshot_stacks.h"
-#include "interop/snapshot_timeline.h"
 #include "profile/memory_trace.h"
 
 namespace stepscope::ui {

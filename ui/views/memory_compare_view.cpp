@@ -16,8 +16,8 @@
 #include <optional>
 #include <set>
 
-#include "interop/recording_summary.h"
-#include "interop/run_memory_snapshot.h"
+#include "analysis/recording_summary.h"
+#include "analysis/run_memory_snapshot.h"
 #include "models/format.h"
 #include "models/run_document.h"
 #include "widgets/plot_style.h"

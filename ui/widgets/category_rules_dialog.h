@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "interop/snapshot_stacks.h"
+#include "analysis/snapshot_stacks.h"
 
 class QComboBox;
 class QLabel;

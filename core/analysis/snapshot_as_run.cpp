@@ -1,4 +1,4 @@
-#include "interop/snapshot_as_run.h"
+#include "analysis/snapshot_as_run.h"
 
 #include <string>
 #include <unordered_map>

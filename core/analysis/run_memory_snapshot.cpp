@@ -1,4 +1,4 @@
-#include "interop/run_memory_snapshot.h"
+#include "analysis/run_memory_snapshot.h"
 
 #include <algorithm>
 #include <unordered_map>

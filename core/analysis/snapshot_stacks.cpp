@@ -1,4 +1,4 @@
-#include "interop/snapshot_stacks.h"
+#include "analysis/snapshot_stacks.h"
 
 // GCC 12 warns inside libstdc++'s std::regex (std::function members "may be
 // used uninitialized") when it optimizes under AddressSanitizer (-O1 and

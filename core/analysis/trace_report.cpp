@@ -1,4 +1,4 @@
-#include "interop/trace_report.h"
+#include "analysis/trace_report.h"
 
 #include <algorithm>
 #include <cstdio>

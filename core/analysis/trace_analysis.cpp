@@ -1,4 +1,4 @@
-#include "interop/trace_analysis.h"
+#include "analysis/trace_analysis.h"
 
 #include <algorithm>
 #include <cmath>

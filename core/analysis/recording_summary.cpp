@@ -1,4 +1,4 @@
-#include "interop/recording_summary.h"
+#include "analysis/recording_summary.h"
 
 #include <algorithm>
 #include <cmath>

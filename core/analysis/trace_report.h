@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "interop/trace_analysis.h"
+#include "analysis/trace_analysis.h"
 
 namespace stepscope {
 

@@ -1,5 +1,10 @@
 #pragma once
 
+// core/analysis: what a recording means, whoever made it. HTA's analyses of
+// a profiler trace (here), a trace as a run, a memory snapshot's timeline,
+// sites and summary, and our runs' memory as a snapshot. Reads through
+// interop/; includes interop/ and what its arrows reach.
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>

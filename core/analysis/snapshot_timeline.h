@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/snapshot_stacks.h"
 #include "interop/memory_snapshot.h"
-#include "interop/snapshot_stacks.h"
 
 namespace stepscope {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "interop/snapshot_timeline.h"
+#include "analysis/snapshot_timeline.h"
 
 namespace stepscope {
 

@@ -2,8 +2,8 @@
 
 #include <string>
 
+#include "analysis/recording_summary.h"
 #include "interop/memory_snapshot.h"
-#include "interop/recording_summary.h"
 
 namespace stepscope {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "interop/snapshot_timeline.h"
+#include "analysis/snapshot_timeline.h"
 #include "profile/memory_trace.h"
 
 namespace stepscope {

@@ -1,7 +1,7 @@
 #pragma once
 
+#include "analysis/trace_analysis.h"
 #include "interop/kineto_trace.h"
-#include "interop/trace_analysis.h"
 #include "results/run_result.h"
 
 namespace stepscope {

@@ -1,4 +1,4 @@
-#include "interop/trace_run.h"
+#include "analysis/trace_run.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "interop/snapshot_timeline.h"
+#include "analysis/snapshot_timeline.h"
 
 #include <algorithm>
 #include <stdexcept>
