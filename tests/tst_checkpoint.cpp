@@ -16,8 +16,8 @@
 #include <fstream>
 
 #include "attention/attention_registry.h"
-#include "engines/evaluate.h"
-#include "interop/checkpoint.h"
+#include "model/checkpoint.h"
+#include "model/evaluate.h"
 #include "model/transformer.h"
 #include "test_support.h"
 

@@ -14,8 +14,8 @@
 #include <cstdlib>
 #include <map>
 
-#include "engines/evaluate.h"
 #include "engines/runner.h"
+#include "model/evaluate.h"
 #include "profile/memory_trace.h"
 #include "results/run_file.h"
 #include "test_support.h"

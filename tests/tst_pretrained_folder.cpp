@@ -9,8 +9,8 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 
-#include "interop/checkpoint.h"
-#include "interop/pretrained_folder.h"
+#include "model/checkpoint.h"
+#include "model/pretrained_folder.h"
 #include "test_support.h"
 
 using namespace stepscope;

@@ -6,10 +6,10 @@
 #include "attention/attention_registry.h"
 #include "config/config_field.h"
 #include "config/limits.h"
-#include "engines/evaluate.h"
 #include "engines/runner.h"
-#include "interop/checkpoint.h"
-#include "interop/pretrained_folder.h"
+#include "model/checkpoint.h"
+#include "model/evaluate.h"
+#include "model/pretrained_folder.h"
 #include "util/strings.h"
 
 namespace stepscope::cli {

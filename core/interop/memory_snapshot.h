@@ -1,5 +1,9 @@
 #pragma once
 
+// core/interop: other tools' files, read and written. PyTorch's memory
+// snapshots (here), Kineto traces, torch.save files, memory_viz pickles and
+// Chrome traces; what a recording means is analysis/'s. Includes results/.
+
 #include <cstdint>
 #include <span>
 #include <stdexcept>

@@ -1,8 +1,9 @@
 #pragma once
 
 // core/model: the Transformer LM (here) and what trains it: activation
-// checkpointing, the chunked loss, the optimizers. Includes attention/,
-// config/ and profile/.
+// checkpointing, the chunked loss, the optimizers; its weights as torch.save
+// files and from_pretrained folders, and a checkpoint's loss on a batch.
+// Includes attention/ and interop/ (the torch.save reader).
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>

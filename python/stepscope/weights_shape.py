@@ -1,5 +1,5 @@
 """The model's shape from --weights alone (no --model, no dims), as
-stepscope-cli reads it (core/interop/checkpoint.cpp weightsShape): the
+stepscope-cli reads it (core/model/checkpoint.cpp weightsShape): the
 course's from_pretrained folder (model_config.json beside model.pt), or a
 state dict's tensors, whose heads come from --heads or a preset that fits."""
 import json

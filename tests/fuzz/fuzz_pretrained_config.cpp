@@ -8,7 +8,7 @@
 #include <string>
 
 #include "config/limits.h"
-#include "interop/pretrained_folder.h"
+#include "model/pretrained_folder.h"
 
 using namespace stepscope;
 

@@ -1,9 +1,8 @@
 #pragma once
 
-// core/interop: other tools' files, read and written. torch.save state
-// dicts and checkpoints (here), the course's from_pretrained folders,
-// memory_viz pickles, Chrome traces, PyTorch's memory snapshots and Kineto
-// traces; what they mean is analysis/'s. Includes model/ and results/.
+// A model's weights as torch.save files: state dicts and training
+// checkpoints, read through interop/'s torch.save reader and written as
+// Python's torch.load(weights_only=True) accepts them.
 
 #include <ATen/core/Tensor.h>
 

@@ -1,11 +1,11 @@
-#include "engines/evaluate.h"
+#include "model/evaluate.h"
 
 #include <c10/core/InferenceMode.h>
 
 #include <stdexcept>
 
 #include "attention/attention_registry.h"
-#include "interop/checkpoint.h"
+#include "model/checkpoint.h"
 #include "model/transformer.h"
 
 namespace stepscope {

@@ -1,4 +1,4 @@
-#include "interop/pretrained_folder.h"
+#include "model/pretrained_folder.h"
 
 #include <nlohmann/json.hpp>
 

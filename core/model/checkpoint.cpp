@@ -1,13 +1,13 @@
-#include "interop/checkpoint.h"
+#include "model/checkpoint.h"
 
 #include <c10/core/GradMode.h>
 
 #include <sstream>
 #include <stdexcept>
 
-#include "interop/pretrained_folder.h"
 #include "interop/torch_save_reader.h"
 #include "interop/torch_save_writer.h"
+#include "model/pretrained_folder.h"
 #include "model/transformer.h"
 
 namespace stepscope {
