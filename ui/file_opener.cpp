@@ -12,9 +12,7 @@
 #include "analysis/snapshot_timeline.h"
 #include "analysis/trace_analysis.h"
 #include "analysis/trace_run.h"
-#include "cluster/slurm_array.h"
-#include "cluster/slurm_attention.h"
-#include "file_kind.h"
+#include "files/file_kinds.h"
 #include "interop/kineto_trace.h"
 #include "interop/memory_snapshot.h"
 #include "models/dtype_flow_file.h"
@@ -94,62 +92,46 @@ Opened readTraces(const QString& path) {
     return opened;
 }
 
-// A folder of profiler traces (no run file, no sweep's table in it).
-bool holdsTraces(const QDir& dir) {
-    if (!dir.entryList({"*.json.gz"}, QDir::Files).isEmpty()) {
-        return true;
-    }
-    const QFileInfoList jsonFiles = dir.entryInfoList({"*.json"}, QDir::Files);
-    QString error;
-    return !jsonFiles.isEmpty() &&
-           std::all_of(jsonFiles.begin(), jsonFiles.end(), [&error](const QFileInfo& file) {
-               return fileKind(file.absoluteFilePath(), &error) == FileKind::Trace;
-           });
-}
-
 Opened readFolder(const QString& path) {
-    const QDir dir(path);
-    if (dir.exists("attention.json")) {
-        return readFilePath(dir.filePath("attention.json"));
-    }
-    try {
-        if (const auto array = readSlurmArray(path.toStdString());
-            array && array->kind == kAttentionArrayKind) {
+    std::string error;
+    switch (detectFileKind(path.toStdString(), &error)) {
+        case FileKind::AttentionFolder:
+            return readFilePath(QDir(path).filePath("attention.json"));
+        case FileKind::SlurmAttentionFolder:
+            try {
+                Opened opened;
+                opened.kind = Opened::Kind::AttentionArray;
+                opened.array = readAttentionArray(path);
+                opened.path = opened.array.directory;
+                return opened;
+            } catch (const std::exception& failure) {
+                return failed(FileOpener::tr("Cannot open folder"),
+                              QString::fromUtf8(failure.what()));
+            }
+        case FileKind::TraceFolder:
+            return readTraces(path);
+        case FileKind::SweepFolder:
+        case FileKind::SlurmSweepFolder: {  // a Slurm array's folder before any point is done
             Opened opened;
-            opened.kind = Opened::Kind::AttentionArray;
-            opened.array = readAttentionArray(path);
-            opened.path = opened.array.directory;
+            opened.kind = Opened::Kind::SweepFolder;
+            opened.sweep = std::make_shared<SweepFolderRead>(readSweepFolder(path));
+            opened.path = opened.sweep->directory;
             return opened;
         }
-    } catch (const std::exception& error) {
-        return failed(FileOpener::tr("Cannot open folder"), QString::fromUtf8(error.what()));
+        default:
+            break;
     }
-    // A Slurm array's folder is a sweep before any of its points is done.
-    bool sweep = dir.exists("sweep.csv") || dir.exists("sweep.md") || dir.exists(kSlurmArrayFile);
-    if (!sweep && holdsTraces(dir)) {
-        return readTraces(path);
+    if (!error.empty()) {
+        return failed(FileOpener::tr("Cannot open folder"), QString::fromStdString(error));
     }
-    const QFileInfoList jsonFiles = dir.entryInfoList({"*.json"}, QDir::Files);
-    for (qsizetype i = 0; !sweep && i < jsonFiles.size(); ++i) {
-        QString error;
-        sweep = fileKind(jsonFiles[i].absoluteFilePath(), &error) == FileKind::Run;
-    }
-    if (!sweep) {
-        return failed(
-            FileOpener::tr("Cannot open folder"),
-            FileOpener::tr(
-                "'%1' is neither a sweep's folder (run files, with sweep.csv and sweep.md, as "
-                "stepscope-cli sweep --out DIR writes them) nor an attention folder "
-                "(attention.json, as stepscope-cli attention --out DIR writes it): it holds no "
-                "StepScope file. A sweep whose first point is still running has none yet: open "
-                "its folder again once that point is done.")
-                .arg(path));
-    }
-    Opened opened;
-    opened.kind = Opened::Kind::SweepFolder;
-    opened.sweep = std::make_shared<SweepFolderRead>(readSweepFolder(path));
-    opened.path = opened.sweep->directory;
-    return opened;
+    return failed(
+        FileOpener::tr("Cannot open folder"),
+        FileOpener::tr("'%1' is neither a sweep's folder (run files, with sweep.csv and sweep.md, "
+                       "as stepscope-cli sweep --out DIR writes them) nor an attention folder "
+                       "(attention.json, as stepscope-cli attention --out DIR writes it): it "
+                       "holds no StepScope file. A sweep whose first point is still running has "
+                       "none yet: open its folder again once that point is done.")
+            .arg(path));
 }
 
 // A PyTorch memory snapshot: its busiest device as a run with only a memory
@@ -184,19 +166,20 @@ Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules)
         return failed(FileOpener::tr("Cannot open"),
                       FileOpener::tr("'%1' does not exist.").arg(path));
     }
-    if (standsForItsFolder(info.fileName())) {
+    if (standsForItsFolder(info.fileName().toStdString())) {
         return readFolder(info.path());
     }
-    QString error;
-    const FileKind kind = fileKind(path, &error);
-    if (!error.isEmpty()) {
-        return failed(FileOpener::tr("Cannot open run file"), error);
+    std::string detectError;
+    const FileKind kind = detectFileKind(path.toStdString(), &detectError);
+    if (!detectError.empty()) {
+        return failed(FileOpener::tr("Cannot open run file"), QString::fromStdString(detectError));
     }
+    QString error;
     Opened opened;
     opened.path = path;
     try {
         switch (kind) {
-            case FileKind::Attention: {
+            case FileKind::AttentionFile: {
                 const std::string text = readFile(path.toStdString());
                 try {
                     opened.attention = attentionResultFromJson(text);
@@ -214,7 +197,7 @@ Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules)
                 }
                 opened.kind = Opened::Kind::DtypeFlow;
                 return opened;
-            case FileKind::Run:
+            case FileKind::RunFile:
                 opened.run = std::make_shared<RunDocument>();
                 opened.run->result = readRunFile(path.toStdString());  // its errors name the path
                 opened.run->path = path;
@@ -225,9 +208,9 @@ Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules)
                 return opened;
             case FileKind::MemorySnapshot:
                 return readSnapshot(path, rules);
-            case FileKind::Trace:
+            case FileKind::ProfilerTrace:
                 return readTraces(path);
-            case FileKind::Other:
+            default:
                 break;
         }
     } catch (const std::runtime_error& error) {

@@ -11,7 +11,7 @@
 
 #include "cluster/slurm_array.h"
 #include "cluster/slurm_attention.h"
-#include "file_kind.h"
+#include "files/file_kinds.h"
 #include "results/run_file.h"
 
 namespace stepscope::ui {
@@ -75,13 +75,13 @@ SweepFolderScan scanSweepFolder(const QString& directory, const std::set<QString
             }
             continue;  // unchanged since it was read
         }
-        QString error;
-        const FileKind kind = fileKind(file, &error);
+        std::string error;
+        const FileKind kind = detectFileKind(file.toStdString(), &error);
         try {
-            if (!error.isEmpty()) {
-                throw std::runtime_error(error.toStdString());
+            if (!error.empty()) {
+                throw std::runtime_error(error);
             }
-            if (kind != FileKind::Run) {
+            if (kind != FileKind::RunFile) {
                 // Not a run file (yet: a writer that does not rename into
                 // place): looked at again when it changes.
                 scan.unreadable[file] = {info.lastModified(), QString()};

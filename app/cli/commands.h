@@ -59,8 +59,6 @@ int commandShow(const std::string& file, bool json);
 // for code to run.
 int commandMemoryRecordings(const std::string& file, const std::string& against,
                             std::optional<int> device, size_t top, bool json);
-// Whether `path` is not a StepScope run file (so memory FILE reads it as a snapshot).
-bool isMemorySnapshotFile(const std::string& path);
 
 struct AttentionFlags {
     std::vector<std::string> backends;  // empty: the engine's default (defaultAttentionBackends)

@@ -9,6 +9,7 @@
 #include "engines/build_info.h"
 #include "experiments/attention_benchmark.h"
 #include "experiments/study.h"
+#include "files/file_kinds.h"
 #include "util/strings.h"
 
 using namespace stepscope::cli;
@@ -371,7 +372,8 @@ int main(int argc, char** argv) {
         if (memorySaved) {
             return commandMemorySaved(memoryFile, json);
         }
-        if (memoryAgainst.empty() && !memoryDevice && !isMemorySnapshotFile(memoryFile)) {
+        if (memoryAgainst.empty() && !memoryDevice &&
+            stepscope::detectFileKind(memoryFile) == stepscope::FileKind::RunFile) {
             return commandMemory(memoryFile, memoryTop, json);
         }
         return commandMemoryRecordings(memoryFile, memoryAgainst, memoryDevice, memoryTop, json);

@@ -9,6 +9,7 @@
 #include "analysis/snapshot_timeline.h"
 #include "cli/commands.h"
 #include "cli/guarded.h"
+#include "files/file_kinds.h"
 #include "interop/memory_snapshot.h"
 #include "results/run_file.h"
 #include "util/strings.h"
@@ -17,26 +18,15 @@ namespace stepscope::cli {
 
 namespace {
 
-// A StepScope run file is JSON that names its format near the top; anything
-// else (a pickle, a snapshot's JSON, a stranger) goes to the snapshot reader,
-// whose messages say what the file is.
-bool isRunFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::string head(64 * 1024, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<size_t>(in.gcount()));
-    const size_t first = head.find_first_not_of(" \t\r\n");
-    return first != std::string::npos && head[first] == '{' &&
-           head.find("\"stepscope-run\"") != std::string::npos;
-}
-
 struct Recording {
     RecordingSummary summary;
     std::vector<int> devices;  // a snapshot's; empty for a run
 };
 
+// A run file, or else for the snapshot reader, whose messages say what the
+// file is (a pickle, a snapshot's JSON, a stranger).
 Recording readRecording(const std::string& path, std::optional<int> device) {
-    if (isRunFile(path)) {
+    if (detectFileKind(path) == FileKind::RunFile) {
         const RunResult run = readRunFile(path);
         if (run.memory.size() == 0) {
             throw std::invalid_argument(path +
@@ -123,10 +113,6 @@ std::string diffText(const RecordingDiff& diff, const Recording& a, const Record
 }
 
 }  // namespace
-
-bool isMemorySnapshotFile(const std::string& path) {
-    return !isRunFile(path);
-}
 
 int commandMemoryRecordings(const std::string& file, const std::string& against,
                             std::optional<int> device, size_t top, bool json) {
