@@ -97,11 +97,10 @@ CUstream_st* currentStream(const at::Tensor& t) {
     return c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
 }
 
-// What the forward's and the backward's launch parameters share: the
-// shape, Q, K, V, the output and its logsumexp, and the stream.
+// The shape and Q, K, V: what every launch's parameters start from.
 template <typename Params>
-void setForwardTensors(Params& p, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                       const at::Tensor& out, const at::Tensor& lse, bool causal) {
+void setInputs(Params& p, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+               bool causal) {
     p.shape = shapeOf(q, k, causal);
     p.q = q.data_ptr();
     p.qStrides = stridesOf(q);
@@ -109,6 +108,14 @@ void setForwardTensors(Params& p, const at::Tensor& q, const at::Tensor& k, cons
     p.kStrides = stridesOf(k);
     p.v = v.data_ptr();
     p.vStrides = stridesOf(v);
+}
+
+// What the forward's and the backward's launch parameters share: the
+// inputs, the output and its logsumexp, and the stream.
+template <typename Params>
+void setForwardTensors(Params& p, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                       const at::Tensor& out, const at::Tensor& lse, bool causal) {
+    setInputs(p, q, k, v, causal);
     p.o = out.data_ptr();
     p.oStrides = stridesOf(out);
     p.logsumexp = lse.data_ptr<float>();
@@ -170,13 +177,7 @@ std::optional<std::string> CudaFlashAttention::unsupportedReason(const at::Tenso
     // What the launch itself would refuse (alignment, lengths, grid limits):
     // asked of the API without launching, on stand-in outputs.
     kn::FlashForwardParams p;
-    p.shape = shapeOf(q, k, causal);
-    p.q = q.data_ptr();
-    p.qStrides = stridesOf(q);
-    p.k = k.data_ptr();
-    p.kStrides = stridesOf(k);
-    p.v = v.data_ptr();
-    p.vStrides = stridesOf(v);
+    setInputs(p, q, k, v, causal);
     p.o = q.data_ptr();  // outputs are fresh, contiguous and aligned: q's layout stands in
     p.oStrides = p.qStrides;
     float standIn = 0.f;
