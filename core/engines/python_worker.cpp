@@ -259,17 +259,12 @@ private:
 json attentionRequest(const std::vector<AttentionPoint>& points, const AttentionBenchSpec& spec) {
     json list = json::array();
     for (const auto& p : points) {
-        list.push_back({{"backend", p.backend},
-                        {"d", p.d},
-                        {"seq", p.seq},
-                        {"batch", p.batch},
-                        {"heads", p.heads},
-                        {"precision", toString(p.precision)},
-                        {"causal", p.causal},
-                        {"device", toString(spec.device)},
-                        {"warmup", spec.warmup},
-                        {"repeats", spec.repeats},
-                        {"seed", spec.seed}});
+        json point = attentionPointCoordinates(p);
+        point.update({{"device", toString(spec.device)},
+                      {"warmup", spec.warmup},
+                      {"repeats", spec.repeats},
+                      {"seed", spec.seed}});
+        list.push_back(std::move(point));
     }
     json request = {{"command", "attention"}, {"points", list}};
     if (!spec.pyAttention.empty()) {

@@ -17,6 +17,12 @@ namespace stepscope {
 
 using nlohmann::json;
 
+json attentionPointCoordinates(const AttentionPoint& p) {
+    return {{"backend", p.backend}, {"d", p.d},         {"seq", p.seq},
+            {"batch", p.batch},     {"heads", p.heads}, {"precision", toString(p.precision)},
+            {"causal", p.causal}};
+}
+
 namespace {
 
 template <typename T>
@@ -35,24 +41,19 @@ json gateJson(const std::optional<AttentionGate>& gate) {
 }
 
 json pointJson(const AttentionPoint& p) {
-    return {{"backend", p.backend},
-            {"kernel", p.kernel},
-            {"d", p.d},
-            {"seq", p.seq},
-            {"batch", p.batch},
-            {"heads", p.heads},
-            {"precision", toString(p.precision)},
-            {"causal", p.causal},
-            {"status", p.status},
-            {"message", p.message},
-            {"forward_ms", optional(p.forwardMs)},
-            {"backward_ms", optional(p.backwardMs)},
-            {"mem_before_backward_bytes", optional(p.memBeforeBackwardBytes)},
-            {"peak_bytes", optional(p.peakBytes)},
-            {"forward_tflops", optional(p.forwardTflops)},
-            {"backward_tflops", optional(p.backwardTflops)},
-            {"score_matrix_bytes", p.scoreMatrixBytes},
-            {"gate", gateJson(p.gate)}};
+    json point = attentionPointCoordinates(p);
+    point.update({{"kernel", p.kernel},
+                  {"status", p.status},
+                  {"message", p.message},
+                  {"forward_ms", optional(p.forwardMs)},
+                  {"backward_ms", optional(p.backwardMs)},
+                  {"mem_before_backward_bytes", optional(p.memBeforeBackwardBytes)},
+                  {"peak_bytes", optional(p.peakBytes)},
+                  {"forward_tflops", optional(p.forwardTflops)},
+                  {"backward_tflops", optional(p.backwardTflops)},
+                  {"score_matrix_bytes", p.scoreMatrixBytes},
+                  {"gate", gateJson(p.gate)}});
+    return point;
 }
 
 // Whether `value` holds a T: a string, a bool, an integer that fits, a number.

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,6 +48,10 @@ struct AttentionPoint {
     int64_t scoreMatrixBytes = 0;       // one seq × seq score matrix of the batch (naive keeps ~3)
     std::optional<AttentionGate> gate;  // the Python backends' (not naive, sdpa, compiled, …)
 };
+
+// Where a point sits in the grid (backend, d, seq, batch, heads, precision,
+// causal), as the attention file and the Python worker's request spell it.
+nlohmann::json attentionPointCoordinates(const AttentionPoint& point);
 
 // The attention benchmark's file: versioned JSON ("stepscope-attention",
 // version 1) with the environment and every point; plus its tables. A point's
