@@ -72,40 +72,26 @@ SlurmArray attentionSlurmArray(const AttentionBenchSpec& spec) {
 AttentionCollection readSlurmAttention(const std::string& directory, const std::string& flag) {
     const SlurmArray array = readSlurmArrayOfKind(directory, kAttentionArrayKind, flag);
     AttentionCollection collection;
-    collection.total = array.tasks.size();
-    for (size_t i = 0; i < array.tasks.size(); ++i) {
-        const SlurmTask& task = array.tasks[i];
-        const auto file = collection.resultFile(directory, int(i), task);
-        if (!file) {
-            continue;
-        }
-        AttentionFile result;
-        try {
-            result = readAttentionFile(*file);
-        } catch (const RunFileError& unreadable) {
-            collection.addFailed(directory, int(i), task,
-                                 std::string("unreadable: ") + unreadable.what());
-            continue;
-        }
-        if (result.points.size() != 1) {
-            collection.addFailed(directory, int(i), task,
-                                 "unreadable: '" + *file + "' holds " +
-                                     std::to_string(result.points.size()) +
-                                     " points, not this one point");
-            continue;
-        }
-        const AttentionPoint& point = result.points.front();
-        if (point.status == "failed") {
-            collection.addFailed(directory, int(i), task, "failed: " + point.message);
-        }
-        if (collection.points.empty()) {
-            // The collected file stands for every task: no one task's Slurm ids.
-            EnvironmentInfo& environment = collection.environment = result.environment;
-            environment.slurmJobId = environment.slurmArrayJobId = "";
-            environment.slurmArrayTaskId = environment.slurmNode = "";
-        }
-        collection.points.push_back(point);
-    }
+    readEachResult(
+        array, directory, collection,
+        [&](int index, const SlurmTask& task, const std::string& file) {
+            const AttentionFile result = readAttentionFile(file);
+            if (result.points.size() != 1) {
+                throw RunFileError("'" + file + "' holds " + std::to_string(result.points.size()) +
+                                   " points, not this one point");
+            }
+            const AttentionPoint& point = result.points.front();
+            if (point.status == "failed") {
+                collection.addFailed(directory, index, task, "failed: " + point.message);
+            }
+            if (collection.points.empty()) {
+                // The collected file stands for every task: no one task's Slurm ids.
+                EnvironmentInfo& environment = collection.environment = result.environment;
+                environment.slurmJobId = environment.slurmArrayJobId = "";
+                environment.slurmArrayTaskId = environment.slurmNode = "";
+            }
+            collection.points.push_back(point);
+        });
     return collection;
 }
 

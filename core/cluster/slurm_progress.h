@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cluster/slurm_array.h"
+#include "results/run_file.h"
 
 namespace stepscope {
 
@@ -35,6 +36,29 @@ struct SlurmProgress {
     void addFailed(const std::string& directory, int index, const SlurmTask& task,
                    const std::string& why);
 };
+
+// Reads the result file of each task of `array` in `directory` into
+// `collection` (a SlurmProgress): a task without one is missing; `read(index,
+// task, path)` reads one and says itself which it finds failed, and one it
+// cannot read (a RunFileError) fails as unreadable. What both collectors do.
+template <typename Collection, typename Read>
+void readEachResult(const SlurmArray& array, const std::string& directory, Collection& collection,
+                    Read read) {
+    collection.total = array.tasks.size();
+    for (size_t i = 0; i < array.tasks.size(); ++i) {
+        const SlurmTask& task = array.tasks[i];
+        const auto file = collection.resultFile(directory, int(i), task);
+        if (!file) {
+            continue;
+        }
+        try {
+            read(int(i), task, *file);
+        } catch (const RunFileError& unreadable) {
+            collection.addFailed(directory, int(i), task,
+                                 std::string("unreadable: ") + unreadable.what());
+        }
+    }
+}
 
 // Writes each {name, contents} into `directory`, atomically: what --collect
 // makes of the points. Throws SlurmError naming --collect.

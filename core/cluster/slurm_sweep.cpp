@@ -60,27 +60,17 @@ SlurmArray sweepSlurmArray(const SweepSpec& spec, SlurmRunner runner) {
 SweepCollection readSlurmSweep(const std::string& directory, const std::string& flag) {
     const SlurmArray array = readSlurmArrayOfKind(directory, kSweepArrayKind, flag);
     SweepCollection collection;
-    collection.total = array.tasks.size();
     collection.varyingFields = array.details.value("varying_fields", std::vector<std::string>{});
-    for (size_t i = 0; i < array.tasks.size(); ++i) {
-        const SlurmTask& task = array.tasks[i];
-        const auto file = collection.resultFile(directory, int(i), task);
-        if (!file) {
-            continue;
-        }
-        try {
-            RunResult result = readRunFile(*file);
-            if (result.status != RunStatus::Ok) {
-                collection.addFailed(directory, int(i), task,
-                                     toString(result.status) + ": " + result.message);
-            }
-            collection.results.push_back(std::move(result));
-            collection.files.push_back(*file);
-        } catch (const RunFileError& unreadable) {
-            collection.addFailed(directory, int(i), task,
-                                 std::string("unreadable: ") + unreadable.what());
-        }
-    }
+    readEachResult(array, directory, collection,
+                   [&](int index, const SlurmTask& task, const std::string& file) {
+                       RunResult result = readRunFile(file);
+                       if (result.status != RunStatus::Ok) {
+                           collection.addFailed(directory, index, task,
+                                                toString(result.status) + ": " + result.message);
+                       }
+                       collection.results.push_back(std::move(result));
+                       collection.files.push_back(file);
+                   });
     return collection;
 }
 
