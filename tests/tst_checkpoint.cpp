@@ -20,6 +20,7 @@
 #include "model/evaluate.h"
 #include "model/transformer.h"
 #include "test_support.h"
+#include "util/pickle_writer.h"
 
 using namespace stepscope;
 
@@ -51,6 +52,27 @@ class TestCheckpoint : public QObject {
     // into the one below it.
     static std::string nestedLists(size_t depth) {
         return std::string(depth, ']') + std::string(depth - 1, 'a');
+    }
+
+    // A pickle that names a storage ('storage', torch.TYPE, "0", "cpu", 4),
+    // its type a str where TYPE is null.
+    static std::string storageId(const char* type) {
+        PickleWriter w;
+        w.protocol();
+        w.mark();
+        w.text("storage");
+        if (type) {
+            w.global("torch", type);
+        } else {
+            w.text("FloatStorage");
+        }
+        w.text("0");
+        w.text("cpu");
+        w.integer(4);
+        w.op('t');
+        w.op('Q');  // BINPERSID
+        w.stop();
+        return w.bytes();
     }
 
     static QString readError(const QString& path) {
@@ -237,6 +259,61 @@ private Q_SLOTS:
             QVERIFY2(message.contains("underflow.pt") && message.contains("empty stack"),
                      qPrintable(message));
         }
+    }
+
+    // What the reader says to each hostile pickle, and a global is a name,
+    // never a call.
+    void hostilePicklesKeepTheirMessages_data() {
+        QTest::addColumn<QByteArray>("pickle");
+        QTest::addColumn<QString>("message");  // what follows the quoted path
+        auto row = [](const char* name, const std::string& pickle, const char* message) {
+            QTest::newRow(name) << QByteArray(pickle.data(), qsizetype(pickle.size()))
+                                << QString(message);
+        };
+        auto raw = [](std::string_view bytes) { return std::string(bytes); };
+        using namespace std::string_view_literals;
+        row("truncated", raw("\x80\x02J\x01"sv), ": pickle is truncated");
+        row("no STOP", raw("\x80\x02N"sv), ": pickle is truncated");
+        row("no MARK", raw("\x80\x02t."sv), ": pickle has no MARK to pop to");
+        row("unknown opcode", raw("\x80\x02\xffN."sv),
+            ": unsupported pickle opcode 0xff at byte 2");
+        row("STOP on empty", raw("\x80\x02."sv), ": pickle ends with an empty stack");
+        row("POP past MARK", raw("\x80\x02N(0N."sv),
+            ": pickle pops an empty stack (stack underflow at byte 4)");
+        row("PUT on empty", raw("\x80\x02q\x00."sv), ": PUT with an empty stack");
+        row("APPENDS without a list", raw("\x80\x02(Ne."sv), ": APPEND without a list");
+        row("SETITEMS without a dict", raw("\x80\x02(NNu."sv), ": SETITEMS without a dict");
+        row("STACK_GLOBAL of ints", raw("\x80\x02K\x01K\x02\x93."sv),
+            ": STACK_GLOBAL without names");
+        row("integer of 9 bytes", raw("\x80\x02\x8a\x09\0\0\0\0\0\0\0\0\x01."sv),
+            ": integer too large");
+        row("persistent id not a storage", raw("\x80\x02K\x01Q."sv),
+            ": unexpected persistent id (not a torch storage)");
+        row("storage without a type", storageId(nullptr), ": storage without a type");
+        row("storage of an unknown type", storageId("FooStorage"),
+            ": unsupported storage type torch.FooStorage");
+        row("rebuild with one argument",
+            raw("\x80\x02"
+                "ctorch._utils\n_rebuild_tensor_v2\n"
+                "K\x01\x85R."sv),
+            ": torch._utils._rebuild_tensor_v2 called with too few arguments");
+        row("rebuild without a storage",
+            raw("\x80\x02"
+                "ctorch._utils\n_rebuild_tensor_v2\n"
+                "(NK\x00))tR."sv),
+            ": torch._utils._rebuild_tensor_v2 without a storage and offset");
+        row("os.system is not called",
+            raw("\x80\x02"
+                "cos\nsystem\n"
+                "X\x02\0\0\0"
+                "ls\x85R."sv),
+            " holds a os.system object, not a tensor");
+    }
+    void hostilePicklesKeepTheirMessages() {
+        QFETCH(QByteArray, pickle);
+        QFETCH(QString, message);
+        const QString path = archiveWithPickle("hostile.pt", pickle.toStdString());
+        QCOMPARE(readError(path), "'" + path + "'" + message);
     }
 
     void tokenTensorWithNoRowsIsAPlainMessage() {
