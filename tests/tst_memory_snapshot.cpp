@@ -328,6 +328,58 @@ private Q_SLOTS:
         }
     }
 
+    // A format words the machine's classic faults itself (torch.save's reader
+    // keeps its old messages), so the error says which one it is; and a
+    // format may make a POP past a MARK an underflow, as torch.save's does.
+    void pickleErrorsSayTheirFault() {
+        using F = PickleError::Fault;
+        auto faultOf = [](const std::string& bytes, const PicklePolicy& policy) {
+            try {
+                readPickle(bytes, policy);
+            } catch (const PickleError& error) {
+                return std::make_tuple(error.fault, error.opcode, error.offset);
+            }
+            return std::make_tuple(F::Other, std::string("(no error)"), uint64_t{0});
+        };
+        const PicklePolicy python;
+        QCOMPARE(faultOf(BYTES("2."), python),
+                 std::make_tuple(F::Underflow, std::string("DUP"), uint64_t{0}));
+        QCOMPARE(faultOf(BYTES("N(0t."), python),
+                 std::make_tuple(F::NoMark, std::string("TUPLE"), uint64_t{3}));
+        QCOMPARE(faultOf(BYTES("\x80\x02(]e."), python),
+                 std::make_tuple(F::Underflow, std::string("APPENDS"), uint64_t{4}));
+        QCOMPARE(faultOf(BYTES("\x80\x02h\x05."), python),
+                 std::make_tuple(F::NoMemo, std::string("BINGET"), uint64_t{2}));
+        QCOMPARE(std::get<0>(faultOf(BYTES("\x80\x02J\x01"), python)), F::Other);  // truncated
+        try {
+            readPickle(BYTES("\x80\x02h\x05."));
+            QFAIL("no error");
+        } catch (const PickleError& error) {
+            QCOMPARE(error.asked, std::string("5"));  // the memo index, for a format's own words
+        }
+        // A length past the end of the file is truncation, whatever the limit.
+        try {
+            readPickle(
+                BYTES("\x80\x02X\xff\xff\xff\xff"
+                      "abc."));
+            QFAIL("no error");
+        } catch (const PickleError& error) {
+            QCOMPARE(error.reason, PickleError::Reason::Truncated);
+        }
+
+        PicklePolicy strict;
+        strict.popMayDropMark = false;
+        QCOMPARE(faultOf(BYTES("N(0t."), strict),
+                 std::make_tuple(F::Underflow, std::string("POP"), uint64_t{2}));
+        // Python drops the MARK and reads None; a POP above a value is a POP either way.
+        const PickleDocument dropped = readPickle(BYTES("(0N."));
+        QCOMPARE(dropped.kind(dropped.root()), PickleKind::None);
+        QCOMPARE(faultOf(BYTES("(0N."), strict),
+                 std::make_tuple(F::Underflow, std::string("POP"), uint64_t{1}));
+        const PickleDocument popped = readPickle(BYTES("(NN0t."), strict);
+        QCOMPARE(popped.items(popped.root()).size(), size_t(1));
+    }
+
     // What torch.save needs: allowed globals and persistent ids become inert
     // records (a call of OrderedDict that SETITEMS fills, BUILD's state, the
     // rebuild function's arguments); a hook refuses an id it does not want.

@@ -183,6 +183,13 @@ private:
     [[noreturn]] void fail(Reason reason, std::string detail, std::string asked = {}) const {
         throw PickleError(reason, opStart_, opcodeLabel(op_), std::move(detail), std::move(asked));
     }
+    [[noreturn]] void failMalformed(PickleError::Fault fault, std::string detail,
+                                    std::string asked = {}) const {
+        PickleError error(Reason::Malformed, opStart_, opcodeLabel(op_), std::move(detail),
+                          std::move(asked));
+        error.fault = fault;
+        throw error;
+    }
 
     // "an int", "a list", "None": a value's type for a message.
     std::string aType(PickleRef ref) const {
@@ -242,7 +249,7 @@ private:
     }
     PickleRef newContainer(PickleKind kind) { return newNode(kind, kNoBuilder); }
     PickleRef newText(PickleKind kind, uint64_t length) {
-        if (length > limits_.maxStringBytes) {
+        if (length <= size_ - pos_ && length > limits_.maxStringBytes) {  // else: truncated
             fail(Reason::TooLarge, "a value of " + std::to_string(length) +
                                        " bytes (the reader's limit is " +
                                        std::to_string(limits_.maxStringBytes) + ")");
@@ -255,7 +262,7 @@ private:
         return newNode(PickleKind::Int, static_cast<uint64_t>(value));
     }
     PickleRef newLong(uint64_t length) {
-        if (length > limits_.maxStringBytes) {
+        if (length <= size_ - pos_ && length > limits_.maxStringBytes) {  // else: truncated
             fail(Reason::TooLarge, "an integer of " + std::to_string(length) + " bytes");
         }
         const uint64_t offset = pos_;
@@ -309,10 +316,11 @@ private:
     }
     void needValues(size_t n) const {
         if (stack_.size() - base() < n) {
-            fail(Reason::Malformed,
-                 "stack underflow: needs " + std::to_string(n) + (n == 1 ? " value" : " values") +
-                     (marks_.empty() ? " and the stack holds " : " and above the last MARK are ") +
-                     std::to_string(stack_.size() - base()));
+            failMalformed(
+                PickleError::Fault::Underflow,
+                "stack underflow: needs " + std::to_string(n) + (n == 1 ? " value" : " values") +
+                    (marks_.empty() ? " and the stack holds " : " and above the last MARK are ") +
+                    std::to_string(stack_.size() - base()));
         }
     }
     PickleRef pop() {
@@ -327,7 +335,7 @@ private:
     }
     size_t markedBegin() const {
         if (marks_.empty()) {
-            fail(Reason::Malformed, "no MARK to take values from");
+            failMalformed(PickleError::Fault::NoMark, "no MARK to take values from");
         }
         return marks_.back();
     }
@@ -354,7 +362,8 @@ private:
     PickleRef markTarget(size_t begin) const {
         const size_t below = marks_.size() >= 2 ? marks_[marks_.size() - 2] : 0;
         if (begin == 0 || begin - 1 < below) {
-            fail(Reason::Malformed, "stack underflow: no container below the MARK");
+            failMalformed(PickleError::Fault::Underflow,
+                          "stack underflow: no container below the MARK");
         }
         return stack_[begin - 1];
     }
@@ -420,7 +429,9 @@ private:
             }
         }
         if (value == kNoPickleRef) {
-            fail(Reason::Malformed, "memo entry " + std::to_string(index) + " was never stored");
+            failMalformed(PickleError::Fault::NoMemo,
+                          "memo entry " + std::to_string(index) + " was never stored",
+                          std::to_string(index));
         }
         push(value);
     }
@@ -497,7 +508,7 @@ private:
             case '0':  // POP: with nothing above the MARK, Python drops the MARK
                 if (stack_.size() > base()) {
                     stack_.pop_back();
-                } else if (!marks_.empty()) {
+                } else if (!marks_.empty() && policy_.popMayDropMark) {
                     marks_.pop_back();
                 } else {
                     needValues(1);
@@ -623,7 +634,7 @@ private:
         return true;
     }
 
-    // Tuples, lists, dicts and sets, and what adds to them.
+    // Tuples, lists, dicts and sets, made new.
     bool stepContainer() {
         switch (op_) {
             case ')':
@@ -661,6 +672,15 @@ private:
             case 0x91:
                 collectToMark(PickleKind::FrozenSet);
                 break;
+            default:
+                return false;
+        }
+        return true;
+    }
+
+    // What adds to a list, dict or set made before: APPEND(S), SETITEM(S), ADDITEMS.
+    bool stepAdd() {
+        switch (op_) {
             case 'a': {
                 const PickleRef value = pop();
                 const PickleRef list = listTarget(top());
@@ -776,7 +796,8 @@ private:
             case 'o': {  // OBJ: class and arguments since the MARK
                 const size_t begin = markedBegin();
                 if (stack_.size() == begin) {
-                    fail(Reason::Malformed, "stack underflow: no class after the MARK");
+                    failMalformed(PickleError::Fault::Underflow,
+                                  "stack underflow: no class after the MARK");
                 }
                 const PickleRef callable = stack_[begin];
                 if (doc_.nodes_[callable].kind != PickleKind::Global) {
@@ -880,8 +901,8 @@ private:
         return true;
     }
     void step() {
-        if (!stepContainer() && !stepMemo() && !stepText() && !stepNumber() && !stepStack() &&
-            !stepGlobal() && !stepCall() && !stepOutside()) {
+        if (!stepContainer() && !stepAdd() && !stepMemo() && !stepText() && !stepNumber() &&
+            !stepStack() && !stepGlobal() && !stepCall() && !stepOutside()) {
             fail(Reason::Malformed, "not a pickle opcode");
         }
     }

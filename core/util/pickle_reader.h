@@ -56,8 +56,13 @@ struct PicklePolicy {
     std::function<bool(std::string_view module, std::string_view name)> allowGlobal;
     // Called once parsing is done with each persistent id (the value
     // BINPERSID popped, or PERSID's text as a String); it throws to refuse
-    // one. Without it, PERSID and BINPERSID are refused.
+    // one, and its message becomes the detail of a Refused PickleError at
+    // that BINPERSID or PERSID. Without it, PERSID and BINPERSID are refused.
     std::function<void(const PickleDocument&, PickleRef id)> checkPersistentId;
+    // Python's POP with nothing above the last MARK drops that MARK (protocol
+    // 0 pops a recursive tuple's items and MARK so). False makes it a stack
+    // underflow, for formats whose writers use POP_MARK (protocol 1 and later).
+    bool popMayDropMark = true;
 
     // A policy that allows exactly these (module, name) pairs.
     static PicklePolicy allowing(std::vector<std::pair<std::string, std::string>> globals);
@@ -80,6 +85,15 @@ public:
         Refused,    // asks for code to run, or for something outside the data
         TooLarge,   // beyond a PickleLimits bound
     };
+    // Which of Malformed's classic faults, for a reader that words its own
+    // messages (Python says "unpickling stack underflow", "could not find
+    // MARK", "Memo value not found"); Other for the rest and other reasons.
+    enum class Fault : uint8_t {
+        Other,
+        Underflow,  // an opcode needs more values than the stack (above the last MARK) holds
+        NoMark,     // an opcode takes the values since the last MARK, and there is none
+        NoMemo,     // GET of a memo entry never stored; asked is its index
+    };
     PickleError(Reason reason, uint64_t offset, std::string opcode, std::string detail,
                 std::string asked = {});
 
@@ -87,7 +101,8 @@ public:
     uint64_t offset;     // of the opcode's first byte
     std::string opcode;  // "GLOBAL", "BINUNICODE", or "0x.." for an unknown byte
     std::string detail;  // what is wrong, without the offset
-    std::string asked;   // Refused: what the file asked for ("os.system"), else empty
+    std::string asked;   // Refused: what the file asked for ("os.system"); NoMemo: the index
+    Fault fault = Fault::Other;
 };
 
 struct PickleCall {
