@@ -3,282 +3,300 @@
 #include <ATen/ops/empty.h>
 #include <caffe2/serialize/inline_container.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <set>
+#include <optional>
+#include <span>
 #include <stdexcept>
-#include <type_traits>
+#include <string_view>
+#include <unordered_map>
 
 #include "interop/torch_storage_types.h"
+#include "util/pickle_reader.h"
 
 namespace stepscope {
 
 namespace {
 
+using Fault = PickleError::Fault;
+
 // Python's own pickler gives up near this depth (its recursion limit), so a
 // deeper file was made by hand.
 constexpr size_t kMaxDepth = 1000;
 
-// The values a list, tuple or dict holds directly (keys too); none for others.
-std::vector<const PyValue*> childrenOf(const PyValue& value) {
-    std::vector<const PyValue*> children;
-    if (const auto* sequence = std::get_if<std::shared_ptr<PySequence>>(&value.value)) {
-        for (const auto& item : (*sequence)->items) {
-            children.push_back(&item);
-        }
-    } else if (const auto* dict = std::get_if<std::shared_ptr<PyDict>>(&value.value)) {
-        for (const auto& [key, item] : (*dict)->items) {
-            children.push_back(&key);
-            children.push_back(&item);
-        }
+// What one pickled value becomes: a leaf (a scalar, a string, a global, a
+// storage, a placeholder), a container, or one of the calls below.
+enum class Role : uint8_t { Leaf, Container, Dict, Tensor, Parameter, TypeTag };
+
+// The calls this reader rebuilds. Nothing is imported or called: the pickle
+// machine keeps each REDUCE as a record, and any other (an optimizer's
+// class, argparse.Namespace, numpy's arrays) stands as an opaque placeholder.
+struct KnownGlobal {
+    std::string_view module;
+    std::string_view name;
+    Role role;
+};
+constexpr KnownGlobal kKnownGlobals[] = {
+    {"torch._utils", "_rebuild_tensor_v2", Role::Tensor},
+    {"torch._utils", "_rebuild_tensor", Role::Tensor},
+    {"torch._utils", "_rebuild_parameter", Role::Parameter},
+    {"torch._utils", "_rebuild_parameter_with_state", Role::Parameter},
+    {"torch.jit._pickle", "restore_type_tag", Role::TypeTag},  // LibTorch's pickle_save
+    {"collections", "OrderedDict", Role::Dict},
+    {"builtins", "dict", Role::Dict},
+};
+
+// torch.save's persistent ids are ('storage', torch.<Type>Storage, key,
+// location, numel): checked for every id in the file before anything is
+// built, so a file naming a storage this reader cannot load is refused even
+// where nothing reaches it.
+void checkStorageId(const PickleDocument& doc, PickleRef id) {
+    const PickleKind kind = doc.kind(id);
+    const bool sequence = kind == PickleKind::Tuple || kind == PickleKind::List;
+    const auto items = sequence ? doc.items(id) : std::span<const PickleRef>();
+    if (items.size() < 5 || doc.kind(items[2]) != PickleKind::String) {
+        throw std::runtime_error("unexpected persistent id (not a torch storage)");
     }
-    return children;
+    if (doc.kind(items[1]) != PickleKind::Global) {
+        throw std::runtime_error("storage without a type");
+    }
+    storageDtype(std::string(doc.globalName(items[1])));  // throws for a type it cannot load
 }
 
-const void* containerOf(const PyValue& value) {
-    if (const auto* sequence = std::get_if<std::shared_ptr<PySequence>>(&value.value)) {
-        return sequence->get();
-    }
-    if (const auto* dict = std::get_if<std::shared_ptr<PyDict>>(&value.value)) {
-        return dict->get();
-    }
-    return nullptr;
+PicklePolicy torchSavePolicy() {
+    PicklePolicy policy;
+    // A checkpoint names the class of whatever it holds; every global stays an
+    // inert record (kKnownGlobals are rebuilt, the rest are placeholders).
+    policy.allowGlobal = [](std::string_view, std::string_view) { return true; };
+    policy.checkPersistentId = checkStorageId;
+    // torch.save pickles with protocol 2, whose writer pops a MARK with
+    // POP_MARK: a POP past one is the file's error, not Python's protocol 0.
+    policy.popMayDropMark = false;
+    return policy;
 }
 
-// The containers `root` reaches, walked without recursion; throws when they
-// nest deeper than kMaxDepth or one holds itself. Heights are memoised per
-// container, so values the memo shares are walked once yet a chain hidden
-// behind a shared value still counts in full.
-std::set<const void*> containersReached(const PyValue& root) {
-    std::map<const void*, size_t> height;  // 0 while on the path
-    struct Frame {
-        const void* container;
-        std::vector<const PyValue*> children;
-        size_t next = 0;
-        size_t tallest = 0;  // of the children done so far
-    };
-    std::vector<Frame> path;
-    const std::string tooDeep = "values nest deeper than " + std::to_string(kMaxDepth) +
-                                " levels (Python's pickler stops near 1000)";
-    // The height of a value already walked, 0 for a scalar or one it starts.
-    auto enter = [&](const PyValue& value) -> size_t {
-        const void* container = containerOf(value);
-        if (!container) {
-            return 0;
-        }
-        const auto [found, isNew] = height.try_emplace(container, 0);
-        if (!isNew) {
-            if (found->second == 0) {
-                throw std::runtime_error("a list, tuple or dict contains itself");
+// How this reader has always worded these faults of the machine; users (and
+// tests) know these messages.
+struct Wording {
+    Fault fault;
+    std::string_view opcode;
+    const char* text;
+};
+constexpr Wording kWordings[] = {
+    {Fault::Underflow, "STOP", "pickle ends with an empty stack"},
+    {Fault::Underflow, "DUP", "pickle duplicates the top of an empty stack"},
+    {Fault::Underflow, "PUT", "PUT with an empty stack"},
+    {Fault::Underflow, "BINPUT", "PUT with an empty stack"},
+    {Fault::Underflow, "LONG_BINPUT", "PUT with an empty stack"},
+    {Fault::Underflow, "MEMOIZE", "PUT with an empty stack"},
+    {Fault::Underflow, "APPENDS", "APPEND without a list"},
+    {Fault::Underflow, "SETITEMS", "SETITEMS without a dict"},
+    {Fault::Other, "STACK_GLOBAL", "STACK_GLOBAL without names"},
+};
+
+// One line for what the pickle machine refused, without the path (the
+// caller adds it).
+std::string pickleMessage(const PickleError& error) {
+    const std::string at = std::to_string(error.offset);
+    switch (error.reason) {
+        case PickleError::Reason::Truncated:
+            return "pickle is truncated";
+        case PickleError::Reason::Refused:
+            if (error.opcode == "BINPERSID" || error.opcode == "PERSID") {
+                return error.detail;  // checkStorageId's own words
             }
-            return found->second;
-        }
-        if (path.size() >= kMaxDepth) {
-            throw std::runtime_error(tooDeep);
-        }
-        path.push_back({container, childrenOf(value)});
-        return 0;
-    };
-    enter(root);
-    while (!path.empty()) {
-        Frame& frame = path.back();
-        if (frame.next < frame.children.size()) {
-            const size_t parent = path.size() - 1;
-            const size_t known = enter(*frame.children[frame.next++]);  // may grow `path`
-            path[parent].tallest = std::max(path[parent].tallest, known);
-            continue;
-        }
-        const size_t own = frame.tallest + 1;
-        if (own > kMaxDepth) {
-            throw std::runtime_error(tooDeep);
-        }
-        height[frame.container] = own;
-        path.pop_back();
-        if (!path.empty()) {
-            path.back().tallest = std::max(path.back().tallest, own);
-        }
-    }
-    std::set<const void*> reached;
-    for (const auto& entry : height) {
-        reached.insert(entry.first);
-    }
-    return reached;
-}
-
-std::vector<int64_t> intList(const PyValue& value, const char* what) {
-    const auto* sequence = std::get_if<std::shared_ptr<PySequence>>(&value.value);
-    if (!sequence) {
-        throw std::runtime_error(std::string("tensor ") + what + " is not a tuple");
-    }
-    std::vector<int64_t> out;
-    for (const auto& item : (*sequence)->items) {
-        const auto* number = std::get_if<int64_t>(&item.value);
-        if (!number) {
-            throw std::runtime_error(std::string("tensor ") + what + " holds a non-integer");
-        }
-        out.push_back(*number);
-    }
-    return out;
-}
-
-// A stack machine over the pickle opcodes that torch.save emits.
-//
-// Every container it makes stays in sequences_ or dicts_ until the end, so
-// popping or replacing a value never frees a nested chain recursively; the
-// destructor empties the containers the result does not reach one by one (no
-// recursion, and cycles made through the memo are broken). The result is
-// refused when it nests deeper than kMaxDepth or holds itself, so whoever
-// frees it later recurses at most kMaxDepth levels.
-class Unpickler {
-public:
-    Unpickler(const char* data, size_t size, caffe2::serialize::PyTorchStreamReader& archive)
-        : data_(data), size_(size), archive_(archive) {}
-    Unpickler(const Unpickler&) = delete;
-    Unpickler& operator=(const Unpickler&) = delete;
-    ~Unpickler() {
-        for (auto& sequence : sequences_) {
-            if (!kept_.contains(sequence.get())) {
-                sequence->items.clear();
-            }
-        }
-        for (auto& dict : dicts_) {
-            if (!kept_.contains(dict.get())) {
-                dict->items.clear();
-            }
-        }
-    }
-
-    PyValue run() {
-        while (true) {
-            const auto opcode = static_cast<unsigned char>(readBytes(1)[0]);
-            if (opcode == '.') {  // STOP
-                if (stack_.empty()) {
-                    throw std::runtime_error("pickle ends with an empty stack");
+            break;
+        case PickleError::Reason::Malformed:
+            for (const Wording& wording : kWordings) {
+                if (wording.fault == error.fault && wording.opcode == error.opcode) {
+                    return wording.text;
                 }
-                PyValue result = stack_.back();
-                kept_ = containersReached(result);
-                return result;
             }
-            step(opcode);
+            if (error.fault == Fault::Underflow) {
+                return "pickle pops an empty stack (stack underflow at byte " + at + ")";
+            }
+            if (error.fault == Fault::NoMark) {
+                return "pickle has no MARK to pop to";
+            }
+            if (error.fault == Fault::NoMemo) {
+                return "pickle refers to memo entry " + error.asked + " that was never stored";
+            }
+            if (error.opcode.starts_with("0x")) {
+                return "unsupported pickle opcode " + error.opcode + " at byte " + at;
+            }
+            break;
+        case PickleError::Reason::TooLarge:
+            break;
+    }
+    return std::string("data.pkl: ") + error.what();
+}
+
+PickleDocument readDataPickle(std::string bytes) {
+    try {
+        return readPickle(std::move(bytes), torchSavePolicy());
+    } catch (const PickleError& error) {
+        throw std::runtime_error(pickleMessage(error));
+    }
+}
+
+// Builds the PyValue the pickle's root stands for, in two passes over the
+// pickle machine's records. First every storage, tensor and parameter the
+// file names, in the file's order, whether the root reaches it or not (so a
+// broken one is refused as when this reader rebuilt them while reading).
+// Then the containers from the root, with a stack of its own: values may nest
+// 200,000 deep and share or hold each other through the memo. Each is built
+// once, after what it holds, so a value the memo shares stays one value; the
+// result is refused when its containers nest deeper than kMaxDepth or one
+// holds itself, so whoever frees it later recurses at most kMaxDepth levels.
+class ValueBuilder {
+public:
+    ValueBuilder(const PickleDocument& doc, caffe2::serialize::PyTorchStreamReader& archive)
+        : doc_(doc), archive_(archive) {}
+
+    PyValue build() {
+        for (PickleRef ref = 0; ref < doc_.valueCount(); ++ref) {
+            rebuildTensor(ref);
         }
+        const PickleRef root = doc_.root();
+        if (enter(root)) {  // a leaf: no frame to walk
+            return valueOf(root);
+        }
+        while (!path_.empty()) {
+            Frame& frame = path_.back();
+            if (frame.next == frame.children.size()) {
+                finish();
+                continue;
+            }
+            const PickleRef child = frame.children[frame.next++];
+            const size_t parent = path_.size() - 1;
+            if (const std::optional<size_t> height = enter(child)) {  // may grow path_
+                path_[parent].tallest = std::max(path_[parent].tallest, *height);
+            }
+        }
+        return built_.at(root).value;
     }
 
 private:
-    template <typename Container>
-    std::shared_ptr<Container> make() {
-        auto container = std::make_shared<Container>();
-        if constexpr (std::is_same_v<Container, PySequence>) {
-            sequences_.push_back(container);
-        } else {
-            dicts_.push_back(container);
-        }
-        return container;
+    struct Frame {
+        PickleRef ref;
+        Role role;
+        std::span<const PickleRef> children;
+        size_t next = 0;
+        size_t tallest = 0;  // of the children built so far
+    };
+    struct Built {
+        PyValue value;
+        size_t height = 0;  // containers nested, this one included
+        bool done = false;  // false while it is on the path
+    };
+
+    [[noreturn]] static void tooDeep() {
+        throw std::runtime_error("values nest deeper than " + std::to_string(kMaxDepth) +
+                                 " levels (Python's pickler stops near 1000)");
     }
 
-    const char* readBytes(size_t n) {
-        if (position_ + n > size_) {
-            throw std::runtime_error("pickle is truncated");
+    Role roleOf(PickleRef ref) const {
+        switch (doc_.kind(ref)) {
+            case PickleKind::Tuple:
+            case PickleKind::List:
+            case PickleKind::Dict:
+                return Role::Container;
+            case PickleKind::Call:
+                break;
+            default:
+                return Role::Leaf;
         }
-        const char* at = data_ + position_;
-        position_ += n;
-        return at;
-    }
-    template <typename T>
-    T readLittleEndian() {
-        T value{};
-        std::memcpy(&value, readBytes(sizeof(T)), sizeof(T));
-        return value;
-    }
-    std::string readLine() {
-        std::string line;
-        while (true) {
-            const char c = readBytes(1)[0];
-            if (c == '\n') {
-                return line;
-            }
-            line += c;
+        const PickleCall& call = doc_.call(ref);
+        if (call.how != PickleCall::How::Reduce) {
+            return Role::Leaf;  // a class made by NEWOBJ, INST or OBJ stays opaque
         }
-    }
-    PyValue pop() {
-        if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back())) {
-            throw std::runtime_error("pickle pops an empty stack (stack underflow at byte " +
-                                     std::to_string(position_ - 1) + ")");
-        }
-        PyValue value = std::move(stack_.back());
-        stack_.pop_back();
-        return value;
-    }
-    std::vector<PyValue> popToMark() {
-        if (marks_.empty()) {
-            throw std::runtime_error("pickle has no MARK to pop to");
-        }
-        const size_t mark = marks_.back();
-        marks_.pop_back();
-        std::vector<PyValue> items(std::make_move_iterator(stack_.begin() + mark),
-                                   std::make_move_iterator(stack_.end()));
-        stack_.resize(mark);
-        return items;
-    }
-    void pushTuple(std::vector<PyValue> items) {
-        auto tuple = make<PySequence>();
-        tuple->isTuple = true;
-        tuple->items = std::move(items);
-        stack_.push_back({tuple});
-    }
-    void setItems(std::vector<PyValue> flat) {
-        if (stack_.empty()) {
-            throw std::runtime_error("SETITEMS without a dict");
-        }
-        auto* dict = std::get_if<std::shared_ptr<PyDict>>(&stack_.back().value);
-        if (!dict) {
-            return;  // items of an object we keep opaque
-        }
-        for (size_t i = 0; i + 1 < flat.size(); i += 2) {
-            (*dict)->items.emplace_back(std::move(flat[i]), std::move(flat[i + 1]));
-        }
-    }
-    void append(std::vector<PyValue> items) {
-        if (stack_.empty()) {
-            throw std::runtime_error("APPEND without a list");
-        }
-        if (auto* list = std::get_if<std::shared_ptr<PySequence>>(&stack_.back().value)) {
-            for (auto& item : items) {
-                (*list)->items.push_back(std::move(item));
+        for (const KnownGlobal& known : kKnownGlobals) {
+            if (doc_.globalModule(call.callable) == known.module &&
+                doc_.globalName(call.callable) == known.name) {
+                return known.role;
             }
         }
-    }
-    void memoize(size_t index) {
-        if (stack_.empty()) {
-            throw std::runtime_error("PUT with an empty stack");
-        }
-        memo_[index] = stack_.back();
-    }
-    void recall(size_t index) {
-        const auto found = memo_.find(index);
-        if (found == memo_.end()) {
-            throw std::runtime_error("pickle refers to memo entry " + std::to_string(index) +
-                                     " that was never stored");
-        }
-        stack_.push_back(found->second);
+        return Role::Leaf;
     }
 
-    at::Tensor loadStorage(const PyValue& persistentId) {
-        const auto* tuple = std::get_if<std::shared_ptr<PySequence>>(&persistentId.value);
-        if (!tuple || (*tuple)->items.size() < 5 || !(*tuple)->items[2].asString()) {
-            throw std::runtime_error("unexpected persistent id (not a torch storage)");
+    std::string callName(PickleRef ref) const {
+        const PickleRef callable = doc_.call(ref).callable;
+        return std::string(doc_.globalModule(callable)) + "." +
+               std::string(doc_.globalName(callable));
+    }
+
+    // The first pass, one value: a storage, a tensor or parameter rebuilt
+    // from it, or a type tag around one, kept in tensors_. A value it refers
+    // to comes earlier in the file, so it is done by then.
+    void rebuildTensor(PickleRef ref) {
+        const PickleKind kind = doc_.kind(ref);
+        if (kind == PickleKind::BigInt) {
+            throw std::runtime_error("integer too large");
         }
-        const auto& items = (*tuple)->items;
-        const auto* type = std::get_if<PyGlobal>(&items[1].value);
-        if (!type) {
-            throw std::runtime_error("storage without a type");
+        if (kind == PickleKind::PersistentId) {
+            tensors_[ref] = loadStorage(doc_.persistentId(ref));
+            return;
         }
-        const std::string key = *items[2].asString();
+        const Role role = roleOf(ref);
+        if (role != Role::Tensor && role != Role::Parameter && role != Role::TypeTag) {
+            return;
+        }
+        const auto args = doc_.items(doc_.call(ref).args);
+        if (role == Role::Tensor) {
+            tensors_[ref] = tensor(ref, args);
+            return;
+        }
+        const auto found = args.empty() ? tensors_.end() : tensors_.find(args[0]);
+        if (found != tensors_.end()) {
+            tensors_[ref] = found->second;
+        } else if (role == Role::Parameter) {
+            throw std::runtime_error(callName(ref) + " without a tensor");
+        } else if (args.empty()) {
+            throw std::runtime_error(callName(ref) + " without a value");
+        }
+    }
+
+    // _rebuild_tensor_v2(storage, offset, size, stride, ...): a view of the storage.
+    at::Tensor tensor(PickleRef ref, std::span<const PickleRef> args) const {
+        if (args.size() < 4) {
+            throw std::runtime_error(callName(ref) + " called with too few arguments");
+        }
+        const auto storage = tensors_.find(args[0]);
+        const std::optional<int64_t> offset = doc_.toInt64(args[1]);  // an int, never a bool
+        if (storage == tensors_.end() || !offset) {
+            throw std::runtime_error(callName(ref) + " without a storage and offset");
+        }
+        return storage->second.as_strided(intList(args[2], "size"), intList(args[3], "stride"),
+                                          *offset);
+    }
+
+    std::vector<int64_t> intList(PickleRef ref, const char* what) const {
+        const PickleKind kind = doc_.kind(ref);
+        if (kind != PickleKind::Tuple && kind != PickleKind::List) {
+            throw std::runtime_error(std::string("tensor ") + what + " is not a tuple");
+        }
+        std::vector<int64_t> out;
+        for (const PickleRef item : doc_.items(ref)) {
+            if (doc_.kind(item) != PickleKind::Int) {
+                throw std::runtime_error(std::string("tensor ") + what + " holds a non-integer");
+            }
+            out.push_back(doc_.integer(item));
+        }
+        return out;
+    }
+
+    // The storage a persistent id names (checkStorageId passed it), read
+    // from the archive once however many tensors view it.
+    at::Tensor loadStorage(PickleRef id) {
+        const auto items = doc_.items(id);
+        const std::string key(doc_.text(items[2]));
         if (const auto cached = storages_.find(key); cached != storages_.end()) {
             return cached->second;
         }
-        const at::ScalarType dtype = storageDtype(type->name);
+        const at::ScalarType dtype = storageDtype(std::string(doc_.globalName(items[1])));
         auto [bytes, size] = archive_.getRecord("data/" + key);
         const int64_t elements = static_cast<int64_t>(size / c10::elementSize(dtype));
         at::Tensor storage = at::empty({elements}, at::TensorOptions().dtype(dtype));
@@ -289,262 +307,123 @@ private:
         return storage;
     }
 
-    PyValue call(const PyGlobal& callable, const PyValue& argsValue) {
-        const auto* args = std::get_if<std::shared_ptr<PySequence>>(&argsValue.value);
-        const std::string name = callable.module + "." + callable.name;
-        if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_tensor") {
-            if (!args || (*args)->items.size() < 4) {
-                throw std::runtime_error(name + " called with too few arguments");
-            }
-            const auto& a = (*args)->items;
-            const auto* storage = a[0].asTensor();
-            const auto* offset = std::get_if<int64_t>(&a[1].value);
-            if (!storage || !offset) {
-                throw std::runtime_error(name + " without a storage and offset");
-            }
-            return {storage->as_strided(intList(a[2], "size"), intList(a[3], "stride"), *offset)};
+    // The second pass, one step down: the height of a value built before (0
+    // for a leaf), or nullopt when it starts a new frame. A tensor is a leaf;
+    // a type tag stands for what it holds (a tensor, or a container).
+    std::optional<size_t> enter(PickleRef ref) {
+        const Role role = roleOf(ref);
+        if (role != Role::Container && role != Role::Dict && role != Role::TypeTag) {
+            return 0;
         }
-        if (name == "torch._utils._rebuild_parameter" ||
-            name == "torch._utils._rebuild_parameter_with_state") {
-            if (!args || (*args)->items.empty() || !(*args)->items[0].asTensor()) {
-                throw std::runtime_error(name + " without a tensor");
+        if (role == Role::TypeTag && tensors_.contains(ref)) {
+            return 0;
+        }
+        const auto [found, isNew] = built_.try_emplace(ref);
+        if (!isNew) {
+            if (!found->second.done) {
+                throw std::runtime_error("a list, tuple or dict contains itself");
             }
-            return (*args)->items[0];
+            return found->second.height;
         }
-        if (name == "torch.jit._pickle.restore_type_tag") {  // LibTorch's pickle_save
-            if (!args || (*args)->items.empty()) {
-                throw std::runtime_error(name + " without a value");
-            }
-            return (*args)->items[0];
+        if (role != Role::TypeTag && containersOnPath_++ >= kMaxDepth) {
+            tooDeep();
         }
-        if (name == "collections.OrderedDict" || name == "builtins.dict") {
-            return {make<PyDict>()};
-        }
-        return {PyOpaque{name}};
+        path_.push_back({ref, role, childrenOf(ref, role)});
+        return std::nullopt;
     }
 
-    void step(unsigned char opcode) {
-        switch (opcode) {
-            case 0x80:
-                readBytes(1);
-                break;  // PROTO
-            case 0x95:
-                readBytes(8);
-                break;  // FRAME
-            case '(':
-                marks_.push_back(stack_.size());
-                break;
-            case '0':
-                pop();
-                break;
-            case '1':
-                popToMark();
-                break;
-            case '2': {  // DUP
-                if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back())) {
-                    throw std::runtime_error("pickle duplicates the top of an empty stack");
-                }
-                PyValue top = stack_.back();
-                stack_.push_back(std::move(top));
-                break;
-            }
-            case 'N':
-                stack_.push_back({});
-                break;
-            case 0x88:
-                stack_.push_back({true});
-                break;
-            case 0x89:
-                stack_.push_back({false});
-                break;
-            case 'J':
-                stack_.push_back({static_cast<int64_t>(readLittleEndian<int32_t>())});
-                break;
-            case 'K':
-                stack_.push_back({static_cast<int64_t>(readLittleEndian<uint8_t>())});
-                break;
-            case 'M':
-                stack_.push_back({static_cast<int64_t>(readLittleEndian<uint16_t>())});
-                break;
-            case 0x8a: {  // LONG1: little-endian two's complement of n bytes
-                const uint8_t n = readLittleEndian<uint8_t>();
-                const char* bytes = readBytes(n);
-                if (n > 8) {
-                    throw std::runtime_error("integer too large");
-                }
-                uint64_t value = 0;
-                for (int i = n - 1; i >= 0; --i) {
-                    value = (value << 8) | static_cast<uint8_t>(bytes[i]);
-                }
-                if (n > 0 && n < 8 && (static_cast<uint8_t>(bytes[n - 1]) & 0x80)) {
-                    value |= ~uint64_t{0} << (8 * n);  // sign-extend
-                }
-                stack_.push_back({static_cast<int64_t>(value)});
-                break;
-            }
-            case 'G': {  // BINFLOAT, big-endian
-                const char* bytes = readBytes(8);
-                char swapped[8];
-                for (int i = 0; i < 8; ++i) {
-                    swapped[i] = bytes[7 - i];
-                }
-                double value;
-                std::memcpy(&value, swapped, 8);
-                stack_.push_back({value});
-                break;
-            }
-            case 'X': {
-                const uint32_t n = readLittleEndian<uint32_t>();
-                stack_.push_back({std::string(readBytes(n), n)});
-                break;
-            }
-            case 0x8c: {  // SHORT_BINUNICODE
-                const uint8_t n = readLittleEndian<uint8_t>();
-                stack_.push_back({std::string(readBytes(n), n)});
-                break;
-            }
-            case 'U': {  // SHORT_BINSTRING
-                const uint8_t n = readLittleEndian<uint8_t>();
-                stack_.push_back({std::string(readBytes(n), n)});
-                break;
-            }
-            case 'c': {  // GLOBAL "module\nname\n"
-                PyGlobal global;
-                global.module = readLine();
-                global.name = readLine();
-                stack_.push_back({global});
-                break;
-            }
-            case 0x93: {  // STACK_GLOBAL
-                PyValue name = pop();
-                PyValue module = pop();
-                if (!name.asString() || !module.asString()) {
-                    throw std::runtime_error("STACK_GLOBAL without names");
-                }
-                stack_.push_back({PyGlobal{*module.asString(), *name.asString()}});
-                break;
-            }
-            case 'q':
-                memoize(readLittleEndian<uint8_t>());
-                break;
-            case 'r':
-                memoize(readLittleEndian<uint32_t>());
-                break;
-            case 0x94:
-                memoize(memo_.size());
-                break;  // MEMOIZE
-            case 'h':
-                recall(readLittleEndian<uint8_t>());
-                break;
-            case 'j':
-                recall(readLittleEndian<uint32_t>());
-                break;
-            case ')':
-                pushTuple({});
-                break;
-            case 't':
-                pushTuple(popToMark());
-                break;
-            case 0x85: {
-                PyValue a = pop();
-                pushTuple({std::move(a)});
-                break;
-            }
-            case 0x86: {
-                PyValue b = pop();
-                PyValue a = pop();
-                pushTuple({std::move(a), std::move(b)});
-                break;
-            }
-            case 0x87: {
-                PyValue c = pop();
-                PyValue b = pop();
-                PyValue a = pop();
-                pushTuple({std::move(a), std::move(b), std::move(c)});
-                break;
-            }
-            case ']':
-                stack_.push_back({make<PySequence>()});
-                break;
-            case 'l': {
-                auto list = make<PySequence>();
-                list->items = popToMark();
-                stack_.push_back({list});
-                break;
-            }
-            case 'a': {
-                PyValue item = pop();
-                std::vector<PyValue> items;
-                items.push_back(std::move(item));
-                append(std::move(items));
-                break;
-            }
-            case 'e':
-                append(popToMark());
-                break;
-            case '}':
-                stack_.push_back({make<PyDict>()});
-                break;
-            case 'd': {
-                std::vector<PyValue> flat = popToMark();
-                stack_.push_back({make<PyDict>()});
-                setItems(std::move(flat));
-                break;
-            }
-            case 's': {
-                PyValue value = pop();
-                PyValue key = pop();
-                std::vector<PyValue> flat;
-                flat.push_back(std::move(key));
-                flat.push_back(std::move(value));
-                setItems(std::move(flat));
-                break;
-            }
-            case 'u':
-                setItems(popToMark());
-                break;
-            case 'Q': {  // BINPERSID: a storage in the archive
-                PyValue id = pop();
-                stack_.push_back({loadStorage(id)});
-                break;
-            }
-            case 'R': {  // REDUCE
-                PyValue args = pop();
-                PyValue callable = pop();
-                const auto* global = std::get_if<PyGlobal>(&callable.value);
-                stack_.push_back(global ? call(*global, args) : PyValue{PyOpaque{"object"}});
-                break;
-            }
-            case 0x81: {  // NEWOBJ
-                pop();
-                PyValue cls = pop();
-                const auto* global = std::get_if<PyGlobal>(&cls.value);
-                stack_.push_back({PyOpaque{global ? global->module + "." + global->name : "?"}});
-                break;
-            }
-            case 'b':
-                pop();
-                break;  // BUILD: object state (OrderedDict._metadata, ...)
-            default: {
-                char hex[8];
-                std::snprintf(hex, sizeof hex, "0x%02x", opcode);
-                throw std::runtime_error("unsupported pickle opcode " + std::string(hex) +
-                                         " at byte " + std::to_string(position_ - 1));
-            }
+    // What a frame waits for: a container's items (keys too), the entries
+    // SETITEMS gave a dict's call, what a type tag holds.
+    std::span<const PickleRef> childrenOf(PickleRef ref, Role role) const {
+        if (role == Role::Container) {
+            return doc_.items(ref);
+        }
+        const PickleCall& call = doc_.call(ref);
+        if (role == Role::TypeTag) {
+            return doc_.items(call.args).first(1);  // the first pass saw it is there
+        }
+        return call.dictItems == kNoPickleRef ? std::span<const PickleRef>()
+                                              : doc_.items(call.dictItems);
+    }
+
+    void finish() {
+        const Frame frame = path_.back();
+        size_t height = frame.tallest;
+        if (frame.role != Role::TypeTag) {
+            height = frame.tallest + 1;
+            --containersOnPath_;
+        }
+        if (height > kMaxDepth) {
+            tooDeep();
+        }
+        Built& built = built_.at(frame.ref);
+        built.value = assemble(frame);
+        built.height = height;
+        built.done = true;
+        path_.pop_back();
+        if (!path_.empty()) {
+            path_.back().tallest = std::max(path_.back().tallest, height);
         }
     }
 
-    const char* data_;
-    size_t size_;
-    size_t position_ = 0;
+    PyValue assemble(const Frame& frame) {
+        const PickleKind kind = doc_.kind(frame.ref);
+        if (frame.role == Role::TypeTag) {
+            return valueOf(frame.children[0]);
+        }
+        if (frame.role == Role::Container && kind != PickleKind::Dict) {
+            auto out = std::make_shared<PySequence>();
+            out->isTuple = kind == PickleKind::Tuple;
+            out->items.reserve(frame.children.size());
+            for (const PickleRef item : frame.children) {
+                out->items.push_back(valueOf(item));
+            }
+            return {out};
+        }
+        auto out = std::make_shared<PyDict>();
+        out->items.reserve(frame.children.size() / 2);
+        for (size_t i = 0; i + 1 < frame.children.size(); i += 2) {
+            out->items.emplace_back(valueOf(frame.children[i]), valueOf(frame.children[i + 1]));
+        }
+        return {out};
+    }
+
+    // A value built before, or one that needs no frame.
+    PyValue valueOf(PickleRef ref) const {
+        if (const auto found = built_.find(ref); found != built_.end()) {
+            return found->second.value;
+        }
+        if (const auto found = tensors_.find(ref); found != tensors_.end()) {
+            return {found->second};
+        }
+        switch (doc_.kind(ref)) {
+            case PickleKind::None:
+                return {};
+            case PickleKind::Bool:
+                return {doc_.boolean(ref)};
+            case PickleKind::Int:
+                return {doc_.integer(ref)};
+            case PickleKind::Float:
+                return {doc_.real(ref)};
+            case PickleKind::String:
+                return {std::string(doc_.text(ref))};
+            case PickleKind::Global:
+                return {PyGlobal{std::string(doc_.globalModule(ref)),
+                                 std::string(doc_.globalName(ref))}};
+            case PickleKind::Call:
+                return {PyOpaque{callName(ref)}};
+            default:
+                return {PyOpaque{"builtins." + doc_.typeName(ref)}};  // bytes, sets
+        }
+    }
+
+    const PickleDocument& doc_;
     caffe2::serialize::PyTorchStreamReader& archive_;
-    std::vector<PyValue> stack_;
-    std::vector<size_t> marks_;
-    std::map<size_t, PyValue> memo_;
+    std::unordered_map<PickleRef, at::Tensor> tensors_;
     std::map<std::string, at::Tensor> storages_;
-    std::vector<std::shared_ptr<PySequence>> sequences_;
-    std::vector<std::shared_ptr<PyDict>> dicts_;
-    std::set<const void*> kept_;  // the containers the result reaches
+    std::vector<Frame> path_;
+    size_t containersOnPath_ = 0;
+    std::unordered_map<PickleRef, Built> built_;
 };
 
 // A missing file, a directory or a file of another kind, said in words
@@ -611,8 +490,10 @@ PyValue readTorchSave(const std::string& path) {
             }
         }
         auto [pickle, size] = archive.getRecord("data.pkl");
-        Unpickler unpickler(static_cast<const char*>(pickle.get()), size, archive);
-        return unpickler.run();
+        const PickleDocument doc =
+            readDataPickle(std::string(static_cast<const char*>(pickle.get()), size));
+        pickle.clear();
+        return ValueBuilder(doc, archive).build();
     } catch (const c10::Error& error) {
         throw std::runtime_error("'" + path +
                                  "' is not a torch.save file in the zip format (PyTorch 1.6 "

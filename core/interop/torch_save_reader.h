@@ -16,7 +16,9 @@ namespace stepscope {
 // collections.OrderedDict into None, so it cannot read `torch.save(
 // model.state_dict())`; this reader keeps dicts of any kind, rebuilds
 // tensors from their storages, and stands in opaque placeholders for objects
-// it has no use for (optimizer classes, argparse namespaces, ...).
+// it has no use for (optimizer classes, argparse namespaces, ...). The
+// pickle itself is read by the pickle machine (util/pickle_reader.h), which
+// runs nothing; this layer builds values from its inert records.
 struct PyValue;
 
 struct PySequence {

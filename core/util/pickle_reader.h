@@ -18,7 +18,10 @@ namespace stepscope {
 // BINPERSID, EXT1/2/4) with a message naming what the file asked for, unless
 // the caller's PicklePolicy allows that global. Even then nothing is called:
 // the call becomes an inert record (PickleKind::Call) that the caller
-// interprets, as torch.save's reader does with _rebuild_tensor_v2.
+// interprets. It is the one pickle machine of StepScope: the memory-snapshot
+// reader runs it with no policy (a snapshot is plain data), the torch.save
+// reader with a policy that names every global inert and checks that each
+// persistent id is a storage, then rebuilds tensors from the records.
 //
 // Values live in one arena and refer to each other by index (PickleRef), so
 // a value nested 200,000 deep, or one that holds itself through the memo,

@@ -1,7 +1,10 @@
-// libFuzzer target for the pickle reader (issue 33): any bytes give a
-// document or a PickleError, never a crash, a hang or a call. Each input is
-// read twice: with no policy (a snapshot's), and with torch.save's (its
-// globals and persistent ids as inert records), then every value is visited.
+// libFuzzer target for the pickle machine itself (issue 33), the one every
+// pickle format runs on: any bytes give a document or a PickleError, never a
+// crash, a hang or a call. Each input is read twice: with no policy (as the
+// snapshot reader has it), and with one that allows a few globals and every
+// persistent id as inert records and makes a POP past a MARK an underflow
+// (as the torch.save reader has it); then every value is visited. The formats
+// above it have targets of their own: fuzz_memory_snapshot, fuzz_torch_save.
 //
 //   (one command line:) clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore
 //       tests/fuzz/fuzz_pickle_reader.cpp core/util/pickle_reader.cpp -o fuzz_pickle_reader
@@ -74,17 +77,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         visit(readPickle(bytes, {}, limits));
     } catch (const PickleError&) {
     }
-    PicklePolicy torchSave = PicklePolicy::allowing({{"collections", "OrderedDict"},
-                                                     {"torch._utils", "_rebuild_tensor_v2"},
-                                                     {"torch", "FloatStorage"},
-                                                     {"os", "system"}});
-    torchSave.checkPersistentId = [](const PickleDocument& doc, PickleRef id) {
+    PicklePolicy allowing = PicklePolicy::allowing({{"collections", "OrderedDict"},
+                                                    {"torch._utils", "_rebuild_tensor_v2"},
+                                                    {"torch", "FloatStorage"},
+                                                    {"os", "system"}});
+    allowing.checkPersistentId = [](const PickleDocument& doc, PickleRef id) {
         if (doc.kind(id) != PickleKind::Tuple || doc.items(id).empty()) {
             throw PickleError(PickleError::Reason::Refused, 0, "BINPERSID", "not a storage");
         }
     };
+    allowing.popMayDropMark = false;
     try {
-        visit(readPickle(bytes, torchSave, limits));
+        visit(readPickle(bytes, allowing, limits));
     } catch (const PickleError&) {
     }
     return 0;

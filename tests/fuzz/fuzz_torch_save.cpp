@@ -1,11 +1,12 @@
-// libFuzzer target for the torch.save reader (issue 33): any bytes give a
+// libFuzzer target for the torch.save format (issue 33): any bytes give a
 // value or a std::runtime_error naming the file, never a crash, a hang or
-// another exception.
+// another exception. The pickle machine below it is compiled in too, run with
+// torch.save's policy; fuzz_pickle_reader fuzzes the machine alone.
 //
 // An input that starts as a zip archive ("PK\3\4") is the file itself, which
 // exercises the archive checks. Any other input is the pickle: it is put into
 // a well-formed archive as data.pkl beside eight 256-byte storages (data/0 to
-// data/7), so mutations reach the unpickler and the tensors it rebuilds
+// data/7), so mutations reach the pickle and the tensors rebuilt from it
 // rather than stopping at the zip's checksums. Seeds: make_torch_save_seeds.py.
 #include <caffe2/serialize/inline_container.h>
 
