@@ -806,47 +806,56 @@ private:
             });
         });
     }
-    void readEvent(Node n, SnapshotDeviceTrace& out) {
-        needDict(n);
+    // The fields of one event that the reader uses.
+    struct EventFields {
         std::optional<Node> action, addr, size, deviceFree, time, frames, category;
         int64_t stream = 0;
+    };
+    EventFields eventFields(Node n) {
+        needDict(n);
+        EventFields f;
         tree_.forEachField(n, [&](std::string_view key, Node value) {
             switch (key.size()) {
                 case 4:
                     if (key == "addr") {
-                        addr = value;
+                        f.addr = value;
                     } else if (key == "size") {
-                        size = value;
+                        f.size = value;
                     }
                     break;
                 case 6:
                     if (key == "action") {
-                        action = value;
+                        f.action = value;
                     } else if (key == "stream") {
-                        stream = integer(value, "stream");
+                        f.stream = integer(value, "stream");
                     } else if (key == "frames") {
-                        frames = value;
+                        f.frames = value;
                     }
                     break;
                 case 7:
                     if (key == "time_us") {
-                        time = value;
+                        f.time = value;
                     }
                     break;
                 case 8:
                     if (key == "category") {
-                        category = value;
+                        f.category = value;
                     }
                     break;
                 case 11:
                     if (key == "device_free") {
-                        deviceFree = value;
+                        f.deviceFree = value;
                     }
                     break;
                 default:
                     break;
             }
         });
+        return f;
+    }
+    void readEvent(Node n, SnapshotDeviceTrace& out) {
+        const auto [action, addr, size, deviceFree, time, frames, category, stream] =
+            eventFields(n);
         if (!action) {
             missing("action");
         }
