@@ -23,6 +23,7 @@
 #include <QVBoxLayout>
 
 #include "category_rules_control.h"
+#include "controllers/run_controller.h"
 #include "engines/build_info.h"
 #include "engines/environment.h"
 #include "engines/runner.h"
@@ -42,7 +43,6 @@
 #include "preflight.h"
 #include "recent_files.h"
 #include "results/run_file.h"
-#include "run_controller.h"
 #include "run_list.h"
 #include "sweep_launch.h"
 #include "unsaved_runs.h"

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "run_controller.h"
+#include "controllers/run_controller.h"
 
 namespace stepscope {
 struct RunConfig;

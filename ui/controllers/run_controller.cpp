@@ -1,4 +1,4 @@
-#include "run_controller.h"
+#include "controllers/run_controller.h"
 
 #include <QTimer>
 
