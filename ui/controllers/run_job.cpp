@@ -1,4 +1,4 @@
-#include "run_job.h"
+#include "controllers/run_job.h"
 
 namespace stepscope::ui {
 
