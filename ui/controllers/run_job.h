@@ -8,9 +8,9 @@
 #include <memory>
 #include <optional>
 
+#include "controllers/run_bridge.h"
 #include "engines/runner.h"
 #include "experiments/sweep.h"
-#include "run_bridge.h"
 
 namespace stepscope::ui {
 

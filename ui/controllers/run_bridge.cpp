@@ -1,4 +1,4 @@
-#include "run_bridge.h"
+#include "controllers/run_bridge.h"
 
 namespace stepscope::ui {
 
