@@ -23,6 +23,7 @@
 #include <QVBoxLayout>
 
 #include "category_rules_control.h"
+#include "controllers/preflight.h"
 #include "controllers/run_controller.h"
 #include "engines/build_info.h"
 #include "engines/environment.h"
@@ -40,7 +41,6 @@
 #include "pages/precision_page.h"
 #include "pages/sweep_page.h"
 #include "pages/welcome_page.h"
-#include "preflight.h"
 #include "recent_files.h"
 #include "results/run_file.h"
 #include "run_list.h"

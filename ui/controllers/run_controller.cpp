@@ -2,10 +2,10 @@
 
 #include <QTimer>
 
+#include "controllers/preflight.h"
 #include "controllers/run_job.h"
 #include "engines/environment.h"
 #include "engines/isolated_run.h"
-#include "preflight.h"
 
 namespace stepscope::ui {
 

@@ -1,4 +1,4 @@
-#include "preflight.h"
+#include "controllers/preflight.h"
 
 #include <QMessageBox>
 #include <QObject>
