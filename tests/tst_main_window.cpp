@@ -32,6 +32,7 @@
 
 #include "cli_run.h"
 #include "config/limits.h"
+#include "controllers/file_opener.h"
 #include "engines/environment.h"
 #include "engines/python_worker.h"
 #include "engines/runner.h"
@@ -40,7 +41,6 @@
 #include "experiments/accumulation_lab.h"
 #include "experiments/dtype_flow.h"
 #include "exporter.h"
-#include "file_opener.h"
 #include "main_window.h"
 #include "models/format.h"
 #include "models/run_label.h"

@@ -20,7 +20,7 @@
 #include <QToolBar>
 
 #include "cli_run.h"
-#include "file_opener.h"
+#include "controllers/file_opener.h"
 #include "main_window.h"
 #include "pages/attention_page.h"
 #include "pages/config_panel.h"

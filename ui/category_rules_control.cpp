@@ -5,7 +5,7 @@
 #include <QMessageBox>
 #include <QWidget>
 
-#include "file_opener.h"
+#include "controllers/file_opener.h"
 #include "models/category_rules.h"
 #include "models/run_document.h"
 #include "models/snapshot_recording.h"

@@ -23,6 +23,7 @@
 #include <QVBoxLayout>
 
 #include "category_rules_control.h"
+#include "controllers/file_opener.h"
 #include "controllers/preflight.h"
 #include "controllers/run_controller.h"
 #include "engines/build_info.h"
@@ -30,7 +31,6 @@
 #include "engines/runner.h"
 #include "experiments/study.h"
 #include "export_menu.h"
-#include "file_opener.h"
 #include "folder_watch.h"
 #include "messages.h"
 #include "models/format.h"

@@ -2,7 +2,7 @@
 
 #include <QLabel>
 
-#include "file_opener.h"
+#include "controllers/file_opener.h"
 
 namespace stepscope::ui {
 

@@ -1,4 +1,4 @@
-#include "file_opener.h"
+#include "controllers/file_opener.h"
 
 #include <QDir>
 #include <QFileInfo>
