@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "folder_contents.h"
+#include "controllers/folder_contents.h"
 #include "job_tracker.h"
 #include "models/run_document.h"
 

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "analysis/snapshot_stacks.h"
+#include "controllers/folder_contents.h"
 #include "experiments/attention_benchmark.h"
 #include "experiments/dtype_flow.h"
-#include "folder_contents.h"
 #include "job_tracker.h"
 #include "models/run_document.h"
 #include "results/run_result.h"

@@ -1,4 +1,4 @@
-#include "folder_contents.h"
+#include "controllers/folder_contents.h"
 
 #include <QCollator>
 #include <QDir>
