@@ -24,6 +24,7 @@
 
 #include "category_rules_control.h"
 #include "controllers/file_opener.h"
+#include "controllers/folder_watch.h"
 #include "controllers/preflight.h"
 #include "controllers/run_controller.h"
 #include "engines/build_info.h"
@@ -31,7 +32,6 @@
 #include "engines/runner.h"
 #include "experiments/study.h"
 #include "export_menu.h"
-#include "folder_watch.h"
 #include "messages.h"
 #include "models/format.h"
 #include "models/run_label.h"

@@ -1,4 +1,4 @@
-#include "folder_watch.h"
+#include "controllers/folder_watch.h"
 
 #include <QDir>
 #include <QFileInfo>
