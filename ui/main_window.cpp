@@ -23,6 +23,7 @@
 #include <QVBoxLayout>
 
 #include "category_rules_control.h"
+#include "controllers/export_menu.h"
 #include "controllers/file_opener.h"
 #include "controllers/folder_watch.h"
 #include "controllers/preflight.h"
@@ -31,7 +32,6 @@
 #include "engines/environment.h"
 #include "engines/runner.h"
 #include "experiments/study.h"
-#include "export_menu.h"
 #include "messages.h"
 #include "models/format.h"
 #include "models/run_label.h"

@@ -1,4 +1,4 @@
-#include "export_menu.h"
+#include "controllers/export_menu.h"
 
 #include <QDialog>
 #include <QDialogButtonBox>
