@@ -32,6 +32,7 @@
 
 #include "cli_run.h"
 #include "config/limits.h"
+#include "controllers/exporter.h"
 #include "controllers/file_opener.h"
 #include "engines/environment.h"
 #include "engines/python_worker.h"
@@ -40,7 +41,6 @@
 #include "estimate/memory_estimate.h"
 #include "experiments/accumulation_lab.h"
 #include "experiments/dtype_flow.h"
-#include "exporter.h"
 #include "main_window.h"
 #include "models/format.h"
 #include "models/run_label.h"

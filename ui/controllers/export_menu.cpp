@@ -7,7 +7,7 @@
 #include <QMenu>
 #include <QSpinBox>
 
-#include "exporter.h"
+#include "controllers/exporter.h"
 
 namespace stepscope::ui {
 

@@ -1,4 +1,4 @@
-#include "exporter.h"
+#include "controllers/exporter.h"
 
 #include <qcustomplot.h>
 
