@@ -6,10 +6,10 @@
 #include <QWidget>
 
 #include "controllers/file_opener.h"
+#include "controllers/run_list.h"
 #include "models/category_rules.h"
 #include "models/run_document.h"
 #include "models/snapshot_recording.h"
-#include "run_list.h"
 #include "widgets/category_rules_dialog.h"
 
 namespace stepscope::ui {

@@ -9,8 +9,8 @@
 #include <functional>
 #include <set>
 
+#include "controllers/run_list.h"
 #include "models/format.h"
-#include "run_list.h"
 
 namespace stepscope::ui {
 

@@ -1,4 +1,4 @@
-#include "run_list.h"
+#include "controllers/run_list.h"
 
 #include <QFileInfo>
 #include <QLabel>
