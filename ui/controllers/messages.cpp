@@ -1,4 +1,4 @@
-#include "messages.h"
+#include "controllers/messages.h"
 
 #include <QLabel>
 #include <QTimer>
