@@ -1,4 +1,4 @@
-#include "recent_files.h"
+#include "controllers/recent_files.h"
 
 #include <QFileInfo>
 #include <QMenu>
