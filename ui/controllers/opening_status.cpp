@@ -1,4 +1,4 @@
-#include "opening_status.h"
+#include "controllers/opening_status.h"
 
 #include <QLabel>
 
