@@ -1,4 +1,4 @@
-#include "sweep_launch.h"
+#include "controllers/sweep_launch.h"
 
 #include <QDateTime>
 #include <QStandardPaths>
