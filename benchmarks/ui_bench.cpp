@@ -33,7 +33,7 @@
 #include <random>
 
 #include "analysis/snapshot_timeline.h"
-#include "category_rules_control.h"
+#include "controllers/category_rules_control.h"
 #include "interop/memory_snapshot.h"
 #include "interop/memviz_export.h"
 #include "main_window.h"

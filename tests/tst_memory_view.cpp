@@ -26,9 +26,9 @@
 #include <QToolTip>
 #include <random>
 
-#include "category_rules_control.h"
 #include "cli_run.h"
 #include "config/model_dims.h"
+#include "controllers/category_rules_control.h"
 #include "controllers/run_list.h"
 #include "main_window.h"
 #include "models/allocation_stack.h"

@@ -22,7 +22,7 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
-#include "category_rules_control.h"
+#include "controllers/category_rules_control.h"
 #include "controllers/export_menu.h"
 #include "controllers/file_opener.h"
 #include "controllers/folder_watch.h"

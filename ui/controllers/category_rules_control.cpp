@@ -1,4 +1,4 @@
-#include "category_rules_control.h"
+#include "controllers/category_rules_control.h"
 
 #include <QApplication>
 #include <QGuiApplication>
