@@ -9,9 +9,9 @@
 
 #include "analysis/snapshot_stacks.h"
 #include "controllers/folder_contents.h"
+#include "controllers/job_tracker.h"
 #include "experiments/attention_benchmark.h"
 #include "experiments/dtype_flow.h"
-#include "job_tracker.h"
 #include "models/run_document.h"
 #include "results/run_result.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "controllers/folder_contents.h"
-#include "job_tracker.h"
+#include "controllers/job_tracker.h"
 #include "models/run_document.h"
 
 class QFileSystemWatcher;
