@@ -45,7 +45,6 @@
 #include "pages/sweep_page.h"
 #include "pages/welcome_page.h"
 #include "results/run_file.h"
-#include "unsaved_runs.h"
 #include "views/breakdown_view.h"
 #include "views/compare_view.h"
 #include "views/kernel_timeline_view.h"
@@ -54,6 +53,7 @@
 #include "widgets/app_icons.h"
 #include "widgets/corner_toolbar.h"
 #include "widgets/form_scroll_area.h"
+#include "widgets/unsaved_runs.h"
 
 namespace stepscope::ui {
 

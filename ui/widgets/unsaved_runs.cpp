@@ -1,4 +1,4 @@
-#include "unsaved_runs.h"
+#include "widgets/unsaved_runs.h"
 
 #include <QMessageBox>
 #include <QPushButton>
