@@ -1,4 +1,4 @@
-#include "views/allocation_bands.h"
+#include "views/parts/allocation_bands.h"
 
 #include <algorithm>
 
