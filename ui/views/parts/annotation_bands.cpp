@@ -1,4 +1,4 @@
-#include "views/annotation_bands.h"
+#include "views/parts/annotation_bands.h"
 
 #include <QFontMetricsF>
 
