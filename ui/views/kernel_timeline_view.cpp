@@ -10,7 +10,7 @@
 
 #include "models/format.h"
 #include "models/run_document.h"
-#include "views/timeline_bars.h"
+#include "views/parts/timeline_bars.h"
 #include "widgets/kernel_type_colors.h"
 #include "widgets/plot_style.h"
 

@@ -1,4 +1,4 @@
-#include "views/timeline_bars.h"
+#include "views/parts/timeline_bars.h"
 
 #include <algorithm>
 #include <cmath>
