@@ -1,4 +1,4 @@
-#include "views/snapshot_stack_panel.h"
+#include "views/parts/snapshot_stack_panel.h"
 
 #include <QCheckBox>
 #include <QFontDatabase>
