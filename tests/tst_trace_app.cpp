@@ -25,7 +25,7 @@
 #include "models/timeline_index.h"
 #include "views/breakdown_view.h"
 #include "views/kernel_timeline_view.h"
-#include "views/trace_ranks_panel.h"
+#include "views/parts/trace_ranks_panel.h"
 #include "views/trace_steps_panel.h"
 #include "widgets/kernel_type_colors.h"
 

@@ -20,7 +20,7 @@
 
 #include "models/format.h"
 #include "models/run_document.h"
-#include "views/trace_ranks_panel.h"
+#include "views/parts/trace_ranks_panel.h"
 #include "widgets/kernel_type_colors.h"
 #include "widgets/plot_style.h"
 #include "widgets/read_only_table.h"

@@ -1,4 +1,4 @@
-#include "views/trace_ranks_panel.h"
+#include "views/parts/trace_ranks_panel.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
