@@ -26,7 +26,7 @@
 #include "views/breakdown_view.h"
 #include "views/kernel_timeline_view.h"
 #include "views/parts/trace_ranks_panel.h"
-#include "views/trace_steps_panel.h"
+#include "views/parts/trace_steps_panel.h"
 #include "widgets/kernel_type_colors.h"
 
 using namespace stepscope;

@@ -9,7 +9,7 @@
 #include <QVBoxLayout>
 
 #include "models/run_document.h"
-#include "views/trace_steps_panel.h"
+#include "views/parts/trace_steps_panel.h"
 #include "widgets/kernel_type_colors.h"
 #include "widgets/read_only_table.h"
 #include "widgets/table_items.h"

@@ -1,4 +1,4 @@
-#include "views/trace_steps_panel.h"
+#include "views/parts/trace_steps_panel.h"
 
 #include <QHeaderView>
 #include <QLabel>
