@@ -15,7 +15,7 @@
 #include "models/run_document.h"
 #include "models/run_label.h"
 #include "models/unlike_steps.h"
-#include "views/memory_compare_view.h"
+#include "views/parts/memory_compare_view.h"
 #include "widgets/plot_style.h"
 
 namespace stepscope::ui {

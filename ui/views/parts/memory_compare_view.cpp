@@ -1,4 +1,4 @@
-#include "views/memory_compare_view.h"
+#include "views/parts/memory_compare_view.h"
 
 #include <qcustomplot.h>
 
