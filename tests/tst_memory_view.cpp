@@ -43,8 +43,8 @@
 #include "views/kernel_timeline_view.h"
 #include "views/memory_view.h"
 #include "views/parts/memory_compare_view.h"
+#include "views/parts/saved_view.h"
 #include "views/parts/snapshot_stack_panel.h"
-#include "views/saved_view.h"
 #include "widgets/category_rules_dialog.h"
 
 using namespace stepscope;

@@ -1,4 +1,4 @@
-#include "views/saved_view.h"
+#include "views/parts/saved_view.h"
 
 #include <qcustomplot.h>
 
