@@ -35,6 +35,7 @@
 #include "models/format.h"
 #include "models/memory_index.h"
 #include "models/run_document.h"
+#include "models/snapshot_document.h"
 #include "models/snapshot_recording.h"
 #include "pages/config_panel.h"
 #include "results/run_file.h"
@@ -815,8 +816,8 @@ private Q_SLOTS:
         RunDocument snapshot;
         snapshot.id = 2;
         snapshot.title = "#2 x.pickle · PyTorch memory snapshot · device 0";
-        snapshot.result.config.model.dModel = 0;
-        QVERIFY(snapshot.recordedElsewhere() && !run.recordedElsewhere());
+        snapshot.kind = SnapshotDevice{std::make_shared<SnapshotRecording>()};
+        QVERIFY(!snapshot.comparesByConfig() && run.comparesByConfig());
         const QStringList labels = RunList::compareLabels({&run, &snapshot});
         QCOMPARE(labels, QStringList({"#1", "#2 x.pickle · PyTorch memory snapshot · device 0"}));
         RunDocument other = run;
@@ -1380,12 +1381,12 @@ private Q_SLOTS:
         // delivered categorised by the rules as they are now.
         const RunDocument& shown = window.documents().back();
         const std::shared_ptr<RunDocument> early = snapshotDocument(
-            shown.snapshot->snapshot, shown.snapshot->path, shown.snapshot->device, {});
+            shown.snapshot()->snapshot, shown.snapshot()->path, shown.snapshot()->device, {});
         QCOMPARE(early->result.memory.category.front(), uint8_t(MemoryCategory::Activations));
         const std::vector<CategoryRule> rules{{"inputs", "^model\\.py$", RuleTarget::File}};
         window.categoryRules()->apply(rules);
         const std::shared_ptr<RunDocument> late = window.categoryRules()->withCurrentRules(early);
-        QVERIFY(late->snapshot->rules == rules);
+        QVERIFY(late->snapshot()->rules == rules);
         QCOMPARE(late->result.memory.category.front(), uint8_t(MemoryCategory::Inputs));
         window.categoryRules()->apply({});
 
@@ -1394,6 +1395,15 @@ private Q_SLOTS:
         QVERIFY(window.openRunFile(saved));
         QVERIFY(window.openRunFile(path));
         QCOMPARE(int(window.documents().size()), 1);
+        // Opened in a window of its own, the saved file is still what PyTorch
+        // recorded (its opener says so): no configuration to show.
+        MainWindow fresh;
+        fresh.show();
+        QVERIFY(fresh.openRunFile(saved));
+        QVERIFY(!fresh.documents().back().canShowConfig());
+        QVERIFY(!fresh.documents().back().snapshot());
+        QVERIFY2(fresh.configPanel()->viewingText().contains("recorded by PyTorch"),
+                 qPrintable(fresh.configPanel()->viewingText()));
     }
 
     void userCategoryRulesMoveAllocationsAndSurviveANewWindow() {

@@ -113,8 +113,9 @@ private Q_SLOTS:
         QVERIFY(window.openRunFile(kTraces + "/gpu_two_ranks"));
         QCOMPARE(int(window.documents().size()), 2);
         const RunDocument& rank0 = window.documents().front();
-        QCOMPARE(rank0.traceRank, int64_t(0));
-        QCOMPARE(window.documents().back().traceRank, int64_t(1));
+        QVERIFY(rank0.trace() && window.documents().back().trace());
+        QCOMPARE(rank0.trace()->rank, int64_t(0));
+        QCOMPARE(window.documents().back().trace()->rank, int64_t(1));
         window.selectDocument(rank0.id);
 
         BreakdownView* breakdown = window.breakdownView();
@@ -488,7 +489,8 @@ private Q_SLOTS:
         MainWindow window;
         QVERIFY(window.openRunFile(kTraces + "/gpu_two_ranks/rank1.pt.trace.json.gz"));
         QCOMPARE(int(window.documents().size()), 1);
-        QCOMPARE(window.documents().front().traceRank, int64_t(1));
+        QVERIFY(window.documents().front().trace());
+        QCOMPARE(window.documents().front().trace()->rank, int64_t(1));
     }
 
     void aBrokenTraceSaysWhatTheReaderSays() {

@@ -1,19 +1,26 @@
 // The models of ui/models on their own, linked without Qt Widgets (as
 // hotspot's tests/modeltests): the step table under QAbstractItemModelTester,
-// the run labels, the sweep chart's pivot and the memory index.
+// the run labels, the sweep chart's pivot, the memory index and what kind of
+// recording a document is.
 #include <QtTest/QtTest>
 
 #include <QAbstractItemModelTester>
+#include <QFile>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 
 #include <random>
 
 #include "config/checkpoint_strategy.h"
 #include "config/config_field.h"
 #include "engines/runner.h"
+#include "interop/memory_snapshot.h"
 #include "models/memory_index.h"
 #include "models/memory_run_data.h"
+#include "models/run_document.h"
 #include "models/run_label.h"
+#include "models/snapshot_document.h"
+#include "models/snapshot_recording.h"
 #include "models/step_table_model.h"
 #include "models/sweep_chart_data.h"
 #include "results/statistics.h"
@@ -303,6 +310,83 @@ private Q_SLOTS:
         QCOMPARE(data->index.aliveAt(2500.5), alive);
         const RunResult untraced;
         QVERIFY(!prepareMemoryRunData(untraced));  // no trace, nothing to prepare
+    }
+
+    // What a document can show follows from its kind, which its maker sets:
+    // a run of ours has a configuration to show, estimate and compare by,
+    // even a hand-made one whose config names no model; a run file holding
+    // what PyTorch recorded has none, nor a recording of its own.
+    void aDocumentCanShowWhatItsKindHolds() {
+        RunDocument ours;
+        ours.result = madeRun(labelConfig(), {10, 11, 12});
+        QVERIFY(ours.canShowConfig() && ours.canEstimate() && ours.comparesByConfig());
+        QVERIFY(ours.hasSteps() && !ours.hasMemory());
+        QVERIFY(!ours.snapshot() && !ours.sharedSnapshot() && !ours.trace());
+        QVERIFY(ours.ownTitle().isEmpty() && ours.recordingFile().isEmpty());
+        ours.result.config.model = ModelDims{};  // no width: still a run of ours
+        QVERIFY(ours.canShowConfig() && ours.comparesByConfig());
+
+        RunDocument foreign = ours;
+        foreign.kind = ForeignRun{};
+        QVERIFY(!foreign.canShowConfig() && !foreign.canEstimate() && !foreign.comparesByConfig());
+        QVERIFY(!foreign.snapshot() && !foreign.trace() && foreign.ownTitle().isEmpty());
+    }
+
+    // One device of a snapshot: its recording, kept whole and shared; a
+    // title of its own; the file it came from, which is not its path.
+    void aSnapshotDocumentIsOneDeviceOfItsRecording() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("two.json");
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(R"({"segments": [], "device_traces": [[
+            {"action": "alloc", "addr": 256, "size": 4096, "stream": 0, "time_us": 10,
+             "frames": [{"filename": "model.py", "line": 20, "name": "forward"}]}], [
+            {"action": "alloc", "addr": 512, "size": 8192, "stream": 0, "time_us": 10,
+             "frames": []},
+            {"action": "free_completed", "addr": 512, "size": 8192, "stream": 0,
+             "time_us": 30, "frames": []}]]})");
+        file.close();
+        const auto snapshot =
+            std::make_shared<const MemorySnapshot>(readMemorySnapshot(path.toStdString()));
+        const std::shared_ptr<RunDocument> device1 = snapshotDocument(snapshot, path, 1, {});
+        QVERIFY(device1->snapshot());
+        QCOMPARE(device1->snapshot()->device, 1);
+        QCOMPARE(device1->snapshot()->devices.size(), size_t(2));
+        QCOMPARE(device1->sharedSnapshot().get(), device1->snapshot());
+        QCOMPARE(device1->sharedSnapshot()->snapshot.get(), snapshot.get());
+        QCOMPARE(device1->ownTitle(), QString("two.json · PyTorch memory snapshot · device 1"));
+        QCOMPARE(device1->recordingFile(), path);
+        QVERIFY(device1->path.isEmpty());  // Save asks where: never over the snapshot
+        QVERIFY(device1->hasMemory() && !device1->hasSteps());
+        QCOMPARE(device1->result.memory.size(), size_t(2));
+        QVERIFY(!device1->canShowConfig() && !device1->canEstimate());
+        QVERIFY(!device1->comparesByConfig() && !device1->trace());
+        QVERIFY(device1->memoryData && device1->memoryData->isFor(device1->result));
+    }
+
+    // One rank of a profiler trace: the recording's ranks shared, this one
+    // found among them; a rank the analyses lack shows none.
+    void aTraceRankFindsItselfAmongItsRecordingsRanks() {
+        std::vector<RankAnalysis> analyses(2);
+        analyses[0].rank = 0;
+        analyses[1].rank = 1;
+        analyses[1].file = "rank1.json";
+        const auto ranks = std::make_shared<const std::vector<RankAnalysis>>(analyses);
+        RunDocument rank1;
+        rank1.kind = TraceRank{ranks, 1};
+        QVERIFY(rank1.trace());
+        QCOMPARE(rank1.trace()->rankCount(), size_t(2));
+        QVERIFY(rank1.trace()->shown());
+        QCOMPARE(rank1.trace()->shown()->file, std::string("rank1.json"));
+        QVERIFY(!rank1.canShowConfig() && !rank1.comparesByConfig() && !rank1.snapshot());
+        QVERIFY(rank1.ownTitle().isEmpty());  // named by what differs among the ranks
+        RunDocument missing;
+        missing.kind = TraceRank{ranks, 7};
+        QVERIFY(!missing.trace()->shown());
+        missing.kind = TraceRank{};
+        QCOMPARE(missing.trace()->rankCount(), size_t(0));
+        QVERIFY(!missing.trace()->shown());
     }
 };
 

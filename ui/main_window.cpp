@@ -467,10 +467,10 @@ QString MainWindow::currentTabTitle() const {
 void MainWindow::onSelectionChanged() {
     const RunDocument* document = currentDocument();
     if (document) {
-        if (document->recordedElsewhere()) {
-            config_->showNoConfig(document->title);
-        } else {
+        if (document->canShowConfig()) {
             config_->showRunConfig(document->result.config, document->title);
+        } else {
+            config_->showNoConfig(document->title);
         }
     }
     messages_->clearRunBannerUnlessAbout(document ? document->id : 0);
@@ -539,7 +539,7 @@ bool MainWindow::openRunFile(const QString& path) {
 
 void MainWindow::connectSnapshotDevices() {
     connect(memory_, &MemoryView::snapshotDeviceRequested, this, [this](int device) {
-        if (const RunDocument* document = currentDocument(); document && document->snapshot) {
+        if (const RunDocument* document = currentDocument(); document && document->snapshot()) {
             opener_->openSnapshotDevice(document->id, *document, device);
         }
     });
@@ -564,7 +564,7 @@ void MainWindow::connectOpener() {
                 // A file open already is selected, not listed twice.
                 const RunDocument* open = runs_->openedFrom(path);
                 // A PyTorch memory snapshot is a memory trace and nothing else.
-                const bool memoryOnly = run->result.steps.empty() && !run->result.memory.empty();
+                const bool memoryOnly = !run->hasSteps() && run->hasMemory();
                 const int id = open ? open->id : runs_->add(std::move(*run)).id;
                 recent_->add(path);
                 runs_->select(id);

@@ -9,6 +9,7 @@
 #include "controllers/run_list.h"
 #include "models/category_rules.h"
 #include "models/run_document.h"
+#include "models/snapshot_document.h"
 #include "models/snapshot_recording.h"
 #include "widgets/category_rules_dialog.h"
 
@@ -44,7 +45,7 @@ int CategoryRulesControl::apply(const std::vector<CategoryRule>& rules) {
     opener_->setCategoryRules(rules_);
     std::vector<int> snapshots;
     for (const RunDocument& document : runs_->documents()) {
-        if (document.snapshot) {
+        if (document.snapshot()) {
             snapshots.push_back(document.id);
         }
     }
@@ -53,7 +54,8 @@ int CategoryRulesControl::apply(const std::vector<CategoryRule>& rules) {
     QGuiApplication::setOverrideCursor(Qt::WaitCursor);
     try {
         for (const int id : snapshots) {
-            const std::shared_ptr<const SnapshotRecording> recording = runs_->byId(id)->snapshot;
+            const std::shared_ptr<const SnapshotRecording> recording =
+                runs_->byId(id)->sharedSnapshot();
             runs_->replace(id, std::move(*snapshotDocument(recording->snapshot, recording->path,
                                                            recording->device, rules_)));
         }
@@ -70,11 +72,11 @@ int CategoryRulesControl::apply(const std::vector<CategoryRule>& rules) {
 
 std::shared_ptr<RunDocument> CategoryRulesControl::withCurrentRules(
     std::shared_ptr<RunDocument> run) const {
-    if (!run || !run->snapshot || run->snapshot->rules == rules_) {
+    const SnapshotRecording* recording = run ? run->snapshot() : nullptr;
+    if (!recording || recording->rules == rules_) {
         return run;
     }
-    const SnapshotRecording& recording = *run->snapshot;
-    return snapshotDocument(recording.snapshot, recording.path, recording.device, rules_);
+    return snapshotDocument(recording->snapshot, recording->path, recording->device, rules_);
 }
 
 }  // namespace stepscope::ui

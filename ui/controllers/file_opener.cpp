@@ -17,6 +17,7 @@
 #include "interop/memory_snapshot.h"
 #include "models/dtype_flow_file.h"
 #include "models/memory_run_data.h"
+#include "models/snapshot_document.h"
 #include "models/snapshot_recording.h"
 #include "results/attention_file.h"
 #include "results/run_file.h"
@@ -66,7 +67,7 @@ Opened readTraces(const QString& path) {
             analyses.push_back(analyzeTrace(trace));
             auto document = std::make_shared<RunDocument>();
             document->result = traceAsRun(trace, analyses.back());
-            document->traceRank = analyses.back().rank;
+            document->kind = TraceRank{nullptr, analyses.back().rank};
             // The run list names runs by what differs in their configs.
             document->result.config.model.name =
                 "trace rank " + std::to_string(analyses.back().rank) + " (" +
@@ -79,17 +80,24 @@ Opened readTraces(const QString& path) {
                       QString::fromUtf8(error.what()));
     }
     std::sort(documents.begin(), documents.end(),
-              [](const auto& a, const auto& b) { return a->traceRank < b->traceRank; });
+              [](const auto& a, const auto& b) { return a->trace()->rank < b->trace()->rank; });
     const auto shared = std::make_shared<const std::vector<RankAnalysis>>(std::move(analyses));
     Opened opened;
     opened.kind = Opened::Kind::Trace;
     opened.path = path;
     for (auto& document : documents) {
-        document->traceRanks = shared;
+        document->kind = TraceRank{shared, document->trace()->rank};
         document->memoryData = prepareMemoryRunData(document->result);
         opened.ranks.push_back(std::move(document));
     }
     return opened;
+}
+
+// A run file does not say who made its run. One saved from a PyTorch
+// recording (a snapshot's or a trace's document) has a config that names no
+// model, as no run of ours can: read here, once, into the document's kind.
+bool holdsForeignRecording(const RunResult& result) {
+    return result.config.model.dModel == 0;
 }
 
 Opened readFolder(const QString& path) {
@@ -201,6 +209,9 @@ Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules)
                 opened.run = std::make_shared<RunDocument>();
                 opened.run->result = readRunFile(path.toStdString());  // its errors name the path
                 opened.run->path = path;
+                if (holdsForeignRecording(opened.run->result)) {
+                    opened.run->kind = ForeignRun{};
+                }
                 // Indexed here too: a million memory events take the UI thread a
                 // quarter second to index, group and attribute.
                 opened.run->memoryData = prepareMemoryRunData(opened.run->result);
@@ -258,7 +269,7 @@ int FileOpener::open(const QStringList& paths) {
 }
 
 int FileOpener::openSnapshotDevice(int documentId, const RunDocument& document, int device) {
-    const std::shared_ptr<const SnapshotRecording> recording = document.snapshot;
+    const std::shared_ptr<const SnapshotRecording> recording = document.sharedSnapshot();
     const QString path = recording->path;
     return deviceJobs_.start(
         [recording, path, device, rules = rules_](const std::function<bool()>&) {

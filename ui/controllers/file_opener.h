@@ -44,7 +44,7 @@ public:
 
     // Starts reading `paths` and returns the job's id.
     int open(const QStringList& paths);
-    // Another device of a snapshot `document` holds (document->snapshot set):
+    // Another device of the snapshot `document` shows (document.snapshot() set):
     // its timeline built off the UI thread, delivered by
     // snapshotDeviceOpened(). A newer request supersedes one under way; file
     // opens go on beside it.

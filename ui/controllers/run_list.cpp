@@ -9,7 +9,6 @@
 
 #include "models/memory_run_data.h"
 #include "models/run_label.h"
-#include "models/snapshot_recording.h"
 #include "results/run_file.h"
 #include "widgets/head_tail_delegate.h"
 
@@ -45,10 +44,10 @@ RunDocument& RunList::add(RunResult result, const QString& path) {
 
 RunDocument& RunList::add(RunDocument document) {
     document.id = nextId_++;
-    document.title =
-        QString("#%1 %2")
-            .arg(document.id)
-            .arg(document.ownTitle.isEmpty() ? defaultTitle(document.result) : document.ownTitle);
+    document.title = QString("#%1 %2")
+                         .arg(document.id)
+                         .arg(document.ownTitle().isEmpty() ? defaultTitle(document.result)
+                                                            : document.ownTitle());
     documents_.push_back(std::move(document));
     if (MemoryRunData* memory = documents_.back().memoryData.get()) {
         memory->follow(documents_.back().result);  // the run moved in here
@@ -99,8 +98,7 @@ const RunDocument* RunList::openedFrom(const QString& file) const {
             const auto same = [&](const QString& from) {
                 return !from.isEmpty() && QFileInfo(from).canonicalFilePath() == canonical;
             };
-            return !d.modified && !canonical.isEmpty() &&
-                   (same(d.path) || (d.snapshot && same(d.snapshot->path)));
+            return !d.modified && !canonical.isEmpty() && (same(d.path) || same(d.recordingFile()));
         });
     return known != documents_.end() ? &*known : nullptr;
 }
@@ -121,7 +119,7 @@ void RunList::refresh() {
     // with a title of its own (a snapshot) keeps it and takes no part.
     QList<RunConfig> configs;
     for (const RunDocument& document : documents_) {
-        if (document.ownTitle.isEmpty()) {
+        if (document.ownTitle().isEmpty()) {
             configs << document.result.config;
         }
     }
@@ -130,8 +128,8 @@ void RunList::refresh() {
     int next = 0;
     for (RunDocument& document : documents_) {
         const QString id = QString("#%1").arg(document.id);
-        if (!document.ownTitle.isEmpty()) {
-            document.title = id + " " + document.ownTitle;
+        if (const QString own = document.ownTitle(); !own.isEmpty()) {
+            document.title = id + " " + own;
             heads[document.id] = int(id.size());
             continue;
         }
@@ -265,7 +263,7 @@ QStringList RunList::compareLabels(const QList<const RunDocument*>& runs) {
     // such a recording is named by its title, the runs by what differs among them.
     QList<RunConfig> configs;
     for (const RunDocument* run : runs) {
-        if (!run->recordedElsewhere()) {
+        if (run->comparesByConfig()) {
             configs << run->result.config;
         }
     }
@@ -273,9 +271,9 @@ QStringList RunList::compareLabels(const QList<const RunDocument*>& runs) {
     QStringList labels;
     int configured = 0;
     for (const RunDocument* run : runs) {
-        labels << (run->recordedElsewhere()
-                       ? run->title  // "#3 x.pickle · PyTorch memory snapshot · device 0"
-                       : QString("#%1 %2").arg(run->id).arg(differing[configured++]).trimmed());
+        labels << (run->comparesByConfig()
+                       ? QString("#%1 %2").arg(run->id).arg(differing[configured++]).trimmed()
+                       : run->title);  // "#3 x.pickle · PyTorch memory snapshot · device 0"
     }
     return labels;
 }

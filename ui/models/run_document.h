@@ -7,7 +7,9 @@
 
 #include <QString>
 
+#include <cstdint>
 #include <memory>
+#include <variant>
 #include <vector>
 
 #include "analysis/trace_analysis.h"
@@ -18,34 +20,103 @@ namespace stepscope::ui {
 struct MemoryRunData;
 struct SnapshotRecording;
 
-// A run as the desktop app holds it: the result, where it lives on disk (if
-// anywhere) and a title for lists and legends.
+// What a kind of recording can show beyond its result. Each kind below
+// declares its own, so that a new kind (a distributed run of ours, next)
+// says what it can do in one place, and the compiler refuses a kind that
+// does not.
+struct Abilities {
+    // Its configuration is one of ours: the panel shows it and can run it again.
+    bool config = false;
+    // The memory estimator can predict it from its configuration.
+    bool estimate = false;
+    // Compared with other runs by the fields of its config that differ; a
+    // recording without a config of ours is named by its title instead.
+    bool comparesByConfig = false;
+};
+
+// A run StepScope made: here, with stepscope-cli, or as a sweep's point.
+struct OurRun {
+    static constexpr Abilities abilities{
+        .config = true, .estimate = true, .comparesByConfig = true};
+};
+
+// A run file holding what PyTorch recorded (a snapshot's or a trace's
+// document saved as a run file): its result, but neither its recording nor
+// a configuration of ours.
+struct ForeignRun {
+    static constexpr Abilities abilities{};
+};
+
+// One device of a PyTorch memory snapshot: the file's stacks, its other
+// devices and its record_function ranges (models/snapshot_recording.h).
+struct SnapshotDevice {
+    static constexpr Abilities abilities{};
+    std::shared_ptr<const SnapshotRecording> recording;
+};
+
+// One rank of a PyTorch profiler trace (analysis/trace_run.h): HTA's analyses
+// of every rank of its recording (one trace file: its rank; a folder of rank
+// traces: each of them), shared by the ranks' documents.
+struct TraceRank {
+    static constexpr Abilities abilities{};
+    std::shared_ptr<const std::vector<RankAnalysis>> ranks;
+    int64_t rank = -1;
+
+    // Every rank's analyses, in rank order.
+    const std::vector<RankAnalysis>& all() const;
+    size_t rankCount() const { return all().size(); }
+    // The analyses of this rank; nullptr when the recording lacks it.
+    const RankAnalysis* shown() const;
+};
+
+// What a document is. Set once by whoever makes it (the file opener for what
+// it reads, the run workflow and the sweep folder's watch for runs of ours);
+// views ask its abilities and never work it out from the result.
+using RecordingKind = std::variant<OurRun, ForeignRun, SnapshotDevice, TraceRank>;
+
+// A run as the desktop app holds it: the result, what kind of recording it
+// is, where it lives on disk (if anywhere) and a title for lists and legends.
+// Views ask it what it can show (canShowConfig(), snapshot(), trace() …)
+// rather than testing its fields.
 struct RunDocument {
     int id = 0;  // unique in the session
     RunResult result;
-    QString path;  // empty until saved or when made in this session
+    RecordingKind kind;  // a run of ours unless its maker says otherwise
+    QString path;        // empty until saved or when made in this session
     QString title;
-    // A recording that is not a run of ours (a PyTorch memory snapshot): the
-    // title it keeps, instead of one made from its (default) config.
-    QString ownTitle;
     bool modified = false;  // made or changed since last saved
     // What the memory views draw of `result`, prepared where the run file was
     // read (off the UI thread); null for a run made here, whose views work it
     // out themselves. Views only read it.
     std::shared_ptr<MemoryRunData> memoryData;
-    // A PyTorch profiler trace opened as a run (analysis/trace_run.h): HTA's
-    // analyses of every rank of its recording (one file, or a folder of rank
-    // traces), shared by the ranks' documents, and which rank this one is.
-    std::shared_ptr<const std::vector<RankAnalysis>> traceRanks;
-    int64_t traceRank = -1;
-    // A PyTorch memory snapshot: the file's stacks, its other devices and its
-    // record_function ranges (models/snapshot_recording.h); null otherwise.
-    std::shared_ptr<const SnapshotRecording> snapshot;
 
-    // Recorded by PyTorch, not run by StepScope (a snapshot or a trace): its
-    // config is a default with no model, so it has no configuration to show,
-    // run again or compare.
-    bool recordedElsewhere() const { return result.config.model.dModel == 0; }
+    Abilities abilities() const;
+    // A configuration of ours to show and run again; false for what PyTorch
+    // recorded (a snapshot, a trace, or one saved as a run file).
+    bool canShowConfig() const { return abilities().config; }
+    // Its memory can be estimated from its configuration.
+    bool canEstimate() const { return abilities().estimate; }
+    // Named in comparisons by what differs in its config (else by its title).
+    bool comparesByConfig() const { return abilities().comparesByConfig; }
+    // What its result holds.
+    bool hasSteps() const { return !result.steps.empty(); }
+    bool hasMemory() const { return !result.memory.empty(); }
+
+    // A PyTorch memory snapshot's device: its recording; nullptr otherwise.
+    const SnapshotRecording* snapshot() const;
+    // The same, shared, for work that outlives the document (another
+    // device, new category rules); null otherwise.
+    std::shared_ptr<const SnapshotRecording> sharedSnapshot() const;
+    // A rank of a PyTorch profiler trace; nullptr otherwise.
+    const TraceRank* trace() const;
+    // A title of its own, kept in lists instead of one made from its config
+    // ("x.pickle · PyTorch memory snapshot · device 0"); empty when the
+    // config names it.
+    QString ownTitle() const;
+    // The file its recording was read from when that is not `path`: a
+    // snapshot's document has no path until saved, so that Save never writes
+    // over the snapshot. Empty otherwise.
+    QString recordingFile() const;
 };
 
 QString defaultTitle(const RunResult& result);

@@ -15,8 +15,6 @@
 
 namespace stepscope::ui {
 
-struct RunDocument;
-
 // What a document opened from a PyTorch memory snapshot keeps of the file
 // beyond its memory trace: the snapshot itself (its interned strings, frames
 // and stacks, and every device's trace, so another device can be shown
@@ -53,14 +51,5 @@ struct SnapshotRecording {
     QString stackText(uint32_t stack, bool allFrames) const;
     QString bandName(const TimelineBand& band) const;
 };
-
-// One device of a snapshot as a document: the memory trace the views draw,
-// categorised by the user's `rules` first (Settings → Memory category rules),
-// what the memory views draw of it prepared, a title naming the file and the
-// device, and the recording. The snapshot is kept whole, so that another
-// device or new rules need no second read. Throws what buildTimeline throws.
-std::shared_ptr<RunDocument> snapshotDocument(std::shared_ptr<const MemorySnapshot> snapshot,
-                                              const QString& path, int device,
-                                              const std::vector<CategoryRule>& rules);
 
 }  // namespace stepscope::ui

@@ -49,14 +49,8 @@ QStandardItem* categoryItem(const std::string& category) {
 
 // The analyses of the rank a trace's document shows; nullptr for a run.
 const RankAnalysis* shownRank(const RunDocument* document) {
-    if (document && document->traceRanks) {
-        for (const RankAnalysis& rank : *document->traceRanks) {
-            if (rank.rank == document->traceRank) {
-                return &rank;
-            }
-        }
-    }
-    return nullptr;
+    const TraceRank* trace = document ? document->trace() : nullptr;
+    return trace ? trace->shown() : nullptr;
 }
 
 // A trace's kernels per stream, as the kernel rows are: the stream in the
@@ -291,7 +285,7 @@ void BreakdownView::refresh() {
     // Grouped by category, the name is the category: show it once.
     table_->setColumnHidden(CategoryColumn, by == "category");
     // A trace's rows have no phase; grouped by stream the column names the stream.
-    table_->setColumnHidden(PhaseColumn, document_ && document_->traceRanks && by != "stream");
+    table_->setColumnHidden(PhaseColumn, document_ && document_->trace() && by != "stream");
     static_cast<ShownColumns*>(exported_)->refilter();
     table_->sortByColumn(TotalColumn, Qt::DescendingOrder);
     table_->resizeColumnsToContents();

@@ -188,7 +188,7 @@ void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringL
     auto label = [&](int i) { return i < labels.size() ? labels[i] : runs[i]->title; };
     QList<RunConfig> configs;
     for (const RunDocument* run : runs) {
-        if (!run->recordedElsewhere()) {
+        if (run->comparesByConfig()) {
             configs << run->result.config;  // a snapshot's default config is no difference
         }
     }

@@ -262,7 +262,7 @@ void MemoryView::showRun(const RunDocument* document) {
     reservedUs_.clear();
     reservedBytes_.clear();
     reservedAtPeak_.reset();
-    snapshotRow_->setVisible(document && document->snapshot);
+    snapshotRow_->setVisible(document && document->snapshot());
     bands_->clearBands();
     highlight_->clearBands();
     selection_->clearBands();
@@ -279,13 +279,13 @@ void MemoryView::showRun(const RunDocument* document) {
     layoutValid_ = false;
     trace_ = events ? &document->result.memory : nullptr;
     // A snapshot's device without events keeps its device box: the way back.
-    showSnapshot(document && document->snapshot ? document : nullptr);
+    showSnapshot(document && document->snapshot() ? document : nullptr);
     if (!trace_) {
         caption_->setText(
-            document && document->snapshot
+            document && document->snapshot()
                 ? tr("Device %1 of this snapshot has no events in its trace (its segments "
                      "only); choose another device above.")
-                      .arg(document->snapshot->device)
+                      .arg(document->snapshot()->device)
                 : tr("This run has no memory trace. Tick “Trace memory” before running, "
                      "or make it with stepscope-cli run --memory."));
         // Not the last run's axes: they would read as this run's memory.
@@ -340,7 +340,7 @@ void MemoryView::showRun(const RunDocument* document) {
 
     // A recording PyTorch made (a snapshot) has no config of ours to estimate:
     // its table shows what was measured, with no estimate column.
-    const bool estimated = !document->recordedElsewhere();
+    const bool estimated = document->canEstimate();
     const MemoryPrediction prediction =
         estimated ? predictMemory(document->result.config) : MemoryPrediction{};
     QStringList headers{tr("category"), tr("at peak"), tr("max")};
@@ -746,9 +746,9 @@ QToolButton* MemoryView::makeRulesButton() {
 
 void MemoryView::drawReserved(const RunDocument& document) {
     const MemoryTrace& trace = *trace_;
-    if (document.snapshot) {
-        reservedUs_ = document.snapshot->reserved.timeUs;
-        reservedBytes_ = document.snapshot->reserved.bytes;
+    if (const SnapshotRecording* snapshot = document.snapshot()) {
+        reservedUs_ = snapshot->reserved.timeUs;
+        reservedBytes_ = snapshot->reserved.bytes;
     } else if (std::any_of(trace.reserved.begin(), trace.reserved.end(),
                            [](int64_t bytes) { return bytes > 0; })) {
         // A CUDA run: the allocator's total after each event, kept where it changes.
@@ -807,7 +807,7 @@ int64_t MemoryView::reservedMaxBetween(double fromUs, double toUs) const {
 
 QString MemoryView::reservedCaption(const RunDocument& document) const {
     if (reservedUs_.empty()) {
-        return document.snapshot
+        return document.snapshot()
                    ? tr(" Reserved memory: not shown, for this snapshot's trace has no segment "
                         "events (segment_alloc, segment_free) to follow it by.")
                    : QString();
@@ -1268,7 +1268,7 @@ bool MemoryView::eventFilter(QObject* watched, QEvent* event) {
 // ---- a PyTorch memory snapshot's own parts --------------------------------
 
 void MemoryView::showSnapshot(const RunDocument* document) {
-    snapshot_ = document ? document->snapshot : nullptr;
+    snapshot_ = document ? document->sharedSnapshot() : nullptr;
     const QSignalBlocker block(deviceBox_);
     deviceBox_->clear();
     if (snapshot_) {

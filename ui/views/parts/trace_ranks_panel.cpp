@@ -95,15 +95,15 @@ void TraceRanksPanel::showRun(const RunDocument* document) {
     ranks_->removeRows(0, ranks_->rowCount());
     types_->removeRows(0, types_->rowCount());
     steps_->showRun(document);
-    const bool trace = document && document->traceRanks;
-    setVisible(trace);
+    const TraceRank* trace = document ? document->trace() : nullptr;
+    setVisible(trace != nullptr);
     if (!trace) {
         return;
     }
     const RankAnalysis* shown = nullptr;
-    for (const RankAnalysis& rank : *document->traceRanks) {
-        ranks_->appendRow(rankRow(rank, rank.rank == document->traceRank));
-        if (rank.rank == document->traceRank) {
+    for (const RankAnalysis& rank : trace->all()) {
+        ranks_->appendRow(rankRow(rank, rank.rank == trace->rank));
+        if (rank.rank == trace->rank) {
             shown = &rank;
         }
     }
@@ -121,7 +121,7 @@ void TraceRanksPanel::showRun(const RunDocument* document) {
            "does: %4 launches, mean launch delay %5 µs; %6 kernels shorter than their launch "
            "(launch-bound), %7 started over %8 µs late.")
             .arg(shown->rank)
-            .arg(document->traceRanks->size())
+            .arg(trace->rankCount())
             .arg(QString::fromStdString(shown->file))
             .arg(l.launches.size())
             .arg(l.launches.empty() ? 0.0 : l.delayTotalUs / double(l.launches.size()), 0, 'f', 1)

@@ -36,14 +36,14 @@ TraceStepsPanel::TraceStepsPanel(QWidget* parent) : QWidget(parent) {
 
 void TraceStepsPanel::showRun(const RunDocument* document) {
     steps_->removeRows(0, steps_->rowCount());
-    const bool trace = document && document->traceRanks;
-    setVisible(trace);
+    const TraceRank* trace = document ? document->trace() : nullptr;
+    setVisible(trace != nullptr);
     if (!trace) {
         return;
     }
-    const bool severalRanks = document->traceRanks->size() > 1;
-    for (const RankAnalysis& rank : *document->traceRanks) {
-        if (rank.rank != document->traceRank) {
+    const bool severalRanks = trace->rankCount() > 1;
+    for (const RankAnalysis& rank : trace->all()) {
+        if (rank.rank != trace->rank) {
             continue;
         }
         for (const StepTime& step : rank.steps) {
