@@ -365,6 +365,21 @@ void checkShowsSweep(MainWindow& window, const QString& dir, const QStringList& 
 
 }  // namespace
 
+// A tab the window knows nothing of, joined by one entry in its table of tabs.
+class ProbeView final : public RunView {
+    Q_OBJECT
+
+public:
+    ProbeView() : plot_(new QCustomPlot(this)) {}
+    void showRun(const RunDocument* document) override { shownId = document ? document->id : 0; }
+    QList<ExportTarget> exportTargets() override { return {{"probe chart", plot_, nullptr}}; }
+
+    int shownId = -1;  // the document last shown; 0: none
+
+private:
+    QCustomPlot* plot_;
+};
+
 class TestMainWindow : public QObject {
     Q_OBJECT
 
@@ -2618,6 +2633,48 @@ private Q_SLOTS:
         }
         // Two discs of diameter 12: about 2 × 113 pixels whole, a quarter each if cut.
         QVERIFY2(red > 180, qPrintable(QString("%1 red pixels").arg(red)));
+    }
+
+    // The window's tabs are its table of tabs, in order, with their titles
+    // and icons; a tab it knows nothing of is one more entry: a RunView is
+    // then shown the selected run, and what it exports is on the Export menu.
+    void aTabIsOneEntryInTheTableOfTabs() {
+        const std::vector<TabSpec> table = MainWindow::defaultTabs();
+        {
+            MainWindow window;
+            auto* tabs = window.centralWidget()->findChild<QTabWidget*>(QString(),
+                                                                        Qt::FindDirectChildrenOnly);
+            QVERIFY(tabs);
+            QCOMPARE(size_t(tabs->count()), table.size());
+            for (int i = 0; i < tabs->count(); ++i) {
+                const TabSpec& spec = table[size_t(i)];
+                QCOMPARE(tabs->tabText(i), QString(spec.title));
+                QCOMPARE(tabs->tabIcon(i).isNull(), spec.icon == nullptr);
+                const std::unique_ptr<QWidget> made(spec.make());
+                QCOMPARE(tabs->widget(i)->metaObject(), made->metaObject());
+            }
+            QCOMPARE(window.currentTab(), static_cast<QWidget*>(window.welcomePage()));
+        }
+        std::vector<TabSpec> withProbe = table;
+        withProbe.push_back(tabOf<ProbeView>("Probe", nullptr));
+        MainWindow window(withProbe);
+        window.show();
+        auto* probe = window.tab<ProbeView>();
+        QVERIFY(probe);
+        const int id = window.runList()->add(handMadeRun(0, {10, 11, 12})).id;
+        window.selectDocument(id);
+        QCOMPARE(probe->shownId, id);
+        QVERIFY(window.selectTab("Probe"));
+        QCOMPARE(window.currentTab(), static_cast<QWidget*>(probe));
+        const QList<ExportTarget> offered = window.currentExportTargets();
+        QCOMPARE(offered.size(), 1);
+        QCOMPARE(offered[0].name, QString("probe chart"));
+        QVERIFY(window.chartTitle(offered[0])
+                    .startsWith("probe chart — " + window.currentDocument()->title));
+        // The tabs the window wires are still whole: a run's steps reach them.
+        QCOMPARE(window.stepTimingView(), window.tab<StepTimingView>());
+        QVERIFY(window.selectTab("Welcome"));
+        QVERIFY(window.currentExportTargets().isEmpty());
     }
 };
 

@@ -1,9 +1,9 @@
 #pragma once
 
-// ui/: the window, its tabs, menus and wiring (here), and the small
-// controllers beside it, each a QObject that signals the window instead of
-// calling back into it: run controller and pre-flight, file opener (off the
-// UI thread), folder watch, export menu, run list, messages, recent files.
+// ui/: the window (here): its tabs, built from a table of tabs, its menus,
+// and the wiring between the controllers (ui/controllers), which do the
+// work and signal the window, and the tabs (ui/views, ui/pages), which show
+// it. Nothing includes it but the app and the tests.
 
 #include <QList>
 #include <QMainWindow>
@@ -11,14 +11,25 @@
 #include <QStringList>
 
 #include <deque>
-#include <memory>
 #include <optional>
+#include <vector>
 
 #include "engines/runner.h"
 #include "models/run_document.h"
+#include "pages/attention_page.h"
 #include "pages/example_runs.h"
+#include "pages/precision_page.h"
+#include "pages/sweep_page.h"
+#include "pages/welcome_page.h"
+#include "views/breakdown_view.h"
+#include "views/compare_view.h"
+#include "views/kernel_timeline_view.h"
+#include "views/memory_view.h"
+#include "views/step_timing_view.h"
+#include "widgets/run_view.h"
 
 class QAction;
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QProgressBar;
@@ -27,37 +38,55 @@ class QTabWidget;
 
 namespace stepscope::ui {
 
-class AttentionPage;
-class BreakdownView;
-class CompareView;
+class CategoryRulesControl;
 class ConfigPanel;
 class ExportMenu;
 class FileOpener;
 class FolderWatch;
-class KernelTimelineView;
-class MemoryView;
 class Messages;
-class PrecisionPage;
+class OpenWorkflow;
 class RecentFiles;
 class RunController;
 class RunList;
-class CategoryRulesControl;
-class RunView;
-class StepTimingView;
-class SweepPage;
-class WelcomePage;
-struct ExportTarget;
+class RunSaving;
+class RunWorkflow;
+
+// One tab of the window, as the table of tabs lists it (tabOf() makes one).
+struct TabSpec {
+    const char* title;  // translated in MainWindow's context
+    const char* icon;   // an icon of resources/icons, by name; nullptr: none
+    QWidget* (*make)();
+    // What it offers the Export menu while it is in front; nullptr: nothing.
+    QList<ExportTarget> (*exports)(QWidget* tab);
+};
+
+// The table's entry for a tab of type `Tab`: made with `new Tab`; a RunView
+// is shown every selected run; a tab with exportTargets() offers them.
+template <class Tab>
+TabSpec tabOf(const char* title, const char* icon) {
+    TabSpec spec{title, icon, []() -> QWidget* { return new Tab; }, nullptr};
+    if constexpr (requires(Tab & tab) { tab.exportTargets(); }) {
+        spec.exports = [](QWidget* tab) { return static_cast<Tab*>(tab)->exportTargets(); };
+    }
+    return spec;
+}
 
 // The desktop app: configuration on the left, runs of the session below it,
-// one tab per view. The window holds its tabs and menus and wires the small
-// controllers that do the rest: RunController (runs, sweeps, pre-flight),
-// FileOpener (reading files off the UI thread), FolderWatch (sweep and Slurm
-// folders filling elsewhere), RunList, ExportMenu, Messages, RecentFiles.
+// one tab per view. The window builds its tabs from a table, holds its menus
+// and wires the controllers that do the rest: RunWorkflow (runs, sweeps,
+// attention grids), OpenWorkflow (what FileOpener reads, where it goes),
+// RunSaving, FolderWatch, RunList, ExportMenu, Messages, RecentFiles.
 class MainWindow final : public QMainWindow {
     Q_OBJECT
 
 public:
+    // The window's tabs, in order: adding a tab is adding it here.
+    static std::vector<TabSpec> defaultTabs();
+
     explicit MainWindow(QWidget* parent = nullptr);
+    // With these tabs, which hold at least those of defaultTabs() (the
+    // window wires those it knows); for tests and demonstrations.
+    explicit MainWindow(const std::vector<TabSpec>& tabs, QWidget* parent = nullptr);
     ~MainWindow() override;
 
     // Validates the panel's config and starts it. Returns false when the
@@ -92,19 +121,25 @@ public:
     bool selectTab(const QString& title);  // false when no tab has that title
     QWidget* currentTab() const;
     QString currentTabTitle() const;
+    // The first tab of type T; nullptr when none. The window's own tabs
+    // are named below (their headers come with this one).
+    template <class T>
+    T* tab() const {
+        return static_cast<T*>(findTab(T::staticMetaObject));
+    }
 
     const std::deque<RunDocument>& documents() const;
     const RunDocument* currentDocument() const;
     ConfigPanel* configPanel() const { return config_; }
-    StepTimingView* stepTimingView() const { return timing_; }
-    CompareView* compareView() const { return compare_; }
-    SweepPage* sweepPage() const { return sweep_; }
-    AttentionPage* attentionPage() const { return attention_; }
-    BreakdownView* breakdownView() const { return breakdown_; }
-    KernelTimelineView* timelineView() const { return timeline_; }
-    MemoryView* memoryView() const { return memory_; }
-    PrecisionPage* precisionPage() const { return precision_; }
-    WelcomePage* welcomePage() const { return welcome_; }
+    StepTimingView* stepTimingView() const { return tab<StepTimingView>(); }
+    CompareView* compareView() const { return tab<CompareView>(); }
+    SweepPage* sweepPage() const { return tab<SweepPage>(); }
+    AttentionPage* attentionPage() const { return tab<AttentionPage>(); }
+    BreakdownView* breakdownView() const { return tab<BreakdownView>(); }
+    KernelTimelineView* timelineView() const { return tab<KernelTimelineView>(); }
+    MemoryView* memoryView() const { return tab<MemoryView>(); }
+    PrecisionPage* precisionPage() const { return tab<PrecisionPage>(); }
+    WelcomePage* welcomePage() const { return tab<WelcomePage>(); }
     QMenu* examplesMenu() const { return examplesMenu_; }
     FileOpener* fileOpener() const { return opener_; }
     RunList* runList() const { return runs_; }
@@ -126,7 +161,9 @@ public:
     void setPointCli(const QString& cli);
     // Where "Save all" on quitting writes unsaved runs (empty: ask for a
     // folder). For tests and demonstrations.
-    void setUnsavedRunsFolder(const QString& folder) { unsavedRunsFolder_ = folder; }
+    void setUnsavedRunsFolder(const QString& folder);
+    // What the Export menu offers of the tab in front.
+    QList<ExportTarget> currentExportTargets();
     // The title that exported charts of the current tab carry: what is shown
     // and which run or runs, with their full configuration.
     QString chartTitle(const ExportTarget& target) const;
@@ -142,52 +179,42 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
-    void createViews();
+    QDockWidget* createDock();
+    void createTabs(const std::vector<TabSpec>& tabs);
+    void createStatusBar();
     void createMenus();
-    void connectRuns();
-    void connectOpener();
-    void connectSnapshotDevices();  // the Memory tab's device of a snapshot
-    bool keepUnsavedRuns();
-    void finishRunInProgress();
+    void createFileMenu();
+    void createHelpMenu();
+    void createCornerToolBar();
+    void createWorkflows();
+    void connectWorkflows();
+    void connectTabs();
+    QWidget* findTab(const QMetaObject& type) const;
     void loadSettings();
     void saveSettings();
     void loadExamples();
     void showRunTabIfWelcome();  // a run opened or started from the welcome page
-    QList<ExportTarget> currentExportTargets();
     void offerExports();
-    void saveCurrent(bool askForPath);
 
     void onSelectionChanged();
     void showCurrent();
     void refreshCompare();
-    void updateEstimate(bool configValid);
     void onBusyChanged(bool busy);
-    void onStepsArrived(const std::vector<StepRecord>& steps);
-    void onRunFinished(const RunResult& result);
-    void batchFinished(const QString& error, const QString& done, const QString& early);
-    void startSweep();
-    void startAttention();
-    QList<int> showSweepFolder();  // the points' documents, in the table's order
 
     ConfigPanel* config_;
     QPushButton *runButton_, *stopButton_;
     QTabWidget* tabs_;
-    QList<RunView*> views_;
-    StepTimingView* timing_;
-    CompareView* compare_;
-    SweepPage* sweep_;
-    AttentionPage* attention_;
-    BreakdownView* breakdown_;
-    KernelTimelineView* timeline_;
-    MemoryView* memory_;
-    PrecisionPage* precision_;
-    WelcomePage* welcome_;
+    std::vector<TabSpec> tabSpecs_;  // one per tab, in order
+    QList<RunView*> views_;          // the tabs that show the selected run
     QLabel* progressLabel_;
     QProgressBar* progressBar_;
+    QMenu* exportMenu_;
     QMenu* examplesMenu_;
+    QAction* openAction_;
+    QAction* openFolderAction_;
+    QAction* saveAction_;
     QAction* runAction_;
     QAction* stopAction_;
-    QString progressShown_;  // the last progress line: ticks replace only it
 
     Messages* messages_;
     RunList* runs_;
@@ -197,8 +224,9 @@ private:
     FolderWatch* folders_;
     RecentFiles* recent_;
     ExportMenu* export_;
-    QString tabAfterOpen_;  // brought to front when the latest open has opened
-    QString unsavedRunsFolder_;
+    RunWorkflow* workflow_;
+    OpenWorkflow* opening_;
+    RunSaving* saving_;
 };
 
 }  // namespace stepscope::ui

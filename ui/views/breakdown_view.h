@@ -46,7 +46,6 @@ public:
     };
 
     explicit BreakdownView(QWidget* parent = nullptr);
-    QString title() const override { return tr("Breakdown"); }
     void showRun(const RunDocument* document) override;
     QList<ExportTarget> exportTargets() override;
 

@@ -33,7 +33,6 @@ class KernelTimelineView final : public RunView {
 
 public:
     explicit KernelTimelineView(QWidget* parent = nullptr);
-    QString title() const override { return tr("Timeline"); }
     void showRun(const RunDocument* document) override;
     QList<ExportTarget> exportTargets() override;
 

@@ -16,6 +16,7 @@ class QComboBox;
 class QCPGraph;
 class QCPItemLine;
 class QCPItemText;
+class QCPRange;
 class QCustomPlot;
 class QLabel;
 class QModelIndex;
@@ -62,7 +63,6 @@ public:
 
     explicit MemoryView(QWidget* parent = nullptr);
     ~MemoryView() override;
-    QString title() const override { return tr("Memory"); }
     void showRun(const RunDocument* document) override;
     QList<ExportTarget> exportTargets() override;
 

@@ -28,7 +28,6 @@ public:
     static constexpr int kMaxBars = 2000;
 
     explicit StepTimingView(QWidget* parent = nullptr);
-    QString title() const override { return tr("Step timing"); }
     void showRun(const RunDocument* document) override;
     QList<ExportTarget> exportTargets() override;
 

@@ -23,14 +23,14 @@ struct ExportTarget {
     QAbstractItemModel* table = nullptr;
 };
 
-// A page that shows one run. Adding a view to the app is: subclass this, and
-// add one line to MainWindow::createViews().
+// A tab that shows one run: the window shows it every selected run. Adding
+// a view to the app is: subclass this, and add it to the window's table of
+// tabs (MainWindow::defaultTabs(), docs/developing.md "Adding a tab").
 class RunView : public QWidget {
     Q_OBJECT
 
 public:
     using QWidget::QWidget;
-    virtual QString title() const = 0;
     // Shows `document` (nullptr clears). Called again as a live run grows.
     virtual void showRun(const RunDocument* document) = 0;
     virtual QList<ExportTarget> exportTargets() = 0;
