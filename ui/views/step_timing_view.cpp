@@ -107,81 +107,12 @@ void StepTimingView::showRun(const RunDocument* document) {
     // Nothing to rescale to: fixed axes and a note, not a range that grows
     // with every refresh of a run that has no steps yet.
     setNoData(plot_, run.steps.empty() ? tr("No steps measured yet") : QString());
-
     if (int(run.steps.size()) <= kMaxBars) {
-        // Stacked bars: measured and warm-up steps in separate stacks so that
-        // warm-up reads as lighter and hatched.
-        for (bool warmup : {false, true}) {
-            QCPBars* below = nullptr;
-            for (int phase = 0; phase < 3; ++phase) {
-                QVector<double> keys, values;
-                for (const auto& step : run.steps) {
-                    if (step.warmup == warmup && phaseOf(step, phase)) {
-                        keys << step.index;
-                        values << *phaseOf(step, phase);
-                    }
-                }
-                if (keys.isEmpty()) {
-                    continue;
-                }
-                auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
-                QColor color = phaseColor(kPhases[phase]);
-                bars->setName(warmup ? tr("%1 (warm-up)").arg(kPhases[phase]) : kPhases[phase]);
-                bars->setPen(QPen(color.darker(120)));
-                if (warmup) {
-                    color.setAlpha(90);
-                    bars->setBrush(QBrush(color, Qt::BDiagPattern));
-                } else {
-                    bars->setBrush(color);
-                }
-                bars->setWidth(0.75);
-                bars->setData(keys, values, true);
-                if (below) {
-                    bars->moveAbove(below);
-                }
-                below = bars;
-            }
-        }
-        plotted_ = int(run.steps.size());
+        drawStepBars(run);
     } else {
-        for (bool warmup : {false, true}) {
-            QVector<double> keys, values;
-            for (const auto& step : run.steps) {
-                if (step.warmup == warmup) {
-                    keys << step.index;
-                    values << step.totalMs;
-                }
-            }
-            auto* graph = plot_->addGraph();
-            graph->setName(warmup ? tr("total (warm-up)") : tr("total"));
-            graph->setPen(QPen(warmup ? QColor(150, 150, 150) : phaseColor("forward")));
-            graph->setAdaptiveSampling(true);
-            graph->setData(keys, values, true);
-            plotted_ += int(keys.size());
-        }
+        drawStepLines(run);
     }
-
-    const RunSummary& s = run.summary;
-    if (s.total.count > 1) {
-        const auto firstMeasured =
-            std::find_if(run.steps.begin(), run.steps.end(),
-                         [](const StepRecord& step) { return !step.warmup; });
-        const QVector<double> keys = {firstMeasured->index - 0.5, run.steps.back().index + 0.5};
-        auto* upper = plot_->addGraph();
-        auto* lowerBand = plot_->addGraph();
-        upper->setData(keys, {s.total.mean + s.total.std, s.total.mean + s.total.std});
-        lowerBand->setData(keys, {s.total.mean - s.total.std, s.total.mean - s.total.std});
-        upper->setPen(Qt::NoPen);
-        lowerBand->setPen(Qt::NoPen);
-        upper->setBrush(QColor(0, 0, 0, 35));
-        upper->setChannelFillGraph(lowerBand);
-        upper->setName(tr("mean ± std (measured)"));
-        lowerBand->removeFromLegend();
-        auto* mean = plot_->addGraph();
-        mean->setData(keys, {s.total.mean, s.total.mean});
-        mean->setPen(QPen(Qt::black, 1.5, Qt::DashLine));
-        mean->setName(tr("mean %1 ms").arg(s.total.mean, 0, 'f', 2));
-    }
+    drawMeanBand(run);
     if (!run.steps.empty()) {
         plot_->rescaleAxes();
         plot_->yAxis->setRangeLower(0);
@@ -190,7 +121,93 @@ void StepTimingView::showRun(const RunDocument* document) {
                                plot_->xAxis->range().upper + 0.5);
     }
     plot_->replot(QCustomPlot::rpQueuedReplot);
+    showSummary(run);
+}
 
+// Stacked bars: measured and warm-up steps in separate stacks so that
+// warm-up reads as lighter and hatched.
+void StepTimingView::drawStepBars(const RunResult& run) {
+    for (bool warmup : {false, true}) {
+        QCPBars* below = nullptr;
+        for (int phase = 0; phase < 3; ++phase) {
+            QVector<double> keys, values;
+            for (const auto& step : run.steps) {
+                if (step.warmup == warmup && phaseOf(step, phase)) {
+                    keys << step.index;
+                    values << *phaseOf(step, phase);
+                }
+            }
+            if (keys.isEmpty()) {
+                continue;
+            }
+            auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
+            QColor color = phaseColor(kPhases[phase]);
+            bars->setName(warmup ? tr("%1 (warm-up)").arg(kPhases[phase]) : kPhases[phase]);
+            bars->setPen(QPen(color.darker(120)));
+            if (warmup) {
+                color.setAlpha(90);
+                bars->setBrush(QBrush(color, Qt::BDiagPattern));
+            } else {
+                bars->setBrush(color);
+            }
+            bars->setWidth(0.75);
+            bars->setData(keys, values, true);
+            if (below) {
+                bars->moveAbove(below);
+            }
+            below = bars;
+        }
+    }
+    plotted_ = int(run.steps.size());
+}
+
+// Too many steps for bars: each step's total on a line, warm-up apart.
+void StepTimingView::drawStepLines(const RunResult& run) {
+    for (bool warmup : {false, true}) {
+        QVector<double> keys, values;
+        for (const auto& step : run.steps) {
+            if (step.warmup == warmup) {
+                keys << step.index;
+                values << step.totalMs;
+            }
+        }
+        auto* graph = plot_->addGraph();
+        graph->setName(warmup ? tr("total (warm-up)") : tr("total"));
+        graph->setPen(QPen(warmup ? QColor(150, 150, 150) : phaseColor("forward")));
+        graph->setAdaptiveSampling(true);
+        graph->setData(keys, values, true);
+        plotted_ += int(keys.size());
+    }
+}
+
+// The mean ± std band over the measured steps, and the mean's line.
+void StepTimingView::drawMeanBand(const RunResult& run) {
+    const RunSummary& s = run.summary;
+    if (s.total.count <= 1) {
+        return;
+    }
+    const auto firstMeasured = std::find_if(run.steps.begin(), run.steps.end(),
+                                            [](const StepRecord& step) { return !step.warmup; });
+    const QVector<double> keys = {firstMeasured->index - 0.5, run.steps.back().index + 0.5};
+    auto* upper = plot_->addGraph();
+    auto* lowerBand = plot_->addGraph();
+    upper->setData(keys, {s.total.mean + s.total.std, s.total.mean + s.total.std});
+    lowerBand->setData(keys, {s.total.mean - s.total.std, s.total.mean - s.total.std});
+    upper->setPen(Qt::NoPen);
+    lowerBand->setPen(Qt::NoPen);
+    upper->setBrush(QColor(0, 0, 0, 35));
+    upper->setChannelFillGraph(lowerBand);
+    upper->setName(tr("mean ± std (measured)"));
+    lowerBand->removeFromLegend();
+    auto* mean = plot_->addGraph();
+    mean->setData(keys, {s.total.mean, s.total.mean});
+    mean->setPen(QPen(Qt::black, 1.5, Qt::DashLine));
+    mean->setName(tr("mean %1 ms").arg(s.total.mean, 0, 'f', 2));
+}
+
+// The per-phase summary table, throughput, compile time and environment.
+void StepTimingView::showSummary(const RunResult& run) {
+    const RunSummary& s = run.summary;
     const std::optional<Stats> rows[] = {
         s.total.count ? std::optional<Stats>(s.total) : std::nullopt, s.forward, s.backward,
         s.optimizer};

@@ -1,8 +1,9 @@
 #pragma once
 
 // ui/views: one view per tab of a run. Step timing (here), breakdown,
-// timeline, memory (with its allocation bands and saved-for-backward view),
-// compare. Includes ui/widgets, ui/models and core/.
+// timeline, memory, compare; what they are built from (bands, bars, panels,
+// the saved-for-backward and memory-compare pages) is in ui/views/parts.
+// Includes ui/views/parts, ui/widgets, ui/models and core/.
 
 #include "widgets/run_view.h"
 
@@ -12,6 +13,10 @@ class QCustomPlot;
 class QLabel;
 class QTableView;
 class QTableWidget;
+
+namespace stepscope {
+struct RunResult;
+}
 
 namespace stepscope::ui {
 
@@ -40,6 +45,10 @@ public:
 
 private:
     void clearPlot();
+    void drawStepBars(const RunResult& run);
+    void drawStepLines(const RunResult& run);
+    void drawMeanBand(const RunResult& run);
+    void showSummary(const RunResult& run);
 
     QCustomPlot* plot_;
     QTableWidget* summary_;
