@@ -174,18 +174,15 @@ void CompareView::describeDifferences(qsizetype configuredRuns) {
 void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringList& labels) {
     memory_->showRuns(runs, labels);
     // Recordings with no steps (PyTorch snapshots) have only their memory to compare.
-    const bool anySteps = std::any_of(runs.begin(), runs.end(), [](const RunDocument* run) {
-        return !run->result.steps.empty();
-    });
+    const bool anySteps = std::any_of(runs.begin(), runs.end(),
+                                      [](const RunDocument* run) { return run->hasSteps(); });
     if (runs.size() >= 2 && !anySteps) {
         pages_->setCurrentWidget(memory_);
     }
-    table_->clearContents();
-    table_->setRowCount(0);
-    plot_->clearGraphs();
-    table_->setHorizontalHeaderLabels({tr("phase"), tr("run"), tr("median ms"), tr("mean ms"),
-                                       tr("std ms"), tr("CV"), tr("ratio"), tr("verdict")});
-    auto label = [&](int i) { return i < labels.size() ? labels[i] : runs[i]->title; };
+    QStringList names;
+    for (int i = 0; i < runs.size(); ++i) {
+        names << (i < labels.size() ? labels[i] : runs[i]->title);
+    }
     QList<RunConfig> configs;
     for (const RunDocument* run : runs) {
         if (run->comparesByConfig()) {
@@ -194,47 +191,66 @@ void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringL
     }
     differenceList_ = fieldDifferences(configs);
     describeDifferences(configs.size());
+    fillTable(runs, names);
+    drawSteps(runs, names);
+}
+
+void CompareView::fillTable(const QList<const RunDocument*>& runs, const QStringList& names) {
+    table_->clearContents();
+    table_->setRowCount(0);
+    table_->setHorizontalHeaderLabels({tr("phase"), tr("run"), tr("median ms"), tr("mean ms"),
+                                       tr("std ms"), tr("CV"), tr("ratio"), tr("verdict")});
     for (int phase = 0; phase < 4; ++phase) {
-        const std::vector<double> first =
-            runs.isEmpty() ? std::vector<double>() : measuredTimes(runs[0]->result, phase);
-        const Stats firstStats = summarize(first);
         for (int i = 0; i < runs.size(); ++i) {
-            const std::vector<double> times = measuredTimes(runs[i]->result, phase);
-            const int row = table_->rowCount();
-            table_->insertRow(row);
-            table_->setItem(row, Phase, new QTableWidgetItem(tr(kPhases[phase])));
-            auto* name = new QTableWidgetItem(label(i));
-            name->setToolTip(runs[i]->title);
-            table_->setItem(row, Run, name);
-            if (times.empty()) {
-                for (int column = Median; column < ColumnCount; ++column) {
-                    table_->setItem(row, column, numberItem("–"));
-                }
-                continue;
-            }
-            const Stats stats = summarize(times);
-            table_->setItem(row, Median, numberItem(formatMs(stats.median), stats.median));
-            table_->setItem(row, Mean, numberItem(formatMs(stats.mean), stats.mean));
-            table_->setItem(row, Std, numberItem(formatMs(stats.std), stats.std));
-            table_->setItem(row, Cv, numberItem(formatPercent(stats.cv), stats.cv));
-            if (i == 0) {
-                table_->setItem(row, Ratio, numberItem(tr("reference")));
-                table_->setItem(row, Verdict, new QTableWidgetItem());
-                continue;
-            }
-            const bool hasRatio = !first.empty() && stats.median > 0;
-            const double ratio = hasRatio ? firstStats.median / stats.median : 0;
-            table_->setItem(row, Ratio,
-                            hasRatio ? numberItem(QString::number(ratio, 'f', 3) + "×", ratio)
-                                     : numberItem("–"));
-            const QStringList unlike = unlikeFields(
-                fieldDifferences({runs[0]->result.config, runs[i]->result.config}), phase);
-            table_->setItem(row, Verdict,
-                            hasRatio
-                                ? markUnlike(verdictItem(first, times, ratio, label(0)), unlike)
-                                : new QTableWidgetItem("–"));
+            addRow(phase, *runs[i], names[i], i == 0 ? nullptr : runs[0], names[0]);
         }
     }
+}
+
+// Run `run`'s row of `phase`: its statistics, and beside those of every run
+// but the first (`reference`, named `referenceName`) the ratio and verdict.
+void CompareView::addRow(int phase, const RunDocument& run, const QString& name,
+                         const RunDocument* reference, const QString& referenceName) {
+    const std::vector<double> times = measuredTimes(run.result, phase);
+    const int row = table_->rowCount();
+    table_->insertRow(row);
+    table_->setItem(row, Phase, new QTableWidgetItem(tr(kPhases[phase])));
+    auto* nameItem = new QTableWidgetItem(name);
+    nameItem->setToolTip(run.title);
+    table_->setItem(row, Run, nameItem);
+    if (times.empty()) {
+        for (int column = Median; column < ColumnCount; ++column) {
+            table_->setItem(row, column, numberItem("–"));
+        }
+        return;
+    }
+    const Stats stats = summarize(times);
+    table_->setItem(row, Median, numberItem(formatMs(stats.median), stats.median));
+    table_->setItem(row, Mean, numberItem(formatMs(stats.mean), stats.mean));
+    table_->setItem(row, Std, numberItem(formatMs(stats.std), stats.std));
+    table_->setItem(row, Cv, numberItem(formatPercent(stats.cv), stats.cv));
+    if (!reference) {
+        table_->setItem(row, Ratio, numberItem(tr("reference")));
+        table_->setItem(row, Verdict, new QTableWidgetItem());
+        return;
+    }
+    const std::vector<double> first = measuredTimes(reference->result, phase);
+    const bool hasRatio = !first.empty() && stats.median > 0;
+    const double ratio = hasRatio ? summarize(first).median / stats.median : 0;
+    table_->setItem(
+        row, Ratio,
+        hasRatio ? numberItem(QString::number(ratio, 'f', 3) + "×", ratio) : numberItem("–"));
+    const QStringList unlike =
+        unlikeFields(fieldDifferences({reference->result.config, run.result.config}), phase);
+    table_->setItem(row, Verdict,
+                    hasRatio ? markUnlike(verdictItem(first, times, ratio, referenceName), unlike)
+                             : new QTableWidgetItem("–"));
+}
+
+// Each run's measured steps, numbered from 1, so that runs with different
+// warm-ups line up and a slow first step does not set the scale.
+void CompareView::drawSteps(const QList<const RunDocument*>& runs, const QStringList& names) {
+    plot_->clearGraphs();
     if (runs.isEmpty()) {
         setNoData(plot_, tr("Tick two or more runs in the run list"));
         plot_->replot(QCustomPlot::rpQueuedReplot);
@@ -242,8 +258,6 @@ void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringL
     }
     setNoData(plot_, QString());
     for (int i = 0; i < runs.size(); ++i) {
-        // Measured steps only, numbered from 1, so that runs with different
-        // warm-ups line up and a slow first step does not set the scale.
         QVector<double> keys, values;
         for (const auto& step : runs[i]->result.steps) {
             if (!step.warmup) {
@@ -252,7 +266,7 @@ void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringL
             }
         }
         auto* graph = plot_->addGraph();
-        graph->setName(label(i));
+        graph->setName(names[i]);
         graph->setPen(QPen(seriesColor(i), 2, seriesStyle(i)));
         graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
         graph->setAdaptiveSampling(true);

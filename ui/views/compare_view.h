@@ -45,6 +45,10 @@ private:
     // Which fields the runs StepScope made (`configuredRuns` of them) differ
     // in, and whether that makes the steps unlike.
     void describeDifferences(qsizetype configuredRuns);
+    void fillTable(const QList<const RunDocument*>& runs, const QStringList& names);
+    void addRow(int phase, const RunDocument& run, const QString& name,
+                const RunDocument* reference, const QString& referenceName);
+    void drawSteps(const QList<const RunDocument*>& runs, const QStringList& names);
 
     QLabel* differences_;
     QTableWidget* table_;
