@@ -31,6 +31,60 @@ bool isChartable(const RunResult& run) {
     return run.status == RunStatus::Ok && run.summary.total.count > 0;
 }
 
+// The x axis's values in the points' order; numbers on a numeric axis,
+// else categories, one per text.
+std::vector<std::string> placeX(const std::vector<const RunResult*>& points,
+                                const std::string& xField, SweepChartData& chart) {
+    std::vector<std::string> xTexts;
+    for (const RunResult* point : points) {
+        const std::string text = configFieldText(point->config, xField);
+        if (std::find(xTexts.begin(), xTexts.end(), text) == xTexts.end()) {
+            xTexts.push_back(text);
+        }
+        chart.numericX = chart.numericX && numberIn(text).has_value();
+    }
+    if (!chart.numericX) {
+        chart.categories = xTexts;
+    }
+    return xTexts;
+}
+
+// "ctx 128 · bf16": what sets a point's series apart; "all points" when nothing does.
+std::string seriesName(const RunConfig& config, const std::vector<std::string>& seriesFields) {
+    std::string name;
+    for (const auto& field : seriesFields) {
+        name += (name.empty() ? "" : " · ") + seriesPart(field, configFieldText(config, field));
+    }
+    return name.empty() ? "all points" : name;
+}
+
+// A point's measured steps, numbered from 1, with their totals.
+std::vector<std::pair<double, double>> measuredSteps(const RunResult& point) {
+    std::vector<std::pair<double, double>> xy;
+    int number = 0;
+    for (const auto& step : point.steps) {
+        if (!step.warmup) {
+            xy.emplace_back(double(++number), step.totalMs);
+        }
+    }
+    return xy;
+}
+
+// Each series in x order; a log x axis where the values span 4× or more.
+void sortAndScale(SweepChartData& chart, bool byStep) {
+    double low = 0, high = 0;
+    bool first = true;
+    for (auto& series : chart.series) {
+        std::sort(series.points.begin(), series.points.end());
+        for (const auto& [x, y] : series.points) {
+            low = first ? x : std::min(low, x);
+            high = first ? x : std::max(high, x);
+            first = false;
+        }
+    }
+    chart.logX = !byStep && chart.numericX && !first && low > 0 && high >= 4 * low;
+}
+
 }  // namespace
 
 std::vector<std::string> varyingFields(const std::vector<RunConfig>& configs) {
@@ -61,22 +115,9 @@ SweepChartData sweepChartData(const std::vector<const RunResult*>& points,
         }
     }
     const bool byStep = xField == kMeasuredStepAxis;
-
     SweepChartData chart;
-    std::vector<std::string> xTexts;
-    if (!byStep) {
-        for (const RunResult* point : points) {
-            const std::string text = configFieldText(point->config, xField);
-            if (std::find(xTexts.begin(), xTexts.end(), text) == xTexts.end()) {
-                xTexts.push_back(text);
-            }
-            chart.numericX = chart.numericX && numberIn(text).has_value();
-        }
-        if (!chart.numericX) {
-            chart.categories = xTexts;
-        }
-    }
-
+    const std::vector<std::string> xTexts =
+        byStep ? std::vector<std::string>() : placeX(points, xField, chart);
     std::map<std::string, size_t> seriesIndex;  // name → index in chart.series
     for (const RunResult* point : points) {
         const RunConfig& config = point->config;
@@ -86,26 +127,14 @@ SweepChartData sweepChartData(const std::vector<const RunResult*>& points,
         if (!kept || !isChartable(*point)) {
             continue;
         }
-        std::string name;
-        for (const auto& field : seriesFields) {
-            name += (name.empty() ? "" : " · ") + seriesPart(field, configFieldText(config, field));
-        }
-        if (name.empty()) {
-            name = "all points";
-        }
+        const std::string name = seriesName(config, seriesFields);
         auto [at, added] = seriesIndex.try_emplace(name, chart.series.size());
         if (added) {
             chart.series.push_back({name, {}});
         }
         auto& xy = chart.series[at->second].points;
         if (byStep) {
-            xy.clear();  // a point given twice: its last run
-            int number = 0;
-            for (const auto& step : point->steps) {
-                if (!step.warmup) {
-                    xy.emplace_back(double(++number), step.totalMs);
-                }
-            }
+            xy = measuredSteps(*point);  // a point given twice: its last run
             continue;
         }
         const std::string text = configFieldText(config, xField);
@@ -115,17 +144,7 @@ SweepChartData sweepChartData(const std::vector<const RunResult*>& points,
         std::erase_if(xy, [x](const auto& p) { return p.first == x; });
         xy.emplace_back(x, point->summary.total.mean);
     }
-    double low = 0, high = 0;
-    bool first = true;
-    for (auto& series : chart.series) {
-        std::sort(series.points.begin(), series.points.end());
-        for (const auto& [x, y] : series.points) {
-            low = first ? x : std::min(low, x);
-            high = first ? x : std::max(high, x);
-            first = false;
-        }
-    }
-    chart.logX = !byStep && chart.numericX && !first && low > 0 && high >= 4 * low;
+    sortAndScale(chart, byStep);
     return chart;
 }
 
