@@ -1,6 +1,7 @@
 #include "pages/welcome_page.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -35,31 +36,24 @@ QLabel* note(const QString& text = QString()) {
     return label;
 }
 
-// The tab an example opens in, as its icon.
+// The tab an example opens in, as its icon (resources/icons/tab-*.svg).
 QIcon tabIcon(const QString& tab) {
-    const QString name = tab.toLower().replace(' ', '-');
-    for (const char* known : {"step-timing", "breakdown", "timeline", "memory", "compare", "sweep",
-                              "attention", "precision"}) {
-        if (name == QLatin1String(known)) {
-            return appIcon("tab-" + name);
-        }
-    }
-    return appIcon("document-open");
+    const QString name = "tab-" + tab.toLower().replace(' ', '-');
+    return appIcon(QFile::exists(":/icons/" + name + ".svg") ? name : QString("document-open"));
 }
 
-}  // namespace
-
-WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
+// The logo, the name and what StepScope is for.
+QLayout* titleHeader() {
     auto* logo = new QLabel;
     logo->setPixmap(applicationIcon().pixmap(64, 64));
-    auto* title = new QLabel(tr("StepScope"));
+    auto* title = new QLabel(WelcomePage::tr("StepScope"));
     QFont titleFont = title->font();
     titleFont.setPointSizeF(titleFont.pointSizeF() * 2);
     titleFont.setBold(true);
     title->setFont(titleFont);
     auto* tagline = new QLabel(
-        tr("What a Transformer training step costs: time per phase, the operators and kernels "
-           "that took it, and memory over time."));
+        WelcomePage::tr("What a Transformer training step costs: time per phase, the operators "
+                        "and kernels that took it, and memory over time."));
     tagline->setWordWrap(true);
     auto* titles = new QVBoxLayout;
     titles->addWidget(title);
@@ -67,16 +61,64 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     auto* header = new QHBoxLayout;
     header->addWidget(logo, 0, Qt::AlignTop);
     header->addLayout(titles, 1);
+    return header;
+}
 
+// `content` centred at the top, scrolled when the window is smaller.
+QScrollArea* centredScroll(QWidget* content) {
+    auto* scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* holder = new QWidget;
+    auto* holderLayout = new QHBoxLayout(holder);
+    holderLayout->addWidget(content, 1, Qt::AlignHCenter | Qt::AlignTop);
+    scroll->setWidget(holder);
+    return scroll;
+}
+
+}  // namespace
+
+WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
+    auto* columns = new QGridLayout;
+    columns->setHorizontalSpacing(32);
+    columns->addLayout(createExamplesColumn(), 0, 0);
+    columns->addLayout(createStartColumn(), 0, 1);
+    columns->setColumnStretch(0, 1);
+    columns->setColumnStretch(1, 1);
+
+    auto* content = new QWidget;
+    content->setMaximumWidth(1200);
+    auto* contentLayout = new QVBoxLayout(content);
+    contentLayout->setContentsMargins(24, 24, 24, 24);
+    contentLayout->addLayout(titleHeader());
+    contentLayout->addSpacing(16);
+    contentLayout->addLayout(columns, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(centredScroll(content));
+
+    connect(newRun_, &LinkCard::clicked, this, &WelcomePage::newRunRequested);
+    connect(recent_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
+        Q_EMIT recentFileRequested(item->data(kPathRole).toString());
+    });
+    connect(recent_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
+        Q_EMIT recentFileRequested(item->data(kPathRole).toString());
+    });
+}
+
+QLayout* WelcomePage::createExamplesColumn() {
     examplesLayout_ = new QVBoxLayout;
     examplesLayout_->setSpacing(2);
     examplesNote_ = note();
-    auto* examplesColumn = new QVBoxLayout;
-    examplesColumn->addWidget(heading(tr("Open an example")));
-    examplesColumn->addLayout(examplesLayout_);
-    examplesColumn->addWidget(examplesNote_);
-    examplesColumn->addStretch(1);
+    auto* column = new QVBoxLayout;
+    column->addWidget(heading(tr("Open an example")));
+    column->addLayout(examplesLayout_);
+    column->addWidget(examplesNote_);
+    column->addStretch(1);
+    return column;
+}
 
+QLayout* WelcomePage::createStartColumn() {
     newRun_ = new LinkCard(tr("New run"),
                            tr("Choose a model, context, mode and precision on the left, then Run: "
                               "the steps appear here as they are measured."));
@@ -88,48 +130,15 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     recent_->setTextElideMode(Qt::ElideRight);  // the name whole, the folder cut short
     recent_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     recentNote_ = note(tr("Files and folders you open are listed here."));
-    auto* startColumn = new QVBoxLayout;
-    startColumn->addWidget(heading(tr("Start")));
-    startColumn->addWidget(newRun_);
-    startColumn->addSpacing(12);
-    startColumn->addWidget(heading(tr("Recent files")));
-    startColumn->addWidget(recent_);
-    startColumn->addWidget(recentNote_);
-    startColumn->addStretch(1);  // both columns start at the top
-
-    auto* columns = new QGridLayout;
-    columns->setHorizontalSpacing(32);
-    columns->addLayout(examplesColumn, 0, 0);
-    columns->addLayout(startColumn, 0, 1);
-    columns->setColumnStretch(0, 1);
-    columns->setColumnStretch(1, 1);
-
-    auto* content = new QWidget;
-    content->setMaximumWidth(1200);
-    auto* contentLayout = new QVBoxLayout(content);
-    contentLayout->setContentsMargins(24, 24, 24, 24);
-    contentLayout->addLayout(header);
-    contentLayout->addSpacing(16);
-    contentLayout->addLayout(columns, 1);
-
-    auto* scroll = new QScrollArea;
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    auto* holder = new QWidget;
-    auto* holderLayout = new QHBoxLayout(holder);
-    holderLayout->addWidget(content, 1, Qt::AlignHCenter | Qt::AlignTop);
-    scroll->setWidget(holder);
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(scroll);
-
-    connect(newRun_, &LinkCard::clicked, this, &WelcomePage::newRunRequested);
-    connect(recent_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
-        Q_EMIT recentFileRequested(item->data(kPathRole).toString());
-    });
-    connect(recent_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
-        Q_EMIT recentFileRequested(item->data(kPathRole).toString());
-    });
+    auto* column = new QVBoxLayout;
+    column->addWidget(heading(tr("Start")));
+    column->addWidget(newRun_);
+    column->addSpacing(12);
+    column->addWidget(heading(tr("Recent files")));
+    column->addWidget(recent_);
+    column->addWidget(recentNote_);
+    column->addStretch(1);  // both columns start at the top
+    return column;
 }
 
 void WelcomePage::setExamples(const QList<ExampleRun>& examples, const QString& directory,

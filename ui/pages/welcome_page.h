@@ -7,6 +7,7 @@
 #include "pages/example_runs.h"
 
 class QLabel;
+class QLayout;
 class QListWidget;
 class QVBoxLayout;
 
@@ -39,6 +40,9 @@ Q_SIGNALS:
     void newRunRequested();
 
 private:
+    QLayout* createExamplesColumn();
+    QLayout* createStartColumn();
+
     QVBoxLayout* examplesLayout_;
     QLabel* examplesNote_;
     LinkCard* newRun_;
