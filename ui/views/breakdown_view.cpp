@@ -119,41 +119,8 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     empty_ = new QLabel;
     empty_->setWordWrap(true);
 
-    model_ = new QStandardItemModel(this);
-    sorted_ = new QSortFilterProxyModel(this);
-    sorted_->setSourceModel(model_);
-    sorted_->setSortRole(Qt::UserRole);
-    table_ = readOnlyTable(sorted_);
-    table_->setSortingEnabled(true);
-    table_->setWordWrap(false);
-    table_->viewport()->installEventFilter(this);  // its width decides the name column's
-    table_->setTextElideMode(Qt::ElideMiddle);     // a kernel's name and its arguments' end
-    table_->verticalHeader()->hide();              // row numbers say nothing the order does not
-    // The figures keep their width; the name takes what is left, elided, whole on hover.
-    table_->horizontalHeader()->setStretchLastSection(false);
-    exported_ =
-        new ShownColumns([this](int column) { return !table_->isColumnHidden(column); }, this);
-    exported_->setSourceModel(sorted_);
-
-    top_ = new QCustomPlot;
-    stylePlot(top_, tr("total ms over the measured steps"), QString());
-    removeLegend(top_);  // one series; its labels are the rows
-    keepSaneSize(top_);
-    top_->setMouseTracking(true);
-    top_->installEventFilter(this);
-    shares_ = new QCustomPlot;
-    stylePlot(shares_, QString(), tr("share of traced time (%)"));
-    keepSaneSize(shares_);
-    shares_->setMouseTracking(true);
-    shares_->installEventFilter(this);
-    flops_ = new QStandardItemModel(this);
-    flopTable_ = readOnlyTable(flops_);
-    QTableView* flopTable = flopTable_;
-    // Group names and figures whole, on one line each: the rows' order is the model's.
-    flopTable->verticalHeader()->hide();
-    flopTable->setWordWrap(false);
-    flopTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-
+    createTables();
+    createCharts();
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Group by")));
     controls->addWidget(by_);
@@ -170,7 +137,7 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     // columns ran past its edge and the names beside it were elided.
     tables_ = new QTabWidget;
     tables_->addTab(table_, tr("Where the time went"));
-    tables_->addTab(flopTable, tr("FLOP per forward group"));
+    tables_->addTab(flopTable_, tr("FLOP per forward group"));
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(tables_);
     splitter->addWidget(charts);
@@ -185,6 +152,47 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     connect(by_, &QComboBox::currentIndexChanged, this, &BreakdownView::refresh);
     connect(phase_, &QComboBox::currentIndexChanged, this, &BreakdownView::refresh);
     refresh();
+}
+
+// The rows, sortable, the name column elided; the FLOP groups.
+void BreakdownView::createTables() {
+    model_ = new QStandardItemModel(this);
+    sorted_ = new QSortFilterProxyModel(this);
+    sorted_->setSourceModel(model_);
+    sorted_->setSortRole(Qt::UserRole);
+    table_ = readOnlyTable(sorted_);
+    table_->setSortingEnabled(true);
+    table_->setWordWrap(false);
+    table_->viewport()->installEventFilter(this);  // its width decides the name column's
+    table_->setTextElideMode(Qt::ElideMiddle);     // a kernel's name and its arguments' end
+    table_->verticalHeader()->hide();              // row numbers say nothing the order does not
+    // The figures keep their width; the name takes what is left, elided, whole on hover.
+    table_->horizontalHeader()->setStretchLastSection(false);
+    exported_ =
+        new ShownColumns([this](int column) { return !table_->isColumnHidden(column); }, this);
+    exported_->setSourceModel(sorted_);
+
+    flops_ = new QStandardItemModel(this);
+    flopTable_ = readOnlyTable(flops_);
+    // Group names and figures whole, on one line each: the rows' order is the model's.
+    flopTable_->verticalHeader()->hide();
+    flopTable_->setWordWrap(false);
+    flopTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+}
+
+// The top rows as bars, and the categories' shares per phase.
+void BreakdownView::createCharts() {
+    top_ = new QCustomPlot;
+    stylePlot(top_, tr("total ms over the measured steps"), QString());
+    removeLegend(top_);  // one series; its labels are the rows
+    keepSaneSize(top_);
+    top_->setMouseTracking(true);
+    top_->installEventFilter(this);
+    shares_ = new QCustomPlot;
+    stylePlot(shares_, QString(), tr("share of traced time (%)"));
+    keepSaneSize(shares_);
+    shares_->setMouseTracking(true);
+    shares_->installEventFilter(this);
 }
 
 void BreakdownView::setGrouping(const QString& by, const QString& phase) {

@@ -72,6 +72,8 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    void createTables();
+    void createCharts();
     void refresh();
     void fitNameColumn();
     void plotTopRows();
