@@ -81,6 +81,24 @@ QString optionalBytesText(const std::optional<int64_t>& value) {
 }  // namespace
 
 AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
+    createFields();
+    createTable();
+    auto* splitter = new QSplitter(Qt::Vertical);
+    splitter->addWidget(createCharts());
+    splitter->addWidget(table_);
+    splitter->setStretchFactor(0, 3);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(createForm());
+    layout->addWidget(status_);
+    layout->addWidget(splitter, 1);
+
+    connect(start_, &QPushButton::clicked, this, &AttentionPage::startRequested);
+    connect(stop_, &QPushButton::clicked, this, &AttentionPage::stopRequested);
+    redraw();
+}
+
+// The grid's form: its fields, Run and Stop, and what the status line says first.
+void AttentionPage::createFields() {
     backends_ = new QLineEdit("naive,tiled,sdpa");
     backends_->setToolTip(
         tr("Comma list of: %1. compiled is torch.compile of naive attention, measured in the "
@@ -110,7 +128,10 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
         new QLabel(tr("The device comes from the configuration panel. Out-of-memory "
                       "points are results, marked × at the top of their chart."));
     status_->setWordWrap(true);
+}
 
+// The fields in a form, the numbers on one row; Run and Stop under them.
+QLayout* AttentionPage::createForm() {
     auto* form = new QFormLayout;
     form->addRow(tr("Backends"), backends_);
     form->addRow(tr("Head dims"), dims_);
@@ -130,7 +151,14 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
     buttons->addWidget(start_);
     buttons->addWidget(stop_);
     buttons->addStretch();
+    auto* layout = new QVBoxLayout;
+    layout->addLayout(form);
+    layout->addLayout(buttons);
+    return layout;
+}
 
+// A chart per head dim goes into the grid as points arrive; peak memory beside them.
+QWidget* AttentionPage::createCharts() {
     auto* charts = new QWidget;
     chartGrid_ = new QGridLayout(charts);
     memoryPlot_ = new QCustomPlot;
@@ -142,7 +170,11 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
     scroll->setWidgetResizable(true);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setWidget(charts);
+    return scroll;
+}
 
+// Every point, as the attention file has it.
+void AttentionPage::createTable() {
     table_ = new QTableWidget(0, 13);
     table_->setHorizontalHeaderLabels({tr("backend"), tr("kernel"), tr("precision"), tr("d"),
                                        tr("seq"), tr("status"), tr("gate"), tr("fwd ms"),
@@ -157,20 +189,6 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
     for (int column = 7; column <= 9; ++column) {
         table_->horizontalHeaderItem(column)->setToolTip(whole[column - 7]);
     }
-
-    auto* splitter = new QSplitter(Qt::Vertical);
-    splitter->addWidget(scroll);
-    splitter->addWidget(table_);
-    splitter->setStretchFactor(0, 3);
-    auto* layout = new QVBoxLayout(this);
-    layout->addLayout(form);
-    layout->addLayout(buttons);
-    layout->addWidget(status_);
-    layout->addWidget(splitter, 1);
-
-    connect(start_, &QPushButton::clicked, this, &AttentionPage::startRequested);
-    connect(stop_, &QPushButton::clicked, this, &AttentionPage::stopRequested);
-    redraw();
 }
 
 AttentionBenchSpec AttentionPage::spec(DeviceKind device) const {
@@ -321,6 +339,17 @@ void AttentionPage::setRunning(bool running) {
 }
 
 void AttentionPage::redraw() {
+    const std::set<int64_t> dims = placeCharts();
+    plotDims_.assign(dims.begin(), dims.end());
+    int plotIndex = 0;
+    for (int64_t d : dims) {
+        drawTimes(timePlots_[plotIndex++], d);
+    }
+    drawMemory();
+}
+
+// A time chart per head dim of the points, two charts a row, then the memory chart.
+std::set<int64_t> AttentionPage::placeCharts() {
     std::set<int64_t> dims;
     for (const auto& p : points_) {
         dims.insert(p.d);
@@ -350,69 +379,72 @@ void AttentionPage::redraw() {
     }
     chartGrid_->addWidget(memoryPlot_, shown / 2, shown % 2);
     memoryPlot_->clearGraphs();
+    return dims;
+}
 
-    plotDims_.assign(dims.begin(), dims.end());
-    int plotIndex = 0;
-    for (int64_t d : dims) {
-        QCustomPlot* plot = timePlots_[plotIndex++];
-        std::map<std::string, int> colors;
-        double top = 1;
-        QVector<double> oomSeq;
-        for (const auto& p : points_) {
-            if (p.d == d && p.forwardMs && p.backwardMs) {
-                top = std::max(top, *p.forwardMs + *p.backwardMs);
-            }
+// Head dim `d`'s forward and backward times per backend and precision; its
+// out-of-memory points as crosses along the top.
+void AttentionPage::drawTimes(QCustomPlot* plot, int64_t d) {
+    std::map<std::string, int> colors;
+    double top = 1;
+    QVector<double> oomSeq;
+    for (const auto& p : points_) {
+        if (p.d == d && p.forwardMs && p.backwardMs) {
+            top = std::max(top, *p.forwardMs + *p.backwardMs);
         }
-        std::map<std::string, std::pair<QCPGraph*, QCPGraph*>> series;
-        for (const auto& p : points_) {
-            if (p.d != d) {
-                continue;
-            }
-            const std::string key = p.backend + " " + toString(p.precision);
-            if (p.status == "oom") {
-                oomSeq << double(p.seq);
-                continue;
-            }
-            if (p.status != "ok") {
-                continue;
-            }
-            auto& [forward, backward] = series[key];
-            if (!forward) {
-                const int color = int(colors.size());
-                colors[key] = color;
-                forward = plot->addGraph();
-                forward->setName(QString::fromStdString(key + " forward"));
-                forward->setPen(QPen(seriesColor(color), 2));
-                forward->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
-                backward = plot->addGraph();
-                backward->setName(QString::fromStdString(key + " backward"));
-                backward->setPen(QPen(seriesColor(color), 2, Qt::DashLine));
-                backward->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, 5));
-            }
-            forward->addData(double(p.seq), *p.forwardMs);
-            backward->addData(double(p.seq), *p.backwardMs);
-        }
-        // Eight series made sixteen entries, squeezed into a column.
-        if (series.size() > 2) {
-            legendByKeys(plot, colors,
-                         {{tr("forward"), Qt::SolidLine, QCPScatterStyle::ssDisc},
-                          {tr("backward"), Qt::DashLine, QCPScatterStyle::ssSquare}});
-        }
-        if (!oomSeq.isEmpty()) {
-            auto* oom = plot->addGraph();
-            oom->setName(tr("out of memory"));
-            oom->setLineStyle(QCPGraph::lsNone);
-            oom->setScatterStyle(
-                QCPScatterStyle(QCPScatterStyle::ssCross, QPen(Qt::red, 2), Qt::NoBrush, 10));
-            for (double seq : oomSeq) {
-                oom->addData(seq, top);
-            }
-        }
-        plot->xAxis->setLabel(tr("sequence length (tokens), head dim %1").arg(d));
-        fitAxesWithRoom(plot);
-        plot->replot(QCustomPlot::rpQueuedReplot);
     }
+    std::map<std::string, std::pair<QCPGraph*, QCPGraph*>> series;
+    for (const auto& p : points_) {
+        if (p.d != d) {
+            continue;
+        }
+        const std::string key = p.backend + " " + toString(p.precision);
+        if (p.status == "oom") {
+            oomSeq << double(p.seq);
+            continue;
+        }
+        if (p.status != "ok") {
+            continue;
+        }
+        auto& [forward, backward] = series[key];
+        if (!forward) {
+            const int color = int(colors.size());
+            colors[key] = color;
+            forward = plot->addGraph();
+            forward->setName(QString::fromStdString(key + " forward"));
+            forward->setPen(QPen(seriesColor(color), 2));
+            forward->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
+            backward = plot->addGraph();
+            backward->setName(QString::fromStdString(key + " backward"));
+            backward->setPen(QPen(seriesColor(color), 2, Qt::DashLine));
+            backward->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, 5));
+        }
+        forward->addData(double(p.seq), *p.forwardMs);
+        backward->addData(double(p.seq), *p.backwardMs);
+    }
+    // Eight series made sixteen entries, squeezed into a column.
+    if (series.size() > 2) {
+        legendByKeys(plot, colors,
+                     {{tr("forward"), Qt::SolidLine, QCPScatterStyle::ssDisc},
+                      {tr("backward"), Qt::DashLine, QCPScatterStyle::ssSquare}});
+    }
+    if (!oomSeq.isEmpty()) {
+        auto* oom = plot->addGraph();
+        oom->setName(tr("out of memory"));
+        oom->setLineStyle(QCPGraph::lsNone);
+        oom->setScatterStyle(
+            QCPScatterStyle(QCPScatterStyle::ssCross, QPen(Qt::red, 2), Qt::NoBrush, 10));
+        for (double seq : oomSeq) {
+            oom->addData(seq, top);
+        }
+    }
+    plot->xAxis->setLabel(tr("sequence length (tokens), head dim %1").arg(d));
+    fitAxesWithRoom(plot);
+    plot->replot(QCustomPlot::rpQueuedReplot);
+}
 
+// Peak memory per backend and precision (a colour each), a line style per head dim.
+void AttentionPage::drawMemory() {
     const bool anyPeak = std::any_of(points_.begin(), points_.end(), [](const AttentionPoint& p) {
         return p.status == "ok" && p.peakBytes && *p.peakBytes > 0;
     });

@@ -2,6 +2,7 @@
 
 #include <QWidget>
 
+#include <set>
 #include <vector>
 
 #include "experiments/attention_benchmark.h"
@@ -11,6 +12,7 @@ class QCheckBox;
 class QCustomPlot;
 class QGridLayout;
 class QLabel;
+class QLayout;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
@@ -56,7 +58,14 @@ Q_SIGNALS:
     void stopRequested();
 
 private:
+    void createFields();
+    QLayout* createForm();
+    QWidget* createCharts();
+    void createTable();
     void redraw();
+    std::set<int64_t> placeCharts();
+    void drawTimes(QCustomPlot* plot, int64_t d);
+    void drawMemory();
     void addTableRow(const AttentionPoint& point);
 
     QLineEdit *backends_, *dims_, *seqs_, *precisions_;
