@@ -73,101 +73,19 @@ QString axisLabel(const std::string& field) {
 }  // namespace
 
 SweepPage::SweepPage(QWidget* parent) : QWidget(parent) {
-    study_ = new QComboBox;
-    study_->addItems(kStudyNames);
-    studyHelp_ = new QLabel;
-    studyHelp_->setWordWrap(true);
-    models_ = new QLineEdit("nano,tiny");
-    contexts_ = new QLineEdit("32,64,128");
-    modes_ = new QLineEdit("forward,train-step");
-    precisions_ = new QLineEdit("fp32");
-    warmups_ = new QLineEdit("0,1,2,5");
-    warmups_->setToolTip(tr("Warm-up step counts, whole numbers from 0; each in a fresh process"));
-
-    // Every other field a run takes, as a comma list; empty means the
-    // configuration panel's value (shown greyed).
-    axesToggle_ = new QPushButton(tr("Other axes ▸"));
-    axesToggle_->setCheckable(true);
-    axesToggle_->setFlat(true);
-    axesToggle_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
-    axesBox_ = new QWidget;
-    auto* axesGrid = new QGridLayout(axesBox_);  // three fields a row: there are many
-    axesGrid->setContentsMargins(0, 0, 0, 0);
-    int slot = 0;
-    for (const auto& field : sweepAxisFields()) {
-        auto* edit = new QLineEdit;
-        edit->setObjectName(QString::fromStdString("axis-" + field));
-        axisEdits_[field] = edit;
-        axesGrid->addWidget(new QLabel(QString::fromStdString(field)), slot / 3, 2 * (slot % 3));
-        axesGrid->addWidget(edit, slot / 3, 2 * (slot % 3) + 1);
-        ++slot;
-    }
-    axesBox_->hide();
-    isolate_ = new QCheckBox(tr("Each point in a fresh process"));
-    isolate_->setToolTip(
-        tr("Runs each point as its own stepscope-cli process, so that no point inherits the "
-           "first step's one-off costs, warm caches or allocator state of the one before."));
-
-    start_ = new QPushButton(tr("Run sweep"));
-    stop_ = new QPushButton(tr("Stop"));
-    stop_->setEnabled(false);
-    status_ = new QLabel;
-    status_->setWordWrap(true);
-
-    form_ = new QFormLayout;
-    form_->addRow(tr("Study"), study_);
-    form_->addRow(studyHelp_);
-    form_->addRow(tr("Models"), models_);
-    form_->addRow(tr("Context lengths"), contexts_);
-    form_->addRow(tr("Modes"), modes_);
-    form_->addRow(tr("Precisions"), precisions_);
-    form_->addRow(tr("Warm-up counts"), warmups_);
-    axesToggleRow_ = new QHBoxLayout;  // the toggle at the left, not centred
-    axesToggleRow_->addWidget(axesToggle_);
-    axesToggleRow_->addStretch();
-    form_->addRow(axesToggleRow_);
-    form_->addRow(axesBox_);
-    form_->addRow(isolate_);
-    // The status beside the buttons, not under them: a row more for the chart.
-    auto* buttons = new QHBoxLayout;
-    buttons->addWidget(start_, 0, Qt::AlignTop);
-    buttons->addWidget(stop_, 0, Qt::AlignTop);
-    buttons->addWidget(status_, 1);
-
-    table_ = new QTableWidget(0, 0);
-    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    // Values whole on one line ("1430.30 ± 522.53"); the last column takes the rest.
-    table_->setWordWrap(false);
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setStretchLastSection(true);
-    table_->verticalHeader()->hide();
-
-    xAxis_ = new QComboBox;
-    pivots_ = new QHBoxLayout;
-    auto* chartControls = new QHBoxLayout;
-    chartControls->addWidget(new QLabel(tr("x axis")));
-    chartControls->addWidget(xAxis_);
-    chartControls->addLayout(pivots_);
-    chartControls->addStretch();
-    plot_ = new QCustomPlot;
-    stylePlot(plot_, axisLabel("ctx"), tr("mean time per step (ms)"));
-    keepSaneSize(plot_);
-    auto* chart = new QWidget;
-    auto* chartLayout = new QVBoxLayout(chart);
-    chartLayout->setContentsMargins(0, 0, 0, 0);
-    chartLayout->addLayout(chartControls);
-    chartLayout->addWidget(plot_, 1);
-
+    createFields();
+    createForm();
+    createTable();
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(table_);
-    splitter->addWidget(chart);
+    splitter->addWidget(createChart());
     // The chart gets two thirds: on a 768 px screen, below the form, a
     // table's default minimum left it a strip too short for its axis title.
     table_->setMinimumHeight(90);
     splitter->setSizes({200, 400});
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form_);
-    layout->addLayout(buttons);
+    layout->addLayout(createButtons());
     layout->addWidget(splitter, 1);
 
     connect(study_, &QComboBox::currentIndexChanged, this, &SweepPage::onStudyChanged);
@@ -185,6 +103,110 @@ SweepPage::SweepPage(QWidget* parent) : QWidget(parent) {
     rebuildTable();
     rebuildChartControls();
     redrawChart();
+}
+
+// The study, its axes as comma lists, and the run's own buttons and status.
+void SweepPage::createFields() {
+    study_ = new QComboBox;
+    study_->addItems(kStudyNames);
+    studyHelp_ = new QLabel;
+    studyHelp_->setWordWrap(true);
+    models_ = new QLineEdit("nano,tiny");
+    contexts_ = new QLineEdit("32,64,128");
+    modes_ = new QLineEdit("forward,train-step");
+    precisions_ = new QLineEdit("fp32");
+    warmups_ = new QLineEdit("0,1,2,5");
+    warmups_->setToolTip(tr("Warm-up step counts, whole numbers from 0; each in a fresh process"));
+    isolate_ = new QCheckBox(tr("Each point in a fresh process"));
+    isolate_->setToolTip(
+        tr("Runs each point as its own stepscope-cli process, so that no point inherits the "
+           "first step's one-off costs, warm caches or allocator state of the one before."));
+    start_ = new QPushButton(tr("Run sweep"));
+    stop_ = new QPushButton(tr("Stop"));
+    stop_->setEnabled(false);
+    status_ = new QLabel;
+    status_->setWordWrap(true);
+}
+
+// Every other field a run takes, as a comma list; empty means the
+// configuration panel's value (shown greyed). Hidden behind a toggle.
+QWidget* SweepPage::createOtherAxes() {
+    axesToggle_ = new QPushButton(tr("Other axes ▸"));
+    axesToggle_->setCheckable(true);
+    axesToggle_->setFlat(true);
+    axesToggle_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+    axesBox_ = new QWidget;
+    auto* axesGrid = new QGridLayout(axesBox_);  // three fields a row: there are many
+    axesGrid->setContentsMargins(0, 0, 0, 0);
+    int slot = 0;
+    for (const auto& field : sweepAxisFields()) {
+        auto* edit = new QLineEdit;
+        edit->setObjectName(QString::fromStdString("axis-" + field));
+        axisEdits_[field] = edit;
+        axesGrid->addWidget(new QLabel(QString::fromStdString(field)), slot / 3, 2 * (slot % 3));
+        axesGrid->addWidget(edit, slot / 3, 2 * (slot % 3) + 1);
+        ++slot;
+    }
+    axesBox_->hide();
+    return axesBox_;
+}
+
+void SweepPage::createForm() {
+    QWidget* otherAxes = createOtherAxes();
+    form_ = new QFormLayout;
+    form_->addRow(tr("Study"), study_);
+    form_->addRow(studyHelp_);
+    form_->addRow(tr("Models"), models_);
+    form_->addRow(tr("Context lengths"), contexts_);
+    form_->addRow(tr("Modes"), modes_);
+    form_->addRow(tr("Precisions"), precisions_);
+    form_->addRow(tr("Warm-up counts"), warmups_);
+    axesToggleRow_ = new QHBoxLayout;  // the toggle at the left, not centred
+    axesToggleRow_->addWidget(axesToggle_);
+    axesToggleRow_->addStretch();
+    form_->addRow(axesToggleRow_);
+    form_->addRow(otherAxes);
+    form_->addRow(isolate_);
+}
+
+QLayout* SweepPage::createButtons() {
+    // The status beside the buttons, not under them: a row more for the chart.
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(start_, 0, Qt::AlignTop);
+    buttons->addWidget(stop_, 0, Qt::AlignTop);
+    buttons->addWidget(status_, 1);
+    return buttons;
+}
+
+// The points, a row each.
+void SweepPage::createTable() {
+    table_ = new QTableWidget(0, 0);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    // Values whole on one line ("1430.30 ± 522.53"); the last column takes the rest.
+    table_->setWordWrap(false);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->verticalHeader()->hide();
+}
+
+// The chart and what it pivots on: the x axis, and a value for each other varying field.
+QWidget* SweepPage::createChart() {
+    xAxis_ = new QComboBox;
+    pivots_ = new QHBoxLayout;
+    auto* chartControls = new QHBoxLayout;
+    chartControls->addWidget(new QLabel(tr("x axis")));
+    chartControls->addWidget(xAxis_);
+    chartControls->addLayout(pivots_);
+    chartControls->addStretch();
+    plot_ = new QCustomPlot;
+    stylePlot(plot_, axisLabel("ctx"), tr("mean time per step (ms)"));
+    keepSaneSize(plot_);
+    auto* chart = new QWidget;
+    auto* chartLayout = new QVBoxLayout(chart);
+    chartLayout->setContentsMargins(0, 0, 0, 0);
+    chartLayout->addLayout(chartControls);
+    chartLayout->addWidget(plot_, 1);
+    return chart;
 }
 
 SweepPage::Study SweepPage::study() const {
@@ -411,17 +433,42 @@ void SweepPage::rebuildTable() {
             axisColumns_.push_back(field);
         }
     }
+    const StudyColumns study = studyColumns(varying);
+    QStringList headers = {tr("model"), tr("ctx"), tr("mode"), tr("precision")};
+    for (const auto& field : axisColumns_) {
+        headers << QString::fromStdString(field);
+    }
+    headers << tr("status") << tr("est. peak") << tr("forward ms") << tr("backward ms")
+            << tr("total ms");
+    if (study.warmup) {
+        headers << tr("1st step ms") << tr("2nd step ms");
+    }
+    if (study.speedup) {
+        headers << tr("× fp32");
+    }
+    if (study.peak) {
+        headers << tr("peak");
+    }
+    table_->setRowCount(0);
+    table_->setColumnCount(int(headers.size()));
+    table_->setHorizontalHeaderLabels(headers);
+    for (size_t i = 0; i < configs_.size(); ++i) {
+        addTableRow(i, study);
+    }
+}
+
+// The studies' own columns, wherever their field varies (an opened study
+// folder shows them too), and the measured peak where any point has one.
+SweepPage::StudyColumns SweepPage::studyColumns(const std::vector<std::string>& varying) const {
     const auto varies = [&](const std::string& field) {
         return std::find(varying.begin(), varying.end(), field) != varying.end();
     };
-    // The studies' own columns, wherever their field varies (an opened
-    // study folder shows them too).
-    const bool warmupColumns = varies("warmup");
-    const bool speedupColumn = varies("precision");
-    const bool anyPeak = std::any_of(peaks_.begin(), peaks_.end(),
-                                     [](const auto& peak) { return peak.has_value(); });
-    std::vector<PrecisionStudyRow> precisionRows;
-    if (speedupColumn) {
+    StudyColumns study;
+    study.warmup = varies("warmup");
+    study.speedup = varies("precision");
+    study.peak = std::any_of(peaks_.begin(), peaks_.end(),
+                             [](const auto& peak) { return peak.has_value(); });
+    if (study.speedup) {
         std::vector<RunResult> runs;
         for (size_t i = 0; i < configs_.size(); ++i) {
             RunResult pending;
@@ -429,70 +476,55 @@ void SweepPage::rebuildTable() {
             pending.status = RunStatus::Failed;  // not measured yet: no speed-up
             runs.push_back(results_[i] ? *results_[i] : pending);
         }
-        precisionRows = precisionStudyRows(runs, {});
+        study.precision = precisionStudyRows(runs, {});
     }
+    return study;
+}
 
-    QStringList headers = {tr("model"), tr("ctx"), tr("mode"), tr("precision")};
+// Point `i`'s row: its fields, its state or result, coloured where it will
+// not fit or did not end well.
+void SweepPage::addTableRow(size_t i, const StudyColumns& study) {
+    const RunConfig& c = configs_[i];
+    const std::optional<RunResult>& r = results_[i];
+    QStringList cells = {QString::fromStdString(c.model.name), QString::number(c.contextLength),
+                         QString::fromStdString(toString(c.mode)),
+                         QString::fromStdString(toString(c.precision))};
     for (const auto& field : axisColumns_) {
-        headers << QString::fromStdString(field);
+        cells << QString::fromStdString(configFieldText(c, field));
     }
-    headers << tr("status") << tr("est. peak") << tr("forward ms") << tr("backward ms")
-            << tr("total ms");
-    if (warmupColumns) {
-        headers << tr("1st step ms") << tr("2nd step ms");
+    cells << (r          ? QString::fromStdString(toString(r->status))
+              : fits_[i] ? tr("pending")
+                         : tr("will not fit"))
+          << bytesText(predictMemory(c).peakBytes) << (r ? meanStd(r->summary.forward) : "–")
+          << (r ? meanStd(r->summary.backward) : "–")
+          << (r && r->summary.total.count ? meanStd(r->summary.total) : "–");
+    if (study.warmup) {
+        const WarmupStudyRow row = r ? warmupStudyRow(*r, {}) : WarmupStudyRow{};
+        cells << msText(row.firstMs) << msText(row.secondMs);
     }
-    if (speedupColumn) {
-        headers << tr("× fp32");
+    if (study.speedup) {
+        const auto& speedup = study.precision[i].speedup;
+        cells << (speedup ? QString::number(*speedup, 'f', 2) + "×" : QString("–"));
     }
-    if (anyPeak) {
-        headers << tr("peak");
+    if (study.peak) {
+        cells << (peaks_[i] ? bytesText(*peaks_[i]) : QString("–"));
     }
-    table_->setRowCount(0);
-    table_->setColumnCount(int(headers.size()));
-    table_->setHorizontalHeaderLabels(headers);
-    for (size_t i = 0; i < configs_.size(); ++i) {
-        const RunConfig& c = configs_[i];
-        const std::optional<RunResult>& r = results_[i];
-        QStringList cells = {QString::fromStdString(c.model.name), QString::number(c.contextLength),
-                             QString::fromStdString(toString(c.mode)),
-                             QString::fromStdString(toString(c.precision))};
-        for (const auto& field : axisColumns_) {
-            cells << QString::fromStdString(configFieldText(c, field));
+    const int row = table_->rowCount();
+    table_->insertRow(row);
+    for (int column = 0; column < cells.size(); ++column) {
+        auto* item = new QTableWidgetItem(cells[column]);
+        if (!r && !fits_[i]) {
+            item->setBackground(QColor(250, 210, 210));
+            item->setToolTip(
+                tr("The estimate plus its margin (%1) exceeds the %2 free; "
+                   "the runner will refuse this point.")
+                    .arg(bytesText(preflightBytes(c)), bytesText(availableBytes_.value_or(0))));
+        } else if (r && r->status != RunStatus::Ok) {
+            item->setBackground(r->status == RunStatus::Oom ? QColor(250, 210, 210)
+                                                            : QColor(240, 230, 200));
+            item->setToolTip(QString::fromStdString(r->message));
         }
-        cells << (r          ? QString::fromStdString(toString(r->status))
-                  : fits_[i] ? tr("pending")
-                             : tr("will not fit"))
-              << bytesText(predictMemory(c).peakBytes) << (r ? meanStd(r->summary.forward) : "–")
-              << (r ? meanStd(r->summary.backward) : "–")
-              << (r && r->summary.total.count ? meanStd(r->summary.total) : "–");
-        if (warmupColumns) {
-            const WarmupStudyRow row = r ? warmupStudyRow(*r, {}) : WarmupStudyRow{};
-            cells << msText(row.firstMs) << msText(row.secondMs);
-        }
-        if (speedupColumn) {
-            const auto& speedup = precisionRows[i].speedup;
-            cells << (speedup ? QString::number(*speedup, 'f', 2) + "×" : QString("–"));
-        }
-        if (anyPeak) {
-            cells << (peaks_[i] ? bytesText(*peaks_[i]) : QString("–"));
-        }
-        const int row = table_->rowCount();
-        table_->insertRow(row);
-        for (int column = 0; column < cells.size(); ++column) {
-            auto* item = new QTableWidgetItem(cells[column]);
-            if (!r && !fits_[i]) {
-                item->setBackground(QColor(250, 210, 210));
-                item->setToolTip(
-                    tr("The estimate plus its margin (%1) exceeds the %2 free; "
-                       "the runner will refuse this point.")
-                        .arg(bytesText(preflightBytes(c)), bytesText(availableBytes_.value_or(0))));
-            } else if (r && r->status != RunStatus::Ok) {
-                item->setBackground(r->status == RunStatus::Oom ? QColor(250, 210, 210)
-                                                                : QColor(240, 230, 200));
-                item->setToolTip(QString::fromStdString(r->message));
-            }
-            table_->setItem(row, column, item);
-        }
+        table_->setItem(row, column, item);
     }
 }
 

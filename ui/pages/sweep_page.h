@@ -18,6 +18,7 @@ class QCustomPlot;
 class QFormLayout;
 class QHBoxLayout;
 class QLabel;
+class QLayout;
 class QLineEdit;
 class QPushButton;
 class QTableWidget;
@@ -89,8 +90,24 @@ Q_SIGNALS:
     void stopRequested();
 
 private:
+    // The study columns the table shows beside every sweep's.
+    struct StudyColumns {
+        bool warmup = false;   // first and second step
+        bool speedup = false;  // against fp32
+        bool peak = false;     // measured peak memory
+        std::vector<PrecisionStudyRow> precision;
+    };
+
+    void createFields();
+    QWidget* createOtherAxes();
+    void createForm();
+    QLayout* createButtons();
+    void createTable();
+    QWidget* createChart();
     void onStudyChanged();
     void rebuildTable();
+    StudyColumns studyColumns(const std::vector<std::string>& varying) const;
+    void addTableRow(size_t i, const StudyColumns& study);
     void rebuildChartControls();
     void redrawChart();
     std::vector<const RunResult*> finishedPoints() const;
