@@ -64,10 +64,52 @@ const QColor kSelectionColour(220, 0, 160);
 MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     caption_ = new QLabel;
     caption_->setWordWrap(true);
+    QLayout* controls = createControls();
+    createSnapshotRow();
+    // Two lines whatever is hovered or pinned: the chart above never jumps.
+    details_ = new ElidedLabel(2);
+    createPlot();
+    createLowerTabs();
+    auto* chart = new QWidget;
+    auto* chartLayout = new QVBoxLayout(chart);
+    chartLayout->setContentsMargins(0, 0, 0, 0);
+    chartLayout->addWidget(snapshotRow_);
+    chartLayout->addLayout(controls);
+    chartLayout->addWidget(plot_, 1);
+    chartLayout->addWidget(details_);
+    auto* splitter = new QSplitter(Qt::Vertical);
+    splitter->addWidget(chart);
+    splitter->addWidget(lower_);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    splitter->setCollapsible(0, false);
+    // The chart two thirds from the start: on a 768 px screen it had a
+    // third, its axis title cut.
+    lower_->setMinimumHeight(140);
+    splitter->setSizes({440, 220});
+    // The axis's room above the peak is in pixels: once the chart has its
+    // height (after the first layout, a resize), the axis fits it again.
+    connect(plot_, &QCustomPlot::afterLayout, this, [this] {
+        const int height = plot_->axisRect()->height();
+        if (height != fittedHeight_) {
+            fittedHeight_ = height;
+            fitValueAxis();
+            placePeakMarker();
+        }
+    });
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(caption_);
+    layout->addWidget(splitter, 1);
 
-    deviceBox_ = new QComboBox;
-    deviceBox_->setToolTip(tr("The snapshot's device to show: each has a trace of its own."));
-    deviceBox_->hide();
+    connectControls();
+    updateFollowToolTip();
+    colourBox_->setEnabled(false);
+    detail_->setEnabled(false);
+}
+
+// The row over the chart: how it stacks and colours, what it hides, Fit,
+// and whether it follows the Timeline.
+QLayout* MemoryView::createControls() {
     modeBox_ = new QComboBox;
     modeBox_->addItem(tr("By category"));
     modeBox_->addItem(tr("Each allocation"));
@@ -101,8 +143,15 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     controls->addWidget(detailLabel_, 1);
     controls->addWidget(fitButton_);
     controls->addWidget(follow_);
-    // A snapshot's own controls on a row of their own, shown for snapshots
-    // only: beside the others they widened the window past a 1366-px screen.
+    return controls;
+}
+
+// A snapshot's own controls on a row of their own, shown for snapshots
+// only: beside the others they widened the window past a 1366-px screen.
+void MemoryView::createSnapshotRow() {
+    deviceBox_ = new QComboBox;
+    deviceBox_->setToolTip(tr("The snapshot's device to show: each has a trace of its own."));
+    deviceBox_->hide();
     rulesButton_ = makeRulesButton();
     snapshotRow_ = new QWidget;
     auto* snapshotControls = new QHBoxLayout(snapshotRow_);
@@ -111,9 +160,11 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     snapshotControls->addWidget(rulesButton_);
     snapshotControls->addStretch(1);
     snapshotRow_->hide();
-    // Two lines whatever is hovered or pinned: the chart above never jumps.
-    details_ = new ElidedLabel(2);
+}
 
+// The chart, and what it draws with: allocation bands, the hovered and
+// selected ones above them, record_function bands behind.
+void MemoryView::createPlot() {
     plot_ = new QCustomPlot;
     // Tall enough for the y axis's title and the peak's label above the peak.
     plot_->setMinimumHeight(kMinimumChartHeight);
@@ -138,7 +189,11 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     annotations_ = new AnnotationBands(plot_->xAxis, plot_->yAxis);
     annotations_->setLayer("background");
     annotations_->removeFromLegend();
+}
 
+// Under the chart: the sites in view, what blocks save for backward, the
+// estimate against the measurement, and a snapshot allocation's stack.
+void MemoryView::createLowerTabs() {
     sites_ = new QStandardItemModel(this);
     estimate_ = new QStandardItemModel(this);
     narrow_ = new QTimer(this);
@@ -160,37 +215,9 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     stackPanel_ = new SnapshotStackPanel;
     lower_->addTab(stackPanel_, tr("Stack"));
     lower_->setTabVisible(lower_->indexOf(stackPanel_), false);
-    auto* chart = new QWidget;
-    auto* chartLayout = new QVBoxLayout(chart);
-    chartLayout->setContentsMargins(0, 0, 0, 0);
-    chartLayout->addWidget(snapshotRow_);
-    chartLayout->addLayout(controls);
-    chartLayout->addWidget(plot_, 1);
-    chartLayout->addWidget(details_);
-    auto* splitter = new QSplitter(Qt::Vertical);
-    splitter->addWidget(chart);
-    splitter->addWidget(lower_);
-    splitter->setStretchFactor(0, 3);
-    splitter->setStretchFactor(1, 2);
-    splitter->setCollapsible(0, false);
-    // The chart two thirds from the start: on a 768 px screen it had a
-    // third, its axis title cut.
-    lower_->setMinimumHeight(140);
-    splitter->setSizes({440, 220});
-    // The axis's room above the peak is in pixels: once the chart has its
-    // height (after the first layout, a resize), the axis fits it again.
-    connect(plot_, &QCustomPlot::afterLayout, this, [this] {
-        const int height = plot_->axisRect()->height();
-        if (height != fittedHeight_) {
-            fittedHeight_ = height;
-            fitValueAxis();
-            placePeakMarker();
-        }
-    });
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(caption_);
-    layout->addWidget(splitter, 1);
+}
 
+void MemoryView::connectControls() {
     connect(plot_->xAxis, qOverload<const QCPRange&, const QCPRange&>(&QCPAxis::rangeChanged), this,
             &MemoryView::keepRangeInRun);
     connect(narrow_, &QTimer::timeout, this, &MemoryView::fillSitesTable);
@@ -228,9 +255,6 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
             Q_EMIT snapshotDeviceRequested(device);
         }
     });
-    updateFollowToolTip();
-    colourBox_->setEnabled(false);
-    detail_->setEnabled(false);
 }
 
 MemoryView::~MemoryView() = default;
@@ -253,45 +277,13 @@ void MemoryView::showRun(const RunDocument* document) {
     shownId_ = id;
     shownEvents_ = events;
     shownData_ = data;
-    plot_->clearGraphs();
-    plot_->clearItems();
-    peakLabel_ = nullptr;
-    peakArrow_ = nullptr;
-    smallerBottom_ = smallerTop_ = nullptr;
-    reserved_ = nullptr;
-    reservedUs_.clear();
-    reservedBytes_.clear();
-    reservedAtPeak_.reset();
+    clearShown();
     snapshotRow_->setVisible(document && document->snapshot());
-    bands_->clearBands();
-    highlight_->clearBands();
-    selection_->clearBands();
-    sites_->clear();
-    siteMembers_.clear();
-    siteSelection_.clear();
-    hovered_ = -1;
-    pinned_ = -1;
-    details_->clear();
-    estimate_->clear();
-    data_.reset();
-    index_ = nullptr;
-    layout_ = AllocationLayout{};
-    layoutValid_ = false;
     trace_ = events ? &document->result.memory : nullptr;
     // A snapshot's device without events keeps its device box: the way back.
     showSnapshot(document && document->snapshot() ? document : nullptr);
     if (!trace_) {
-        caption_->setText(
-            document && document->snapshot()
-                ? tr("Device %1 of this snapshot has no events in its trace (its segments "
-                     "only); choose another device above.")
-                      .arg(document->snapshot()->device)
-                : tr("This run has no memory trace. Tick “Trace memory” before running, "
-                     "or make it with stepscope-cli run --memory."));
-        // Not the last run's axes: they would read as this run's memory.
-        setNoData(plot_, document ? tr("No memory trace in this run") : tr("No run selected"));
-        plot_->replot();
-        saved_->showRun(nullptr, nullptr);
+        showNoTrace(document);
         return;
     }
     setNoData(plot_, QString());
@@ -312,9 +304,64 @@ void MemoryView::showRun(const RunDocument* document) {
             : tr("peak %1 (%2)").arg(bytesText(summary.peakBytes), phaseName(summary.peakPhase));
     drawCategories();
     drawReserved(*document);
+    drawPhaseBands();
+    createPeakMarker();
+    fillEstimate(*document);
+    showCaption(*document);
+    clamping_ = true;
+    plot_->xAxis->setRange(index_->startUs() / 1e3, index_->endUs() / 1e3);
+    clamping_ = false;
+    redraw();
+    fillSitesTable();
+    updateDetails();
+    saved_->showRun(&document->result, index_, &data_->saved);
+}
 
-    // Phase bands along the time axis.
-    for (const auto& range : trace.phases) {
+// Nothing of the run shown before is left: chart, bands, tables, hover, selection.
+void MemoryView::clearShown() {
+    plot_->clearGraphs();
+    plot_->clearItems();
+    peakLabel_ = nullptr;
+    peakArrow_ = nullptr;
+    smallerBottom_ = smallerTop_ = nullptr;
+    reserved_ = nullptr;
+    reservedUs_.clear();
+    reservedBytes_.clear();
+    reservedAtPeak_.reset();
+    bands_->clearBands();
+    highlight_->clearBands();
+    selection_->clearBands();
+    sites_->clear();
+    siteMembers_.clear();
+    siteSelection_.clear();
+    hovered_ = -1;
+    pinned_ = -1;
+    details_->clear();
+    estimate_->clear();
+    data_.reset();
+    index_ = nullptr;
+    layout_ = AllocationLayout{};
+    layoutValid_ = false;
+}
+
+// A run without a memory trace, or a snapshot's device without events: why.
+void MemoryView::showNoTrace(const RunDocument* document) {
+    caption_->setText(
+        document && document->snapshot()
+            ? tr("Device %1 of this snapshot has no events in its trace (its segments "
+                 "only); choose another device above.")
+                  .arg(document->snapshot()->device)
+            : tr("This run has no memory trace. Tick “Trace memory” before running, "
+                 "or make it with stepscope-cli run --memory."));
+    // Not the last run's axes: they would read as this run's memory.
+    setNoData(plot_, document ? tr("No memory trace in this run") : tr("No run selected"));
+    plot_->replot();
+    saved_->showRun(nullptr, nullptr);
+}
+
+// Phase bands along the time axis.
+void MemoryView::drawPhaseBands() {
+    for (const auto& range : trace_->phases) {
         auto* band = new QCPItemRect(plot_);
         band->setLayer("background");
         band->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
@@ -326,7 +373,10 @@ void MemoryView::showRun(const RunDocument* document) {
         band->setBrush(color);
         band->setPen(Qt::NoPen);
     }
-    // The peak: an arrow to the very point, its label kept inside the chart.
+}
+
+// The peak: an arrow to the very point, its label kept inside the chart.
+void MemoryView::createPeakMarker() {
     peakArrow_ = new QCPItemLine(plot_);
     peakArrow_->setLayer("highlights");
     peakArrow_->setHead(QCPLineEnding::esSpikeArrow);
@@ -337,12 +387,17 @@ void MemoryView::showRun(const RunDocument* document) {
     peakLabel_->setText(peakText_);
     peakLabel_->setPadding(QMargins(3, 1, 3, 1));
     peakLabel_->setBrush(QColor(255, 255, 255, 210));
+}
 
-    // A recording PyTorch made (a snapshot) has no config of ours to estimate:
-    // its table shows what was measured, with no estimate column.
-    const bool estimated = document->canEstimate();
+// Measured by category, at the peak and at most, and the estimator's
+// prediction beside it. A recording PyTorch made (a snapshot) has no config
+// of ours to estimate: its table shows what was measured, with no estimate
+// column.
+void MemoryView::fillEstimate(const RunDocument& document) {
+    const MemorySummary& summary = data_->summary;
+    const bool estimated = document.canEstimate();
     const MemoryPrediction prediction =
-        estimated ? predictMemory(document->result.config) : MemoryPrediction{};
+        estimated ? predictMemory(document.result.config) : MemoryPrediction{};
     QStringList headers{tr("category"), tr("at peak"), tr("max")};
     if (estimated) {
         headers << tr("estimate (max)");
@@ -363,9 +418,14 @@ void MemoryView::showRun(const RunDocument* document) {
     row(tr("peak"), bytesItem(summary.peakBytes), new QStandardItem("–"), prediction.peakBytes);
     if (estimated) {
         row(tr("residual-stream tensor"), new QStandardItem("–"), new QStandardItem("–"),
-            residualStreamBytes(document->result.config));
+            residualStreamBytes(document.result.config));
     }
     estimateTable_->resizeColumnsToContents();
+}
+
+void MemoryView::showCaption(const RunDocument& document) {
+    const MemoryTrace& trace = *trace_;
+    const MemorySummary& summary = data_->summary;
     // A PyTorch memory snapshot has no steps: its peak is a time alone.
     const QString peakWhere =
         trace.phases.empty()
@@ -379,14 +439,7 @@ void MemoryView::showRun(const RunDocument* document) {
             .arg(qulonglong(index_->size()))
             .arg(QString::fromStdString(trace.device), bytesText(summary.peakBytes))
             .arg(summary.peakTimeUs / 1e3, 0, 'f', 3)
-            .arg(peakWhere, reservedCaption(*document)));
-    clamping_ = true;
-    plot_->xAxis->setRange(index_->startUs() / 1e3, index_->endUs() / 1e3);
-    clamping_ = false;
-    redraw();
-    fillSitesTable();
-    updateDetails();
-    saved_->showRun(&document->result, index_, &data_->saved);
+            .arg(peakWhere, reservedCaption(document)));
 }
 
 void MemoryView::drawCategories() {

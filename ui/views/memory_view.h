@@ -19,6 +19,7 @@ class QCPItemText;
 class QCPRange;
 class QCustomPlot;
 class QLabel;
+class QLayout;
 class QModelIndex;
 class QToolButton;
 class QSlider;
@@ -154,6 +155,17 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    QLayout* createControls();
+    void createSnapshotRow();
+    void createPlot();
+    void createLowerTabs();
+    void connectControls();
+    void clearShown();
+    void showNoTrace(const RunDocument* document);
+    void drawPhaseBands();
+    void createPeakMarker();
+    void fillEstimate(const RunDocument& document);
+    void showCaption(const RunDocument& document);
     void drawCategories();
     // The index of the allocation under a widget position, -1 for none; the
     // position's time (µs) and bytes on the axes where asked for.
