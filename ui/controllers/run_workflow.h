@@ -1,5 +1,12 @@
 #pragma once
 
+// ui/controllers: the work the window asks for, each a QObject driven from
+// outside the window that signals it: runs, sweeps and grids (here, and the
+// run controller on its worker thread), opening files (open workflow, file
+// opener, folder watch), saving, the run list, exports, messages, recent
+// files, category rules. Includes ui/views, ui/pages, what they include,
+// and core/.
+
 #include <QObject>
 #include <QString>
 

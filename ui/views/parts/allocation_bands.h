@@ -1,5 +1,10 @@
 #pragma once
 
+// ui/views/parts: what the tabs of a run are built from: allocation and
+// annotation bands (here), timeline bars, the snapshot's stack panel, the
+// trace's ranks and steps panels, and the pages inside a tab (saved for
+// backward, memory compare). Includes ui/widgets, ui/models and core/.
+
 #include <qcustomplot.h>
 
 #include <vector>
