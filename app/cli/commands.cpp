@@ -79,6 +79,17 @@ std::atomic<bool>& cancelRequested() {
     return flag;
 }
 
+SweepControl cliSweepControl(StderrProgress& progress, bool isolate) {
+    SweepControl control;
+    control.observer = &progress;
+    control.runObserver = &progress;
+    control.cancel = &cancelRequested();
+    if (isolate) {
+        control.runPoint = freshProcessRunner(currentExecutablePath());
+    }
+    return control;
+}
+
 int commandInfo(bool json) {
     const DeviceInventory inventory = probeDevices();
     if (json) {

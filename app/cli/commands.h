@@ -5,18 +5,19 @@
 #include <string>
 
 #include "cli/config_flags.h"
+#include "cli/guarded.h"
+#include "cli/stderr_progress.h"
 #include "cluster/slurm_array.h"
 #include "experiments/attention_benchmark.h"
 
 namespace stepscope::cli {
 
-// Exit codes of stepscope-cli.
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 2;
-constexpr int kExitRunFailed = 3;
-
 // Set by SIGINT and SIGTERM: a run stops between steps and keeps what it measured.
 std::atomic<bool>& cancelRequested();
+
+// A sweep's control for the CLI: progress on stderr, Ctrl-C or SIGTERM
+// cancels, and with `isolate` each point in a fresh process of this program.
+SweepControl cliSweepControl(StderrProgress& progress, bool isolate);
 
 int commandInfo(bool json);
 int commandParams(const ConfigFlags& flags, bool all, bool json);

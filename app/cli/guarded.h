@@ -2,11 +2,15 @@
 
 #include <iostream>
 
-#include "cli/commands.h"
 #include "config/run_config.h"
 #include "results/run_file.h"
 
 namespace stepscope::cli {
+
+// Exit codes of stepscope-cli.
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 2;
+constexpr int kExitRunFailed = 3;
 
 // Runs a command's body; what it throws becomes a message on stderr and an
 // exit code: a bad config or file is bad input, anything else a failure.

@@ -59,8 +59,4 @@ private:
     std::vector<SweepAxis> axes_;
 };
 
-// A sweep's control for the CLI: progress on stderr, Ctrl-C or SIGTERM
-// cancels, and with `isolate` each point in a fresh process of this program.
-SweepControl cliSweepControl(StderrProgress& progress, bool isolate);
-
 }  // namespace stepscope::cli
