@@ -1,16 +1,31 @@
 #include "config/config_field.h"
 
+#include <algorithm>
 #include <charconv>
-#include <functional>
+#include <stdexcept>
 
+#include "config/limits.h"
 #include "util/strings.h"
 
 namespace stepscope {
 
 namespace {
 
-[[noreturn]] void reject(const std::string& field, const std::string& message) {
-    throw InvalidConfigError(std::vector<ConfigError>{{field, message}});
+// A field's key in the run file: its name with '_' for '-'.
+std::string keyOf(const std::string& name) {
+    std::string key = name;
+    for (char& c : key) {
+        c = c == '-' ? '_' : c;
+    }
+    return key;
+}
+
+ConfigField named(std::string name, FieldType type) {
+    ConfigField field;
+    field.key = keyOf(name);
+    field.name = std::move(name);
+    field.type = type;
+    return field;
 }
 
 template <typename Integer>
@@ -18,204 +33,351 @@ Integer integerFrom(const std::string& field, const std::string& text) {
     Integer value{};
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc() || end != text.data() + text.size()) {
-        reject(field, "'" + text + "' is not allowed; allowed: a whole number");
+        rejectFieldText(field, "'" + text + "' is not allowed; allowed: a whole number");
     }
     return value;
 }
 
-template <typename Enum>
-Enum choiceFrom(const std::string& field, const std::string& text,
-                std::optional<Enum> (*parse)(const std::string&),
-                const std::vector<std::string>& allowed) {
-    const auto value = parse(text);
-    if (!value) {
-        reject(field, "'" + text + "' is not allowed; allowed: " + joinNames(allowed));
+bool onOffFrom(const std::string& field, const std::string& text) {
+    if (text != "on" && text != "off") {
+        rejectFieldText(field, "'" + text + "' is not allowed; allowed: on, off");
     }
-    return *value;
+    return text == "on";
 }
 
-struct Field {
-    const char* name;
-    std::function<void(RunConfig&, const std::string&)> set;
-    std::function<std::string(const RunConfig&)> text;
-};
-
-// What runs: the model, the shape of its input and the step taken.
-void addModelFields(std::vector<Field>& table) {
-    table.push_back({"model",
-                     [](RunConfig& c, const std::string& text) {
-                         const auto preset = findPreset(text);
-                         if (!preset) {
-                             reject("model", "unknown preset '" + text +
-                                                 "'; allowed: " + joinNames(presetNames()));
-                         }
-                         const ModelDims kept = c.model;
-                         c.model = *preset;
-                         c.model.vocabSize = kept.vocabSize;
-                         c.model.maxContext = kept.maxContext;
-                     },
-                     [](const RunConfig& c) { return c.model.name; }});
-    table.push_back({"ctx",
-                     [](RunConfig& c, const std::string& text) {
-                         c.contextLength = integerFrom<int64_t>("ctx", text);
-                     },
-                     [](const RunConfig& c) { return std::to_string(c.contextLength); }});
-    table.push_back({"batch",
-                     [](RunConfig& c, const std::string& text) {
-                         c.batchSize = integerFrom<int64_t>("batch", text);
-                     },
-                     [](const RunConfig& c) { return std::to_string(c.batchSize); }});
-    table.push_back({"mode",
-                     [](RunConfig& c, const std::string& text) {
-                         c.mode = choiceFrom("mode", text, parseRunMode, runModeNames());
-                     },
-                     [](const RunConfig& c) { return toString(c.mode); }});
+int64_t asInteger(const ConfigValue& value) {
+    if (const auto* unsignedValue = std::get_if<uint64_t>(&value)) {
+        return static_cast<int64_t>(*unsignedValue);
+    }
+    return std::get<int64_t>(value);
 }
 
-// How it computes: the precision and the attention backend.
-void addNumericsFields(std::vector<Field>& table) {
-    table.push_back({"precision",
-                     [](RunConfig& c, const std::string& text) {
-                         c.precision =
-                             choiceFrom("precision", text, parsePrecision, precisionNames());
-                     },
-                     [](const RunConfig& c) { return toString(c.precision); }});
-    table.push_back({"tf32",
-                     [](RunConfig& c, const std::string& text) {
-                         if (text != "on" && text != "off") {
-                             reject("tf32", "'" + text + "' is not allowed; allowed: on, off");
-                         }
-                         c.tf32 = text == "on";
-                     },
-                     [](const RunConfig& c) { return std::string(c.tf32 ? "on" : "off"); }});
-    table.push_back({"attention", [](RunConfig& c, const std::string& text) { c.attention = text; },
-                     [](const RunConfig& c) { return c.attention; }});
+template <typename Integer>
+ConfigField integerOf(std::string name, Integer RunConfig::*member) {
+    ConfigField field = named(std::move(name), FieldType::Integer);
+    field.min = std::numeric_limits<Integer>::min();
+    field.max = int64_t(std::min<uint64_t>(std::numeric_limits<Integer>::max(),
+                                           std::numeric_limits<int64_t>::max()));
+    field.text = [member](const RunConfig& c) { return std::to_string(c.*member); };
+    field.setText = [member, fieldName = field.name](RunConfig& c, const std::string& text) {
+        c.*member = integerFrom<Integer>(fieldName, text);
+    };
+    if constexpr (std::is_unsigned_v<Integer>) {
+        field.get = [member](const RunConfig& c) { return ConfigValue(uint64_t(c.*member)); };
+        field.rangeElsewhere = true;  // every value of its type is allowed
+    } else {
+        field.get = [member](const RunConfig& c) { return ConfigValue(int64_t(c.*member)); };
+    }
+    field.set = [member](RunConfig& c, const ConfigValue& value) {
+        c.*member = static_cast<Integer>(asInteger(value));
+    };
+    return field;
 }
 
-// How it is measured: the steps, the device, the seed and the threads.
-void addMeasurementFields(std::vector<Field>& table) {
-    table.push_back({"warmup",
-                     [](RunConfig& c, const std::string& text) {
-                         c.warmupSteps = integerFrom<int>("warmup", text);
-                     },
-                     [](const RunConfig& c) { return std::to_string(c.warmupSteps); }});
-    table.push_back({"steps",
-                     [](RunConfig& c, const std::string& text) {
-                         c.measuredSteps = integerFrom<int>("steps", text);
-                     },
-                     [](const RunConfig& c) { return std::to_string(c.measuredSteps); }});
-    table.push_back({"device",
-                     [](RunConfig& c, const std::string& text) {
-                         c.device = choiceFrom("device", text, parseDeviceKind, deviceNames());
-                     },
-                     [](const RunConfig& c) { return toString(c.device); }});
-    table.push_back({"seed",
-                     [](RunConfig& c, const std::string& text) {
-                         c.seed = integerFrom<uint64_t>("seed", text);
-                     },
-                     [](const RunConfig& c) { return std::to_string(c.seed); }});
-    table.push_back({"threads",
-                     [](RunConfig& c, const std::string& text) {
-                         c.threads = integerFrom<int>("threads", text);
-                     },
-                     [](const RunConfig& c) { return std::to_string(c.threads); }});
+// "must be ≥ 1, got 0; allowed: 1..1024", as the CLI's flags say it, unless
+// the field says it its own way.
+std::optional<std::string> rangeProblem(const ConfigField& field, const RunConfig& config) {
+    const int64_t value = asInteger(field.get(config));
+    const int64_t maximum = field.maximum();
+    if (value >= field.min && value <= maximum) {
+        return std::nullopt;
+    }
+    if (field.rangeMessage) {
+        return field.rangeMessage(value);
+    }
+    const std::string bound =
+        value < field.min ? "≥ " + std::to_string(field.min) : "≤ " + std::to_string(maximum);
+    return "must be " + bound + ", got " + std::to_string(value) + "; " +
+           allowedRange(field.min, maximum);
 }
 
-// What runs it: the engine and torch.compile's mode.
-void addEngineFields(std::vector<Field>& table) {
-    table.push_back({"engine",
-                     [](RunConfig& c, const std::string& text) {
-                         c.engine = choiceFrom("engine", text, parseEngine, engineNames());
-                     },
-                     [](const RunConfig& c) { return toString(c.engine); }});
-    table.push_back({"compile-mode",
-                     [](RunConfig& c, const std::string& text) { c.compileMode = text; },
-                     [](const RunConfig& c) { return c.compileMode; }});
-}
-
-// The levers that trade time for memory: checkpointing, the chunked loss,
-// the optimizer's form and CUDA graphs.
-void addLeverFields(std::vector<Field>& table) {
-    table.push_back({"activation-checkpoint",
-                     [](RunConfig& c, const std::string& text) {
-                         const auto strategy = parseCheckpointStrategy(text);
-                         if (!strategy) {
-                             reject("activation-checkpoint",
-                                    "'" + text +
-                                        "' is not allowed; allowed: " + kCheckpointStrategyChoices);
-                         }
-                         c.activationCheckpoint = *strategy;
-                     },
-                     [](const RunConfig& c) { return toString(c.activationCheckpoint); }});
-    table.push_back({"loss",
-                     [](RunConfig& c, const std::string& text) {
-                         c.loss = choiceFrom("loss", text, parseLossKind, lossNames());
-                     },
-                     [](const RunConfig& c) { return toString(c.loss); }});
-    table.push_back({"loss-chunk",
-                     [](RunConfig& c, const std::string& text) {
-                         c.lossChunkTokens = integerFrom<int64_t>("loss-chunk", text);
-                     },
-                     [](const RunConfig& c) { return std::to_string(c.lossChunkTokens); }});
-    table.push_back({"optimizer",
-                     [](RunConfig& c, const std::string& text) {
-                         c.optimizer =
-                             choiceFrom("optimizer", text, parseOptimizerKind, optimizerNames());
-                     },
-                     [](const RunConfig& c) { return toString(c.optimizer); }});
-    table.push_back({"cuda-graph",
-                     [](RunConfig& c, const std::string& text) {
-                         if (text != "on" && text != "off") {
-                             reject("cuda-graph",
-                                    "'" + text + "' is not allowed; allowed: on, off");
-                         }
-                         c.cudaGraph = text == "on";
-                     },
-                     [](const RunConfig& c) { return std::string(c.cudaGraph ? "on" : "off"); }});
-}
-
-// In the order configFieldNames() lists them.
-const std::vector<Field>& fields() {
-    static const std::vector<Field> table = [] {
-        std::vector<Field> all;
-        addModelFields(all);
-        addNumericsFields(all);
-        addMeasurementFields(all);
-        addEngineFields(all);
-        addLeverFields(all);
-        return all;
-    }();
-    return table;
-}
-
-const Field& fieldNamed(const std::string& name) {
-    for (const auto& field : fields()) {
-        if (name == field.name) {
-            return field;
+// "allowed only with --engine pytorch or pytorch-compile, not libtorch".
+std::string engineProblem(const ConfigField& field, Engine engine) {
+    std::string engines;
+    for (const auto& name : engineNames()) {
+        if (field.takenBy(*parseEngine(name))) {
+            engines += (engines.empty() ? "" : " or ") + name;
         }
     }
-    reject(name, "not a config field; allowed: " + joinNames(configFieldNames()));
+    return "allowed only with --engine " + engines + ", not " + toString(engine);
+}
+
+std::vector<ConfigField>& table() {
+    static std::vector<ConfigField> fields = builtInConfigFields();
+    return fields;
 }
 
 }  // namespace
 
-const std::vector<std::string>& configFieldNames() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> out;
-        for (const auto& field : fields()) {
-            out.emplace_back(field.name);
+void rejectFieldText(const std::string& field, const std::string& message) {
+    throw InvalidConfigError(std::vector<ConfigError>{{field, message}});
+}
+
+bool runsInWorker(Engine engine) {
+    return (engineBit(engine) & kWorkerEngines) != 0;
+}
+
+ConfigField& ConfigField::withHelp(std::string text) {
+    help = std::move(text);
+    return *this;
+}
+ConfigField& ConfigField::withLabel(std::string text) {
+    label = std::move(text);
+    return *this;
+}
+ConfigField& ConfigField::in(FieldSection where) {
+    section = where;
+    return *this;
+}
+ConfigField& ConfigField::forEngines(unsigned engineBits) {
+    engines = engineBits;
+    return *this;
+}
+ConfigField& ConfigField::sweepAxis() {
+    sweep = true;
+    return *this;
+}
+ConfigField& ConfigField::required() {
+    requiredInFile = true;
+    return *this;
+}
+ConfigField& ConfigField::fileKey(std::string runFileKey) {
+    key = std::move(runFileKey);
+    return *this;
+}
+ConfigField& ConfigField::onlyWhenSet() {
+    writtenWhenDefault = false;
+    return *this;
+}
+ConfigField& ConfigField::checkedByConfig() {
+    flagChecked = false;
+    return *this;
+}
+ConfigField& ConfigField::range(int64_t minimum, int64_t maximum) {
+    min = minimum;
+    max = maximum;
+    maxNow = nullptr;
+    return *this;
+}
+ConfigField& ConfigField::range(int64_t minimum, std::function<int64_t()> maximum) {
+    min = minimum;
+    maxNow = std::move(maximum);
+    return *this;
+}
+ConfigField& ConfigField::rangeCheckedElsewhere() {
+    rangeElsewhere = true;
+    return *this;
+}
+ConfigField& ConfigField::outOfRange(std::function<std::string(int64_t value)> message) {
+    rangeMessage = std::move(message);
+    return *this;
+}
+ConfigField& ConfigField::withWorkerValues(std::vector<std::string> served) {
+    workerValues = std::move(served);
+    return *this;
+}
+ConfigField& ConfigField::withAllowedText(std::string text) {
+    allowedText = std::move(text);
+    return *this;
+}
+ConfigField& ConfigField::withValueName(std::string text) {
+    valueName = std::move(text);
+    return *this;
+}
+ConfigField& ConfigField::withCheck(
+    std::function<std::optional<std::string>(const RunConfig&)> hook) {
+    check = std::move(hook);
+    return *this;
+}
+ConfigField& ConfigField::withEngineMessage(
+    std::function<std::optional<std::string>(const RunConfig&)> hook) {
+    engineMessage = std::move(hook);
+    return *this;
+}
+
+namespace {
+
+// A RunConfig as it is made: what each field is when nothing sets it.
+const RunConfig& defaults() {
+    static const RunConfig made;
+    return made;
+}
+
+}  // namespace
+
+ConfigValue ConfigField::defaultValue() const {
+    return get(defaults());
+}
+
+std::string ConfigField::defaultText() const {
+    return text(defaults());
+}
+
+std::string ConfigField::allowed() const {
+    return allowedText.empty() ? joinNames(values) : allowedText;
+}
+
+std::string ConfigField::helpText() const {
+    std::string out = help;
+    const size_t at = out.find("{max}");
+    if (at != std::string::npos) {
+        out.replace(at, 5, std::to_string(maximum()));
+    }
+    return out;
+}
+
+ConfigField integerField(std::string name, int RunConfig::*member) {
+    return integerOf(std::move(name), member);
+}
+ConfigField integerField(std::string name, int64_t RunConfig::*member) {
+    return integerOf(std::move(name), member);
+}
+ConfigField integerField(std::string name, uint64_t RunConfig::*member) {
+    return integerOf(std::move(name), member);
+}
+
+ConfigField switchField(std::string name, bool RunConfig::*member) {
+    ConfigField field = named(std::move(name), FieldType::Switch);
+    field.text = [member](const RunConfig& c) { return std::string(c.*member ? "on" : "off"); };
+    field.setText = [member, fieldName = field.name](RunConfig& c, const std::string& text) {
+        c.*member = onOffFrom(fieldName, text);
+    };
+    field.get = [member](const RunConfig& c) { return ConfigValue(c.*member); };
+    field.set = [member](RunConfig& c, const ConfigValue& value) {
+        c.*member = std::get<bool>(value);
+    };
+    return field;
+}
+
+ConfigField textField(std::string name, std::string RunConfig::*member, FieldType type) {
+    ConfigField field = named(std::move(name), type);
+    field.text = [member](const RunConfig& c) { return c.*member; };
+    field.setText = [member](RunConfig& c, const std::string& text) { c.*member = text; };
+    field.get = [member](const RunConfig& c) { return ConfigValue(c.*member); };
+    field.set = [member](RunConfig& c, const ConfigValue& value) {
+        c.*member = std::get<std::string>(value);
+    };
+    return field;
+}
+
+ConfigField textChoiceField(std::string name, std::string RunConfig::*member,
+                            std::vector<std::string> values) {
+    ConfigField field = textField(std::move(name), member, FieldType::Choice);
+    field.values = std::move(values);
+    field.anyText = true;
+    return field;
+}
+
+ConfigField registeredField(std::string name, ConfigValue initial, FieldType type) {
+    const FieldType held = std::holds_alternative<bool>(initial)      ? FieldType::Switch
+                           : std::holds_alternative<int64_t>(initial) ? FieldType::Integer
+                                                                      : type;
+    ConfigField field = named(std::move(name), held);
+    field.get = [fieldName = field.name, initial](const RunConfig& c) {
+        const auto found = c.registered.find(fieldName);
+        return found == c.registered.end() ? initial : found->second;
+    };
+    field.set = [fieldName = field.name](RunConfig& c, const ConfigValue& value) {
+        c.registered[fieldName] = value;
+    };
+    field.text = [get = field.get](const RunConfig& c) {
+        const ConfigValue value = get(c);
+        if (const auto* on = std::get_if<bool>(&value)) {
+            return std::string(*on ? "on" : "off");
         }
-        return out;
-    }();
+        if (const auto* text = std::get_if<std::string>(&value)) {
+            return *text;
+        }
+        return std::to_string(asInteger(value));
+    };
+    field.setText = [fieldName = field.name, held](RunConfig& c, const std::string& text) {
+        const ConfigField& self = *findConfigField(fieldName);
+        if (held == FieldType::Switch) {
+            self.set(c, onOffFrom(fieldName, text));
+        } else if (held == FieldType::Integer) {
+            self.set(c, integerFrom<int64_t>(fieldName, text));
+        } else if (held == FieldType::Choice && !self.anyText &&
+                   std::find(self.values.begin(), self.values.end(), text) == self.values.end()) {
+            rejectFieldText(fieldName, "'" + text + "' is not allowed; allowed: " + self.allowed());
+        } else {
+            self.set(c, text);
+        }
+    };
+    return field;
+}
+
+const std::vector<ConfigField>& configFields() {
+    return table();
+}
+
+const ConfigField* findConfigField(const std::string& name) {
+    for (const auto& field : table()) {
+        if (field.name == name) {
+            return &field;
+        }
+    }
+    return nullptr;
+}
+
+void registerConfigField(ConfigField field) {
+    for (const auto& known : table()) {
+        if (known.name == field.name || (!field.key.empty() && known.key == field.key)) {
+            throw std::invalid_argument("config field '" + field.name +
+                                        "': its name or run-file key is taken by '" + known.name +
+                                        "'");
+        }
+    }
+    table().push_back(std::move(field));
+}
+
+std::vector<std::string> configFieldNames() {
+    std::vector<std::string> names;
+    for (const auto& field : table()) {
+        if (field.sweep) {
+            names.push_back(field.name);
+        }
+    }
     return names;
 }
 
 void setConfigField(RunConfig& config, const std::string& field, const std::string& text) {
-    fieldNamed(field).set(config, text);
+    const ConfigField* found = findConfigField(field);
+    if (!found) {
+        rejectFieldText(field, "not a config field; allowed: " + joinNames(configFieldNames()));
+    }
+    found->setText(config, text);
 }
 
 std::string configFieldText(const RunConfig& config, const std::string& field) {
-    return fieldNamed(field).text(config);
+    const ConfigField* found = findConfigField(field);
+    if (!found) {
+        rejectFieldText(field, "not a config field; allowed: " + joinNames(configFieldNames()));
+    }
+    return found->text(config);
+}
+
+void checkDeclaredFields(const RunConfig& config,
+                         const std::function<void(const std::string&, const std::string&)>& fail) {
+    for (const auto& field : table()) {
+        std::optional<std::string> problem;
+        if (field.check) {
+            problem = field.check(config);
+        } else if (field.type == FieldType::Integer && !field.rangeElsewhere) {
+            problem = rangeProblem(field, config);
+        }
+        if (problem) {
+            fail(field.name, *problem);
+            continue;
+        }
+        if (field.takenBy(config.engine) || field.get(config) == field.defaultValue()) {
+            continue;
+        }
+        const auto message =
+            field.engineMessage ? field.engineMessage(config) : engineProblem(field, config.engine);
+        if (message) {
+            fail(field.name, *message);
+        }
+    }
 }
 
 }  // namespace stepscope

@@ -1,14 +1,17 @@
 #pragma once
 
 // core/config: what a user asks for. The run's configuration and its
-// validation (here), its fields by name (config_field.h), model dims and
-// presets, the checkpoint strategy, the attention options and the attention
-// grid's spec. Plain data without LibTorch; includes only util/.
+// validation (here; validate.cpp), its fields, each declared once in one
+// table (config_field.h, run_config_fields.cpp), model dims and presets, the
+// checkpoint strategy, the attention options and the attention grid's spec.
+// Plain data without LibTorch; includes only util/.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "config/checkpoint_strategy.h"
@@ -65,8 +68,13 @@ std::string pythonTargetName(const std::string& target);
 bool hasBackward(RunMode mode);
 bool hasOptimizer(RunMode mode);
 
+// One field's value as the run file holds it: a switch, a whole number (the
+// seed unsigned) or text (a choice, a path, a name).
+using ConfigValue = std::variant<bool, int64_t, uint64_t, std::string>;
+
 // Everything that defines one run. Plain data: the CLI, the GUI and the run
-// file all speak it.
+// file all speak it. Each field is declared once, with its flag, run-file
+// key, range and help, in the table of config/config_field.h.
 struct RunConfig {
     ModelDims model;
     int64_t contextLength = 128;
@@ -107,6 +115,9 @@ struct RunConfig {
     // The Python that runs the worker; empty: $STEPSCOPE_PYTHON, then the
     // build's. A property of this machine, so not part of the run file's config.
     std::string python;
+    // Values of fields declared with registerConfigField() (config_field.h)
+    // rather than as a member above, by field name; absent: the field's default.
+    std::map<std::string, ConfigValue> registered;
 };
 
 // One problem with a config: the field (as the CLI and run file name it) and

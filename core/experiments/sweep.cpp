@@ -54,16 +54,13 @@ std::string axisLabel(const std::string& field, const std::string& value) {
 
 }  // namespace
 
-const std::vector<std::string>& sweepAxisFields() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> out;
-        for (const auto& field : configFieldNames()) {
-            if (!isTypedAxis(field)) {
-                out.push_back(field);
-            }
+std::vector<std::string> sweepAxisFields() {
+    std::vector<std::string> names;
+    for (const auto& field : configFieldNames()) {
+        if (!isTypedAxis(field)) {
+            names.push_back(field);
         }
-        return out;
-    }();
+    }
     return names;
 }
 

@@ -73,8 +73,9 @@ SweepSpec makeSweepSpec(const RunConfig& base, const std::vector<std::string>& m
                         const std::vector<int64_t>& contexts, const std::vector<std::string>& modes,
                         const std::vector<std::string>& precisions, const std::string& outDir);
 
-// The fields an axis may vary: configFieldNames() but for the four lists above.
-const std::vector<std::string>& sweepAxisFields();
+// The fields an axis may vary: configFieldNames() but for the four lists above
+// (a field registered later among them).
+std::vector<std::string> sweepAxisFields();
 
 // Throws InvalidConfigError naming the axis: an unknown field, one of the four
 // typed lists, a field given twice, no values, a value twice or one that

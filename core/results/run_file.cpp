@@ -9,6 +9,7 @@
 #include <simdjson.h>
 #endif
 
+#include "config/config_field.h"
 #include "config/limits.h"
 #include "results/breakdown.h"
 #include "util/atomic_file.h"
@@ -145,113 +146,93 @@ json parseJson(std::string_view text) {
     }
 }
 
+json modelJson(const ModelDims& m) {
+    return {{"name", m.name},
+            {"d_model", m.dModel},
+            {"d_ff", m.dFf},
+            {"layers", m.layers},
+            {"heads", m.heads},
+            {"vocab", m.vocabSize},
+            {"max_context", m.maxContext},
+            {"rope_theta", m.ropeTheta}};
+}
+
+json valueJson(const ConfigValue& value) {
+    return std::visit([](const auto& held) { return json(held); }, value);
+}
+
+// Every field of the table (config/config_field.h) that the file holds.
 json configJson(const RunConfig& config) {
-    const ModelDims& m = config.model;
-    json object = {{"model",
-                    {{"name", m.name},
-                     {"d_model", m.dModel},
-                     {"d_ff", m.dFf},
-                     {"layers", m.layers},
-                     {"heads", m.heads},
-                     {"vocab", m.vocabSize},
-                     {"max_context", m.maxContext},
-                     {"rope_theta", m.ropeTheta}}},
-                   {"ctx", config.contextLength},
-                   {"batch", config.batchSize},
-                   {"mode", toString(config.mode)},
-                   {"precision", toString(config.precision)},
-                   {"tf32", config.tf32},
-                   {"warmup", config.warmupSteps},
-                   {"steps", config.measuredSteps},
-                   {"device", toString(config.device)},
-                   {"seed", config.seed},
-                   {"attention", config.attention},
-                   {"activation_checkpoint", toString(config.activationCheckpoint)},
-                   {"loss", toString(config.loss)},
-                   {"loss_chunk", config.lossChunkTokens},
-                   {"optimizer", toString(config.optimizer)},
-                   {"cuda_graph", config.cudaGraph},
-                   {"threads", config.threads},
-                   {"force", config.force},
-                   {"trace_ops", config.traceOps},
-                   {"trace_kernels", config.traceKernels},
-                   {"trace_memory", config.traceMemory},
-                   {"engine", toString(config.engine)},
-                   {"compile_mode", config.compileMode},
-                   {"py_model", config.pyModel},
-                   {"py_path", config.pyPath},
-                   {"weights", config.weightsPath},
-                   {"tokens", config.tokensPath}};
-    // Only where there is one: files without the user's attention stay as before.
-    if (!config.pyAttention.empty()) {
-        object["py_attention"] = config.pyAttention;
+    json object = json::object();
+    for (const ConfigField& field : configFields()) {
+        if (field.key.empty()) {
+            continue;  // this machine's, not the run's
+        }
+        if (field.type == FieldType::Model) {
+            object[field.key] = modelJson(config.model);
+            continue;
+        }
+        const ConfigValue value = field.get(config);
+        if (field.writtenWhenDefault || value != field.defaultValue()) {
+            object[field.key] = valueJson(value);
+        }
     }
     return object;
 }
 
+ModelDims readModel(const FieldReader& model) {
+    ModelDims dims;
+    dims.name = model.string("name");
+    dims.dModel = model.integer("d_model");
+    dims.dFf = model.integer("d_ff");
+    dims.layers = model.integer("layers");
+    dims.heads = model.integer("heads");
+    dims.vocabSize = model.integer("vocab");
+    dims.maxContext = model.integer("max_context");
+    dims.ropeTheta = model.number("rope_theta");
+    return dims;
+}
+
+// One field's value, with a message that names its key and what it allows.
+void readField(const FieldReader& reader, const ConfigField& field, RunConfig& config) {
+    switch (field.type) {
+        case FieldType::Model:
+            config.model = readModel(reader.object(field.key));
+            return;
+        case FieldType::Integer:
+            field.set(config, reader.integer(field.key));
+            return;
+        case FieldType::Switch:
+            field.set(config, reader.boolean(field.key));
+            return;
+        default: {
+            const std::string text = reader.string(field.key);
+            try {
+                field.set(config, text);
+            } catch (const InvalidConfigError&) {
+                throw RunFileError(reader.where(field.key) + ": '" + text + "' is not one of " +
+                                   field.allowed());
+            }
+        }
+    }
+}
+
 RunConfig configFromJson(const FieldReader& reader) {
     RunConfig config;
-    const FieldReader model = reader.object("model");
-    config.model.name = model.string("name");
-    config.model.dModel = model.integer("d_model");
-    config.model.dFf = model.integer("d_ff");
-    config.model.layers = model.integer("layers");
-    config.model.heads = model.integer("heads");
-    config.model.vocabSize = model.integer("vocab");
-    config.model.maxContext = model.integer("max_context");
-    config.model.ropeTheta = model.number("rope_theta");
-    config.contextLength = reader.integer("ctx");
-    config.batchSize = reader.integer("batch");
-    config.mode = reader.choice<RunMode>("mode", parseRunMode,
-                                         "inference, forward, "
-                                         "forward-backward, train-step");
-    config.precision = reader.choice<Precision>("precision", parsePrecision, "fp32, bf16, fp16");
-    config.tf32 = reader.boolean("tf32");
-    config.warmupSteps = static_cast<int>(reader.integer("warmup"));
-    config.measuredSteps = static_cast<int>(reader.integer("steps"));
-    config.device = reader.choice<DeviceKind>("device", parseDeviceKind, "cpu, cuda");
-    config.seed = static_cast<uint64_t>(reader.integer("seed"));
-    config.attention = reader.string("attention");
-    // Files from before the memory levers ran without them.
-    if (reader.has("activation_checkpoint")) {
-        config.activationCheckpoint = reader.choice<CheckpointStrategy>(
-            "activation_checkpoint", parseCheckpointStrategy, kCheckpointStrategyChoices);
+    for (const ConfigField& field : configFields()) {
+        // A key the first version lacked is missing from older files: its default.
+        if (!field.key.empty() && (field.requiredInFile || reader.has(field.key))) {
+            readField(reader, field, config);
+        }
     }
-    if (reader.has("loss")) {
-        config.loss = reader.choice<LossKind>("loss", parseLossKind, joinNames(lossNames()));
-    }
-    if (reader.has("loss_chunk")) {
-        config.lossChunkTokens = reader.integer("loss_chunk");
-    }
-    // Files from before the optimizer choice stepped LibTorch's per-parameter AdamW.
-    if (reader.has("optimizer")) {
-        config.optimizer = reader.choice<OptimizerKind>("optimizer", parseOptimizerKind,
-                                                        joinNames(optimizerNames()));
-    }
-    config.cudaGraph = reader.has("cuda_graph") ? reader.boolean("cuda_graph") : false;
-    config.threads = static_cast<int>(reader.integer("threads"));
-    config.force = reader.boolean("force");
-    config.traceOps = reader.has("trace_ops") ? reader.boolean("trace_ops") : false;
-    config.traceKernels = reader.has("trace_kernels") ? reader.boolean("trace_kernels") : false;
-    config.traceMemory = reader.has("trace_memory") ? reader.boolean("trace_memory") : false;
-    // Files from before the engine choice were all LibTorch runs.
-    if (reader.has("engine")) {
-        config.engine = reader.choice<Engine>("engine", parseEngine, joinNames(engineNames()));
-    }
-    config.compileMode = reader.stringOr("compile_mode", "default");
-    config.pyModel = reader.stringOr("py_model", "");
-    config.pyPath = reader.stringOr("py_path", "");
-    // Files from before the user's attention called ours in every block.
-    config.pyAttention = reader.stringOr("py_attention", "");
-    config.weightsPath = reader.stringOr("weights", "");
-    config.tokensPath = reader.stringOr("tokens", "");
     // Numbers beyond the world's limits are refused here, before a reader
     // loops over the layers or sizes anything by them (config/limits.h).
     // Zeros are left to validate(): results made without a model (tests,
     // tools) have them, and no reader does work for them.
     for (const auto& problem : modelLimitProblems(config.model)) {
         if (problem.overMaximum) {
-            throw RunFileError(model.where(problem.field) + ": " + problem.message);
+            throw RunFileError(reader.object("model").where(problem.field) + ": " +
+                               problem.message);
         }
     }
     for (const auto& problem :
@@ -918,6 +899,87 @@ std::vector<std::string> configDifferences(const RunConfig& file, const RunConfi
 RunConfig runConfigFromJson(const std::string& text) {
     const json document = parseJson(text);
     return configFromJson(FieldReader(document, "config"));
+}
+
+namespace {
+
+const char* typeName(FieldType type) {
+    switch (type) {
+        case FieldType::Integer:
+            return "integer";
+        case FieldType::Choice:
+            return "choice";
+        case FieldType::Switch:
+            return "switch";
+        case FieldType::Text:
+            return "text";
+        case FieldType::Path:
+            return "path";
+        case FieldType::Model:
+            return "model";
+    }
+    return "?";
+}
+
+const char* sectionName(FieldSection section) {
+    static const char* const names[] = {"model", "workload", "steps", "trace", "engine", "data"};
+    return names[static_cast<int>(section)];
+}
+
+nlohmann::ordered_json fieldSchema(const ConfigField& field) {
+    using ordered = nlohmann::ordered_json;
+    ordered engines = ordered::array();
+    for (const auto& name : engineNames()) {
+        if (field.takenBy(*parseEngine(name))) {
+            engines.push_back(name);
+        }
+    }
+    ordered out = {{"name", field.name},
+                   {"key", field.key.empty() ? ordered(nullptr) : ordered(field.key)},
+                   {"type", typeName(field.type)},
+                   {"section", sectionName(field.section)},
+                   {"help", field.help},
+                   {"label", field.label},
+                   {"value_name", field.valueName},
+                   {"engines", engines},
+                   {"sweep", field.sweep},
+                   {"required", field.requiredInFile},
+                   {"written_when_default", field.writtenWhenDefault}};
+    out["default"] =
+        field.type == FieldType::Model
+            ? ordered(nullptr)
+            : std::visit([](const auto& held) { return ordered(held); }, field.defaultValue());
+    if (field.type == FieldType::Integer) {
+        out["min"] = field.min;
+        out["max"] = field.maxNow ? ordered(nullptr) : ordered(field.max);  // null: this machine's
+    }
+    if (field.type == FieldType::Choice || field.type == FieldType::Model) {
+        out["values"] = field.values;
+        out["worker_values"] = field.workerValues;
+        out["allowed"] = field.allowed();
+        out["any_text"] = field.anyText;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string configFieldsJson() {
+    using ordered = nlohmann::ordered_json;
+    ordered engines = ordered::array();
+    for (const auto& name : engineNames()) {
+        engines.push_back({{"name", name}, {"worker", runsInWorker(*parseEngine(name))}});
+    }
+    ordered fields = ordered::array();
+    for (const ConfigField& field : configFields()) {
+        fields.push_back(fieldSchema(field));
+    }
+    const ordered document = {{"format", "stepscope-config-fields"},
+                              {"version", 1},
+                              {"made_by", "core/config/run_config_fields.cpp (tst_config_fields)"},
+                              {"engines", engines},
+                              {"fields", fields}};
+    return document.dump(2) + "\n";
 }
 
 void writeRunFile(const RunResult& result, const std::string& path) {

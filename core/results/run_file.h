@@ -24,6 +24,11 @@ RunResult runResultFromJson(const std::string& json);  // throws RunFileError na
 std::string runConfigToJson(const RunConfig& config);
 RunConfig runConfigFromJson(const std::string& json);  // throws RunFileError
 
+// The run file's config fields as the table declares them (config/config_field.h),
+// for the Python package: python/stepscope/config_fields.json is this text, and
+// tst_config_fields fails when it is not.
+std::string configFieldsJson();
+
 // Where two configs differ, as a run file spells them: "batch: 1 (file), 2
 // (here)" for each field, nested ones dotted ("model.layers"); empty when
 // they are the same.
