@@ -4,6 +4,8 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "engines/build_info.h"
@@ -72,6 +74,373 @@ void addAttentionFlags(CLI::App& command, AttentionFlags& flags) {
                        "write the points to this one attention file (attention.json's format)");
 }
 
+// Every command and what its flags are read into. The App keeps pointers to
+// these members, so one Cli lives, unmoved, for the whole of main().
+struct Cli {
+    bool json = false;
+    CLI::App* info = nullptr;
+    ConfigFlags paramsFlags;
+    bool all = false;
+    CLI::App* params = nullptr;
+    ConfigFlags runFlags;
+    std::string outFile, configFile;
+    bool events = false;
+    CLI::App* run = nullptr;
+    ConfigFlags estimateFlags;
+    CLI::App* estimate = nullptr;
+    ConfigFlags sweepFlags;
+    std::string outDir, slurmDir, collectDir;
+    bool resume = false, isolate = false;
+    SlurmFlags slurmFlags;
+    CLI::App* sweep = nullptr;
+    ConfigFlags evalFlags;
+    std::string tokens;
+    CLI::App* eval = nullptr;
+    AttentionFlags attentionFlags;
+    std::string attentionSlurmDir, attentionCollectDir;
+    SlurmFlags attentionSlurmFlags;
+    bool attentionResume = false;
+    CLI::App* attention = nullptr;
+    std::string studyName, studyOut;
+    ConfigFlags warmupFlags, precisionFlags;
+    bool precisionIsolate = false;
+    AttentionFlags studyAttentionFlags;
+    CLI::App *study = nullptr, *studyWarmup = nullptr, *studyPrecision = nullptr,
+             *studyAttention = nullptr;
+    std::string breakdownFile, breakdownPhase = "all", breakdownBy = "op";
+    bool breakdownFlops = false;
+    CLI::App* breakdown = nullptr;
+    std::string exportFile, exportChromeTrace, exportMemviz;
+    CLI::App* exportCommand = nullptr;
+    std::string memoryFile, memoryAgainst;
+    size_t memoryTop = 10;
+    std::optional<int> memoryDevice;
+    bool memorySaved = false;
+    CLI::App* memory = nullptr;
+    ConfigFlags dtypesFlags;
+    CLI::App* dtypes = nullptr;
+    int64_t accumulateCount = 1000;
+    CLI::App* accumulate = nullptr;
+    std::string showFile;
+};
+
+void addInfoParamsAndRun(CLI::App& app, Cli& c) {
+    c.info = app.add_subcommand("info", "versions, devices and what is available");
+    c.info->add_flag("--json", c.json, "print JSON");
+
+    c.params = app.add_subcommand("params", "parameter counts of presets or custom dims");
+    c.paramsFlags.addTo(*c.params, /*lists=*/true, kModelFlags);  // counts need the dims only
+    c.params->add_flag("--all", c.all, "every preset");
+    c.params->add_flag("--json", c.json, "print {preset: count}");
+
+    c.run = app.add_subcommand("run", "one run: warm-up and measured steps");
+    c.runFlags.addTo(*c.run, /*lists=*/false, kAllFlags | kDataFlags);
+    c.run->add_option("--config", c.configFile,
+                      "the config from a file instead of flags: a run file (its \"config\") or "
+                      "a JSON object like a run file's \"config\"; no other config flag with it");
+    c.run->add_option("--out", c.outFile, "write the run file here");
+    c.run->add_flag("--json", c.json, "print the run file's JSON instead of the report");
+    c.run->add_flag("--events", c.events,
+                    "print progress and step events on stdout, one JSON object per line, instead "
+                    "of the report (how sweep --isolate reads a point)");
+
+    c.estimate = app.add_subcommand(
+        "estimate", "predicted peak memory and categories of a run, without running it");
+    c.estimateFlags.addTo(*c.estimate, /*lists=*/false, kModelFlags | kWorkloadFlags | kStepFlags);
+    c.estimate->add_flag("--json", c.json, "print JSON");
+}
+
+void addSweep(CLI::App& app, Cli& c) {
+    c.sweep = app.add_subcommand(
+        "sweep",
+        "every combination of the config flags' comma lists (models × contexts × modes × "
+        "precisions × batch × attention × …), each a run");
+    c.sweepFlags.addTo(*c.sweep, /*lists=*/true);
+    auto* sweepOut =
+        c.sweep->add_option("--out", c.outDir, "directory for the run files and sweep tables");
+    c.sweep->add_flag("--resume", c.resume,
+                      "keep points whose run file already says ok (with --slurm: the array has "
+                      "only the others)");
+    auto* sweepIsolate = c.sweep->add_flag(
+        "--isolate", c.isolate,
+        "run each point in a fresh stepscope-cli process: no first-step costs or allocator "
+        "state inherited from the points before");
+    auto* sweepSlurm = c.sweep->add_option(
+        "--slurm", c.slurmDir,
+        "instead of running here, write DIR to run the sweep as a Slurm job array, one point per "
+        "task in its own process (DIR/stepscope.sbatch; --submit submits it)");
+    sweepSlurm->excludes(sweepOut)->excludes(sweepIsolate);
+    c.sweep
+        ->add_option("--collect", c.collectDir,
+                     "the tables of a --slurm DIR from the points finished so far; lists the "
+                     "missing and failed ones; exit 0 when every point is ok, 3 otherwise")
+        ->excludes(sweepOut)
+        ->excludes(sweepSlurm);
+    addSlurmFlags(*c.sweep, c.slurmFlags, sweepSlurm);
+    addSlurmRunnerFlag(*c.sweep, c.slurmFlags, sweepSlurm);
+
+    c.eval = app.add_subcommand("eval", "loss of a checkpoint on a torch.save'd token tensor");
+    c.evalFlags.addTo(*c.eval, /*lists=*/false, kAllFlags & ~kEngineFlags);
+    c.eval
+        ->add_option("--weights", c.evalFlags.values["weights"],
+                     "torch.save'd state dict or checkpoint, or the course's from_pretrained "
+                     "folder (model_config.json + model.pt); without --model or dims the model's "
+                     "shape comes from it")
+        ->expected(1)
+        ->required();
+    c.eval->add_option("--tokens", c.tokens, "torch.save'd int64 tensor (batch × seq)")->required();
+    c.eval->add_flag("--json", c.json, "print {\"loss\": …}");
+}
+
+void addAttention(CLI::App& app, Cli& c) {
+    c.attention = app.add_subcommand(
+        "attention", "attention backends × head dims × sequence lengths × precisions");
+    addAttentionFlags(*c.attention, c.attentionFlags);
+    auto* attentionJson = c.attention->add_flag("--json", c.json, "print the points as JSON");
+    auto* attentionSlurm = c.attention->add_option(
+        "--slurm", c.attentionSlurmDir,
+        "instead of running here, write DIR to run the grid as a Slurm job array, one point "
+        "(backend × d × seq × precision) per task (DIR/stepscope.sbatch; --submit submits it)");
+    attentionSlurm->excludes("--out")->excludes("--out-file")->excludes(attentionJson);
+    c.attention
+        ->add_option("--collect", c.attentionCollectDir,
+                     "attention.json and attention.csv of a --slurm DIR from the points "
+                     "finished so far (as sweep --collect); exit 0 when every point is ok, 3 "
+                     "otherwise")
+        ->excludes(attentionSlurm)
+        ->excludes("--out")
+        ->excludes("--out-file");
+    c.attention
+        ->add_flag("--resume", c.attentionResume,
+                   "the array has only the points without a result yet (without grid flags: "
+                   "the grid DIR holds)")
+        ->needs(attentionSlurm);
+    addSlurmFlags(*c.attention, c.attentionSlurmFlags, attentionSlurm);
+}
+
+// study NAME: each study its own subcommand with its flags; a name that
+// is not one lands in `studyName` and is answered with the list.
+void addStudies(CLI::App& app, Cli& c) {
+    c.study = app.add_subcommand("study", "named studies, the course's tables: " +
+                                              stepscope::joinNames(stepscope::studyNames()));
+    c.study->add_option("name", c.studyName,
+                        "the study: " + stepscope::joinNames(stepscope::studyNames()));
+    c.warmupFlags.setDefault("warmup", {"0", "1", "2", "5"});
+    c.warmupFlags.setDefault("steps", {"10"});
+    c.studyWarmup = c.study->add_subcommand(
+        "warmup",
+        "warm-up 0, 1, 2, 5 steps, each in a fresh process: mean, std, first and second "
+        "measured step");
+    c.warmupFlags.addTo(*c.studyWarmup, /*lists=*/false, kAllFlags, {"--warmup"});
+    c.studyWarmup->add_option("--out", c.studyOut,
+                              "keep the run files, study.csv and study.md here");
+    c.precisionFlags.setDefault("precision", {"fp32", "bf16", "fp16"});
+    c.studyPrecision = c.study->add_subcommand(
+        "precision",
+        "fp32 vs bf16 vs fp16 per model (comma lists as in sweep): mean step, speed-up over "
+        "fp32, peak memory with --memory");
+    c.precisionFlags.addTo(*c.studyPrecision, /*lists=*/true);
+    c.studyPrecision->add_option("--out", c.studyOut,
+                                 "keep the run files, study.csv and study.md here");
+    c.studyPrecision->add_flag("--isolate", c.precisionIsolate, "each point in a fresh process");
+    c.studyAttentionFlags.backends = {"naive", "tiled", "sdpa", stepscope::kCompiledAttention};
+    c.studyAttention = c.study->add_subcommand(
+        "attention",
+        "the course's attention grid: naive, tiled, sdpa and compiled over head dims 16…128 and "
+        "sequence lengths 256…16384 (CUDA; …2048 on the CPU), batch 8; flags as in attention");
+    addAttentionFlags(*c.studyAttention, c.studyAttentionFlags);
+    c.studyAttention->add_flag("--json", c.json, "print the points as JSON");
+}
+
+// The commands that read a recording: breakdown, export, memory.
+void addRecordingCommands(CLI::App& app, Cli& c) {
+    c.breakdown = app.add_subcommand(
+        "breakdown",
+        "where the time went, from a run made with --ops/--kernels, or HTA's analyses of a PyTorch "
+        "profiler trace (.json, .json.gz) or a folder of rank traces");
+    c.breakdown->add_option("file", c.breakdownFile, "run file, trace or folder of traces")
+        ->required();
+    c.breakdown->add_option("--phase", c.breakdownPhase, "forward, backward, optimizer or all")
+        ->capture_default_str();
+    c.breakdown->add_option("--by", c.breakdownBy, "kernel, op or category")->capture_default_str();
+    c.breakdown->add_flag("--flops", c.breakdownFlops,
+                          "forward FLOPs, time and achieved FLOP/s per operator group");
+    c.breakdown->add_flag("--json", c.json, "print rows as JSON");
+
+    c.exportCommand = app.add_subcommand("export", "a traced run in other tools' formats");
+    c.exportCommand->add_option("file", c.exportFile, "run file")->required();
+    c.exportCommand->add_option("--chrome-trace", c.exportChromeTrace,
+                                "Chrome trace-event JSON of the traced step (Perfetto)");
+    c.exportCommand->add_option("--memviz", c.exportMemviz,
+                                "PyTorch memory_viz pickle of a run made with --memory");
+
+    c.memory = app.add_subcommand(
+        "memory",
+        "peak, categories at peak and largest allocations of a run made with --memory, or of "
+        "a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot); --against: two of them "
+        "side by side");
+    c.memory->add_option("file", c.memoryFile, "run file or PyTorch memory snapshot")->required();
+    c.memory->add_option("--against", c.memoryAgainst,
+                         "a second recording (run file or snapshot): both summaries and "
+                         "the difference by allocation site at each one's peak");
+    c.memory->add_option("--device", c.memoryDevice,
+                         "a snapshot's device (default: the one with the most events)");
+    c.memory
+        ->add_option("--top", c.memoryTop,
+                     "how many allocations (sites, for snapshots and --against) to list")
+        ->capture_default_str();
+    c.memory->add_flag("--json", c.json, "print JSON");
+    c.memory->add_flag("--saved", c.memorySaved,
+                       "what each block keeps for backward: bytes, tensors, the operations "
+                       "that made them, and the gradients the block makes");
+}
+
+// The precision labs and `show`.
+void addLabsAndShow(CLI::App& app, Cli& c) {
+    c.dtypesFlags.setDefault("precision", {"bf16"});
+    c.dtypesFlags.setDefault("ctx", {"16"});
+    c.dtypesFlags.setDefault("batch", {"2"});
+    c.dtypes = app.add_subcommand(
+        "dtypes", "what autocast produces: parameters, each module's output, loss, gradients");
+    c.dtypesFlags.addTo(*c.dtypes, /*lists=*/false);
+    c.dtypes->add_flag("--json", c.json, "print JSON");
+    c.accumulate = app.add_subcommand("accumulate",
+                                      "summing in fp32, fp16 and bf16: why accumulators are fp32");
+    c.accumulate->add_option("--count", c.accumulateCount, "how many times 0.01 is added")
+        ->capture_default_str();
+    c.accumulate->add_flag("--json", c.json, "print JSON");
+
+    auto* show = app.add_subcommand("show", "the report of a saved run file");
+    show->add_option("file", c.showFile, "run file")->required();
+    show->add_flag("--json", c.json, "print the run file's JSON");
+}
+
+int dispatchRun(const Cli& c) {
+    if (!c.configFile.empty()) {
+        // The file is the whole config: a flag beside it would be ignored.
+        for (const CLI::Option* option : c.run->get_options()) {
+            const std::string name = option->get_name();
+            if (option->count() > 0 && name != "--config" && name != "--out" && name != "--json" &&
+                name != "--events") {
+                std::cerr << "stepscope-cli: run: " << name
+                          << " cannot be given with --config; the file holds the whole "
+                             "config (allowed beside it: --out, --json, --events)\n";
+                return kExitBadInput;
+            }
+        }
+    }
+    return commandRun(c.runFlags, c.configFile, c.outFile, c.json, c.events);
+}
+
+int dispatchSweep(const Cli& c) {
+    if (!c.collectDir.empty()) {
+        return commandCollect(*c.sweep, c.collectDir);
+    }
+    if (!c.slurmDir.empty()) {
+        return commandSweepSlurm(*c.sweep, c.sweepFlags, c.slurmDir, c.slurmFlags, c.resume);
+    }
+    if (c.outDir.empty()) {
+        std::cerr << "stepscope-cli: sweep: name where it goes: --out DIR (run here), --slurm "
+                     "DIR (a Slurm job array) or --collect DIR (the tables of one)\n";
+        return kExitBadInput;
+    }
+    return commandSweep(c.sweepFlags, c.outDir, c.resume, c.isolate);
+}
+
+int dispatchMemory(const Cli& c) {
+    if (c.memorySaved && (!c.memoryAgainst.empty() || c.memoryDevice)) {
+        std::cerr << "stepscope-cli: memory: --saved reads one run file; it takes neither "
+                     "--against nor --device\n";
+        return kExitBadInput;
+    }
+    if (c.memorySaved) {
+        return commandMemorySaved(c.memoryFile, c.json);
+    }
+    if (c.memoryAgainst.empty() && !c.memoryDevice &&
+        stepscope::detectFileKind(c.memoryFile) == stepscope::FileKind::RunFile) {
+        return commandMemory(c.memoryFile, c.memoryTop, c.json);
+    }
+    return commandMemoryRecordings(c.memoryFile, c.memoryAgainst, c.memoryDevice, c.memoryTop,
+                                   c.json);
+}
+
+int dispatchAttention(const Cli& c) {
+    if (!c.attentionCollectDir.empty()) {
+        return commandCollect(*c.attention, c.attentionCollectDir);
+    }
+    if (!c.attentionSlurmDir.empty()) {
+        return commandAttentionSlurm(*c.attention, c.attentionFlags, c.attentionSlurmDir,
+                                     c.attentionSlurmFlags, c.attentionResume);
+    }
+    return commandAttention(c.attentionFlags, c.json);
+}
+
+// The commands that make runs.
+std::optional<int> dispatchRuns(const Cli& c) {
+    if (c.info->parsed()) {
+        return commandInfo(c.json);
+    }
+    if (c.params->parsed()) {
+        const bool dims = c.params->count("--d-model") + c.params->count("--d-ff") +
+                              c.params->count("--layers") + c.params->count("--heads") >
+                          0;
+        return commandParams(c.paramsFlags, c.all || (c.params->count("--model") == 0 && !dims),
+                             c.json);
+    }
+    if (c.run->parsed()) {
+        return dispatchRun(c);
+    }
+    if (c.estimate->parsed()) {
+        return commandEstimate(c.estimateFlags, c.json);
+    }
+    if (c.sweep->parsed()) {
+        return dispatchSweep(c);
+    }
+    if (c.eval->parsed()) {
+        return commandEval(c.evalFlags, c.evalFlags.text("weights"), c.tokens, c.json);
+    }
+    if (c.attention->parsed()) {
+        return dispatchAttention(c);
+    }
+    if (c.studyWarmup->parsed()) {
+        return commandStudyWarmup(c.warmupFlags, c.studyOut);
+    }
+    if (c.studyPrecision->parsed()) {
+        return commandStudyPrecision(c.precisionFlags, c.studyOut, c.precisionIsolate);
+    }
+    if (c.studyAttention->parsed()) {
+        return commandStudyAttention(c.studyAttentionFlags, *c.studyAttention, c.json);
+    }
+    if (c.study->parsed()) {
+        return commandStudyUnknown(c.studyName);
+    }
+    return std::nullopt;
+}
+
+// The commands that read what runs and tools wrote.
+int dispatchReaders(const Cli& c) {
+    if (c.breakdown->parsed()) {
+        const bool runFlagsGiven = c.breakdown->count("--phase") + c.breakdown->count("--by") +
+                                       c.breakdown->count("--flops") >
+                                   0;
+        return commandBreakdown(c.breakdownFile, c.breakdownPhase, c.breakdownBy, c.breakdownFlops,
+                                c.json, runFlagsGiven);
+    }
+    if (c.exportCommand->parsed()) {
+        return commandExport(c.exportFile, c.exportChromeTrace, c.exportMemviz);
+    }
+    if (c.memory->parsed()) {
+        return dispatchMemory(c);
+    }
+    if (c.dtypes->parsed()) {
+        return commandDtypes(c.dtypesFlags, c.json);
+    }
+    if (c.accumulate->parsed()) {
+        return commandAccumulate(c.accumulateCount, c.json);
+    }
+    return commandShow(c.showFile, c.json);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,217 +449,13 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     // The version, the LibTorch this binary loaded and CUDA (engines/build_info.h).
     app.set_version_flag("--version", [] { return stepscope::versionText("stepscope-cli"); });
-
-    bool json = false;
-    auto* info = app.add_subcommand("info", "versions, devices and what is available");
-    info->add_flag("--json", json, "print JSON");
-
-    ConfigFlags paramsFlags;
-    bool all = false;
-    auto* params = app.add_subcommand("params", "parameter counts of presets or custom dims");
-    paramsFlags.addTo(*params, /*lists=*/true, kModelFlags);  // counts need the dims only
-    params->add_flag("--all", all, "every preset");
-    params->add_flag("--json", json, "print {preset: count}");
-
-    ConfigFlags runFlags;
-    std::string outFile, configFile;
-    bool events = false;
-    auto* run = app.add_subcommand("run", "one run: warm-up and measured steps");
-    runFlags.addTo(*run, /*lists=*/false, kAllFlags | kDataFlags);
-    run->add_option("--config", configFile,
-                    "the config from a file instead of flags: a run file (its \"config\") or "
-                    "a JSON object like a run file's \"config\"; no other config flag with it");
-    run->add_option("--out", outFile, "write the run file here");
-    run->add_flag("--json", json, "print the run file's JSON instead of the report");
-    run->add_flag("--events", events,
-                  "print progress and step events on stdout, one JSON object per line, instead "
-                  "of the report (how sweep --isolate reads a point)");
-
-    ConfigFlags estimateFlags;
-    auto* estimate = app.add_subcommand(
-        "estimate", "predicted peak memory and categories of a run, without running it");
-    estimateFlags.addTo(*estimate, /*lists=*/false, kModelFlags | kWorkloadFlags | kStepFlags);
-    estimate->add_flag("--json", json, "print JSON");
-
-    ConfigFlags sweepFlags;
-    std::string outDir;
-    bool resume = false, isolate = false;
-    auto* sweep = app.add_subcommand(
-        "sweep",
-        "every combination of the config flags' comma lists (models × contexts × modes × "
-        "precisions × batch × attention × …), each a run");
-    sweepFlags.addTo(*sweep, /*lists=*/true);
-    auto* sweepOut =
-        sweep->add_option("--out", outDir, "directory for the run files and sweep tables");
-    sweep->add_flag("--resume", resume,
-                    "keep points whose run file already says ok (with --slurm: the array has "
-                    "only the others)");
-    auto* sweepIsolate = sweep->add_flag(
-        "--isolate", isolate,
-        "run each point in a fresh stepscope-cli process: no first-step costs or allocator "
-        "state inherited from the points before");
-    std::string slurmDir, collectDir;
-    SlurmFlags slurmFlags;
-    auto* sweepSlurm = sweep->add_option(
-        "--slurm", slurmDir,
-        "instead of running here, write DIR to run the sweep as a Slurm job array, one point per "
-        "task in its own process (DIR/stepscope.sbatch; --submit submits it)");
-    sweepSlurm->excludes(sweepOut)->excludes(sweepIsolate);
-    sweep
-        ->add_option("--collect", collectDir,
-                     "the tables of a --slurm DIR from the points finished so far; lists the "
-                     "missing and failed ones; exit 0 when every point is ok, 3 otherwise")
-        ->excludes(sweepOut)
-        ->excludes(sweepSlurm);
-    addSlurmFlags(*sweep, slurmFlags, sweepSlurm);
-    addSlurmRunnerFlag(*sweep, slurmFlags, sweepSlurm);
-
-    ConfigFlags evalFlags;
-    std::string tokens;
-    auto* eval = app.add_subcommand("eval", "loss of a checkpoint on a torch.save'd token tensor");
-    evalFlags.addTo(*eval, /*lists=*/false, kAllFlags & ~kEngineFlags);
-    eval->add_option("--weights", evalFlags.weights,
-                     "torch.save'd state dict or checkpoint, or the course's from_pretrained "
-                     "folder (model_config.json + model.pt); without --model or dims the model's "
-                     "shape comes from it")
-        ->required();
-    eval->add_option("--tokens", tokens, "torch.save'd int64 tensor (batch × seq)")->required();
-    eval->add_flag("--json", json, "print {\"loss\": …}");
-
-    AttentionFlags attentionFlags;
-    auto* attention = app.add_subcommand(
-        "attention", "attention backends × head dims × sequence lengths × precisions");
-    addAttentionFlags(*attention, attentionFlags);
-    auto* attentionJson = attention->add_flag("--json", json, "print the points as JSON");
-    std::string attentionSlurmDir, attentionCollectDir;
-    SlurmFlags attentionSlurmFlags;
-    bool attentionResume = false;
-    auto* attentionSlurm = attention->add_option(
-        "--slurm", attentionSlurmDir,
-        "instead of running here, write DIR to run the grid as a Slurm job array, one point "
-        "(backend × d × seq × precision) per task (DIR/stepscope.sbatch; --submit submits it)");
-    attentionSlurm->excludes("--out")->excludes("--out-file")->excludes(attentionJson);
-    attention
-        ->add_option("--collect", attentionCollectDir,
-                     "attention.json and attention.csv of a --slurm DIR from the points "
-                     "finished so far (as sweep --collect); exit 0 when every point is ok, 3 "
-                     "otherwise")
-        ->excludes(attentionSlurm)
-        ->excludes("--out")
-        ->excludes("--out-file");
-    attention
-        ->add_flag("--resume", attentionResume,
-                   "the array has only the points without a result yet (without grid flags: "
-                   "the grid DIR holds)")
-        ->needs(attentionSlurm);
-    addSlurmFlags(*attention, attentionSlurmFlags, attentionSlurm);
-
-    // study NAME: each study its own subcommand with its flags; a name that
-    // is not one lands in `studyName` and is answered with the list.
-    std::string studyName, studyOut;
-    auto* study = app.add_subcommand("study", "named studies, the course's tables: " +
-                                                  stepscope::joinNames(stepscope::studyNames()));
-    study->add_option("name", studyName,
-                      "the study: " + stepscope::joinNames(stepscope::studyNames()));
-    ConfigFlags warmupFlags;
-    warmupFlags.warmups = {0, 1, 2, 5};
-    warmupFlags.steps = {10};
-    auto* studyWarmup = study->add_subcommand(
-        "warmup",
-        "warm-up 0, 1, 2, 5 steps, each in a fresh process: mean, std, first and second "
-        "measured step");
-    warmupFlags.addTo(*studyWarmup, /*lists=*/false, kAllFlags, {"--warmup"});
-    studyWarmup->add_option("--out", studyOut, "keep the run files, study.csv and study.md here");
-    ConfigFlags precisionFlags;
-    precisionFlags.precisions = {"fp32", "bf16", "fp16"};
-    bool precisionIsolate = false;
-    auto* studyPrecision = study->add_subcommand(
-        "precision",
-        "fp32 vs bf16 vs fp16 per model (comma lists as in sweep): mean step, speed-up over "
-        "fp32, peak memory with --memory");
-    precisionFlags.addTo(*studyPrecision, /*lists=*/true);
-    studyPrecision->add_option("--out", studyOut,
-                               "keep the run files, study.csv and study.md here");
-    studyPrecision->add_flag("--isolate", precisionIsolate, "each point in a fresh process");
-    AttentionFlags studyAttentionFlags;
-    studyAttentionFlags.backends = {"naive", "tiled", "sdpa", stepscope::kCompiledAttention};
-    auto* studyAttention = study->add_subcommand(
-        "attention",
-        "the course's attention grid: naive, tiled, sdpa and compiled over head dims 16…128 and "
-        "sequence lengths 256…16384 (CUDA; …2048 on the CPU), batch 8; flags as in attention");
-    addAttentionFlags(*studyAttention, studyAttentionFlags);
-    studyAttention->add_flag("--json", json, "print the points as JSON");
-
-    std::string breakdownFile, breakdownPhase = "all", breakdownBy = "op";
-    auto* breakdownCommand = app.add_subcommand(
-        "breakdown",
-        "where the time went, from a run made with --ops/--kernels, or HTA's analyses of a PyTorch "
-        "profiler trace (.json, .json.gz) or a folder of rank traces");
-    breakdownCommand->add_option("file", breakdownFile, "run file, trace or folder of traces")
-        ->required();
-    breakdownCommand->add_option("--phase", breakdownPhase, "forward, backward, optimizer or all")
-        ->capture_default_str();
-    breakdownCommand->add_option("--by", breakdownBy, "kernel, op or category")
-        ->capture_default_str();
-    bool breakdownFlops = false;
-    breakdownCommand->add_flag("--flops", breakdownFlops,
-                               "forward FLOPs, time and achieved FLOP/s per operator group");
-    breakdownCommand->add_flag("--json", json, "print rows as JSON");
-
-    std::string exportFile, exportChromeTrace, exportMemviz;
-    auto* exportCommand = app.add_subcommand("export", "a traced run in other tools' formats");
-    exportCommand->add_option("file", exportFile, "run file")->required();
-    exportCommand->add_option("--chrome-trace", exportChromeTrace,
-                              "Chrome trace-event JSON of the traced step (Perfetto)");
-    exportCommand->add_option("--memviz", exportMemviz,
-                              "PyTorch memory_viz pickle of a run made with --memory");
-
-    std::string memoryFile;
-    size_t memoryTop = 10;
-    auto* memoryCommand = app.add_subcommand(
-        "memory",
-        "peak, categories at peak and largest allocations of a run made with --memory, or of "
-        "a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot); --against: two of them "
-        "side by side");
-    memoryCommand->add_option("file", memoryFile, "run file or PyTorch memory snapshot")
-        ->required();
-    std::string memoryAgainst;
-    memoryCommand->add_option("--against", memoryAgainst,
-                              "a second recording (run file or snapshot): both summaries and "
-                              "the difference by allocation site at each one's peak");
-    std::optional<int> memoryDevice;
-    memoryCommand->add_option("--device", memoryDevice,
-                              "a snapshot's device (default: the one with the most events)");
-    memoryCommand
-        ->add_option("--top", memoryTop,
-                     "how many allocations (sites, for snapshots and --against) to list")
-        ->capture_default_str();
-    memoryCommand->add_flag("--json", json, "print JSON");
-    bool memorySaved = false;
-    memoryCommand->add_flag("--saved", memorySaved,
-                            "what each block keeps for backward: bytes, tensors, the operations "
-                            "that made them, and the gradients the block makes");
-
-    ConfigFlags dtypesFlags;
-    dtypesFlags.precisions = {"bf16"};
-    dtypesFlags.contexts = {16};
-    dtypesFlags.batches = {2};
-    auto* dtypes = app.add_subcommand(
-        "dtypes", "what autocast produces: parameters, each module's output, loss, gradients");
-    dtypesFlags.addTo(*dtypes, /*lists=*/false);
-    dtypes->add_flag("--json", json, "print JSON");
-    auto* accumulate = app.add_subcommand(
-        "accumulate", "summing in fp32, fp16 and bf16: why accumulators are fp32");
-    int64_t accumulateCount = 1000;
-    accumulate->add_option("--count", accumulateCount, "how many times 0.01 is added")
-        ->capture_default_str();
-    accumulate->add_flag("--json", json, "print JSON");
-
-    std::string showFile;
-    auto* show = app.add_subcommand("show", "the report of a saved run file");
-    show->add_option("file", showFile, "run file")->required();
-    show->add_flag("--json", json, "print the run file's JSON");
-
+    Cli cli;
+    addInfoParamsAndRun(app, cli);
+    addSweep(app, cli);
+    addAttention(app, cli);
+    addStudies(app, cli);
+    addRecordingCommands(app, cli);
+    addLabsAndShow(app, cli);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
@@ -306,105 +471,8 @@ int main(int argc, char** argv) {
     std::signal(SIGINT, [](int) { cancelRequested().store(true); });
     // A sweep's isolated point is stopped with SIGTERM: stop as Ctrl-C does.
     std::signal(SIGTERM, [](int) { cancelRequested().store(true); });
-
-    if (info->parsed()) {
-        return commandInfo(json);
+    if (const auto code = dispatchRuns(cli)) {
+        return *code;
     }
-    if (params->parsed()) {
-        const bool dims = params->count("--d-model") + params->count("--d-ff") +
-                              params->count("--layers") + params->count("--heads") >
-                          0;
-        return commandParams(paramsFlags, all || (params->count("--model") == 0 && !dims), json);
-    }
-    if (run->parsed()) {
-        if (!configFile.empty()) {
-            // The file is the whole config: a flag beside it would be ignored.
-            for (const CLI::Option* option : run->get_options()) {
-                const std::string name = option->get_name();
-                if (option->count() > 0 && name != "--config" && name != "--out" &&
-                    name != "--json" && name != "--events") {
-                    std::cerr << "stepscope-cli: run: " << name
-                              << " cannot be given with --config; the file holds the whole "
-                                 "config (allowed beside it: --out, --json, --events)\n";
-                    return kExitBadInput;
-                }
-            }
-        }
-        return commandRun(runFlags, configFile, outFile, json, events);
-    }
-    if (estimate->parsed()) {
-        return commandEstimate(estimateFlags, json);
-    }
-    if (sweep->parsed()) {
-        if (!collectDir.empty()) {
-            return commandCollect(*sweep, collectDir);
-        }
-        if (!slurmDir.empty()) {
-            return commandSweepSlurm(*sweep, sweepFlags, slurmDir, slurmFlags, resume);
-        }
-        if (outDir.empty()) {
-            std::cerr << "stepscope-cli: sweep: name where it goes: --out DIR (run here), --slurm "
-                         "DIR (a Slurm job array) or --collect DIR (the tables of one)\n";
-            return kExitBadInput;
-        }
-        return commandSweep(sweepFlags, outDir, resume, isolate);
-    }
-    if (eval->parsed()) {
-        return commandEval(evalFlags, evalFlags.weights, tokens, json);
-    }
-    if (breakdownCommand->parsed()) {
-        const bool runFlagsGiven = breakdownCommand->count("--phase") +
-                                       breakdownCommand->count("--by") +
-                                       breakdownCommand->count("--flops") >
-                                   0;
-        return commandBreakdown(breakdownFile, breakdownPhase, breakdownBy, breakdownFlops, json,
-                                runFlagsGiven);
-    }
-    if (exportCommand->parsed()) {
-        return commandExport(exportFile, exportChromeTrace, exportMemviz);
-    }
-    if (memoryCommand->parsed()) {
-        if (memorySaved && (!memoryAgainst.empty() || memoryDevice)) {
-            std::cerr << "stepscope-cli: memory: --saved reads one run file; it takes neither "
-                         "--against nor --device\n";
-            return kExitBadInput;
-        }
-        if (memorySaved) {
-            return commandMemorySaved(memoryFile, json);
-        }
-        if (memoryAgainst.empty() && !memoryDevice &&
-            stepscope::detectFileKind(memoryFile) == stepscope::FileKind::RunFile) {
-            return commandMemory(memoryFile, memoryTop, json);
-        }
-        return commandMemoryRecordings(memoryFile, memoryAgainst, memoryDevice, memoryTop, json);
-    }
-    if (dtypes->parsed()) {
-        return commandDtypes(dtypesFlags, json);
-    }
-    if (accumulate->parsed()) {
-        return commandAccumulate(accumulateCount, json);
-    }
-    if (attention->parsed()) {
-        if (!attentionCollectDir.empty()) {
-            return commandCollect(*attention, attentionCollectDir);
-        }
-        if (!attentionSlurmDir.empty()) {
-            return commandAttentionSlurm(*attention, attentionFlags, attentionSlurmDir,
-                                         attentionSlurmFlags, attentionResume);
-        }
-        return commandAttention(attentionFlags, json);
-    }
-    if (studyWarmup->parsed()) {
-        return commandStudyWarmup(warmupFlags, studyOut);
-    }
-    if (studyPrecision->parsed()) {
-        return commandStudyPrecision(precisionFlags, studyOut, precisionIsolate);
-    }
-    if (studyAttention->parsed()) {
-        return commandStudyAttention(studyAttentionFlags, *studyAttention, json);
-    }
-    if (study->parsed()) {
-        return commandStudyUnknown(studyName);
-    }
-    return commandShow(showFile, json);
+    return dispatchReaders(cli);
 }

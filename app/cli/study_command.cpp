@@ -51,7 +51,7 @@ int commandStudyWarmup(const ConfigFlags& flags, const std::string& outDir) {
     return guarded([&] {
         WarmupStudySpec spec;
         spec.base = flags.toRunConfig();
-        spec.warmups = flags.warmups;
+        spec.warmups = flags.integers("warmup");
         spec.cli = currentExecutablePath();
         const StudyDirectory directory(outDir);
         spec.outDir = directory.path;
