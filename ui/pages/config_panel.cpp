@@ -3,6 +3,7 @@
 #include <QAbstractScrollArea>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -21,8 +22,11 @@
 #include <QWheelEvent>
 
 #include <algorithm>
+#include <climits>
+#include <variant>
 
 #include "attention/attention_registry.h"
+#include "config/config_field.h"
 #include "config/limits.h"
 
 namespace stepscope::ui {
@@ -119,12 +123,149 @@ QString guessAttention(const QString& source) {
     return guessCallable(source);
 }
 
+// A whole number for a spin box, which holds an int.
+int clampedInt(int64_t value) {
+    return int(std::clamp<int64_t>(value, INT_MIN, INT_MAX));
+}
+
+// A row's widget from the field's type, holding its default.
+QWidget* widgetFor(const ConfigField& field) {
+    const QString tip = QString::fromStdString(field.helpText());
+    QWidget* widget = nullptr;
+    switch (field.type) {
+        case FieldType::Integer: {
+            // Zero is allowed here so that the engine's validation, not the
+            // widget, says what is wrong. The maxima are the table's: a value past
+            // them could not run, and a run file within them shows unclamped.
+            const ConfigValue initial = field.defaultValue();
+            const int64_t value = std::holds_alternative<uint64_t>(initial)
+                                      ? int64_t(std::get<uint64_t>(initial))
+                                      : std::get<int64_t>(initial);
+            widget = spinBox(clampedInt(std::min<int64_t>(0, field.min)),
+                             clampedInt(field.maximum()), clampedInt(value));
+            break;
+        }
+        case FieldType::Choice:
+            widget = comboBox(field.values);
+            static_cast<QComboBox*>(widget)->setCurrentText(text(field.defaultText()));
+            break;
+        case FieldType::Switch:
+            widget = new QCheckBox(QCoreApplication::translate("ConfigField", field.label.c_str()));
+            static_cast<QCheckBox*>(widget)->setChecked(std::get<bool>(field.defaultValue()));
+            break;
+        default:
+            widget = new QLineEdit(text(field.defaultText()));
+            break;
+    }
+    widget->setToolTip(tip);
+    return widget;
+}
+
+// A row's value as the field holds it.
+ConfigValue valueOf(const ConfigField& field, const QWidget* widget) {
+    if (const auto* box = qobject_cast<const QSpinBox*>(widget)) {
+        if (std::holds_alternative<uint64_t>(field.defaultValue())) {
+            return uint64_t(box->value());
+        }
+        return int64_t(box->value());
+    }
+    if (const auto* box = qobject_cast<const QComboBox*>(widget)) {
+        return box->currentText().toStdString();
+    }
+    if (const auto* box = qobject_cast<const QCheckBox*>(widget)) {
+        return box->isChecked();
+    }
+    return static_cast<const QLineEdit*>(widget)->text().trimmed().toStdString();
+}
+
+void showValue(QWidget* widget, const ConfigValue& value) {
+    if (auto* box = qobject_cast<QSpinBox*>(widget)) {
+        box->setValue(clampedInt(std::holds_alternative<uint64_t>(value)
+                                     ? int64_t(std::get<uint64_t>(value))
+                                     : std::get<int64_t>(value)));
+    } else if (auto* combo = qobject_cast<QComboBox*>(widget)) {
+        combo->setCurrentText(text(std::get<std::string>(value)));
+    } else if (auto* check = qobject_cast<QCheckBox*>(widget)) {
+        check->setChecked(std::get<bool>(value));
+    } else {
+        static_cast<QLineEdit*>(widget)->setText(text(std::get<std::string>(value)));
+    }
+}
+
 }  // namespace
 
 ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) {
-    auto* form = new QFormLayout;
-    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form_ = new QFormLayout;
+    form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    addRows();
+    addItemTips();
+    if (!cudaAvailable) {
+        disableCudaOnly();
+    }
+    addCarriedRow();
+    attentionChanged();
+    addViewingBanner();
 
+    estimate_ = new QLabel;
+    estimate_->setWordWrap(true);
+    estimate_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    estimate_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    fields_ = new QWidget;
+    fields_->setLayout(form_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(viewing_);
+    layout->addWidget(fields_);
+    layout->addWidget(estimate_);
+    layout->addStretch();
+
+    connectFields();
+    RunConfig initial;
+    initial.model = *findPreset("nano");
+    setConfig(initial);
+}
+
+// A row for each field with a label, the engine's section first, then the
+// others in the table's order. A few rows are made by hand: the model (a
+// preset or its dims), the attention (and the user's, below it), the levers
+// (each a choice with a number beside it) and the Python model (with "…").
+void ConfigPanel::addRows() {
+    static const std::map<std::string, void (ConfigPanel::*)()> byHand = {
+        {"model", &ConfigPanel::addModelRows},
+        {"attention", &ConfigPanel::addAttentionRows},
+        {"py-attention", nullptr},  // the attention's second row
+        {"activation-checkpoint", &ConfigPanel::addCheckpointRow},
+        {"loss", &ConfigPanel::addLossRow},
+        {"py-model", &ConfigPanel::addPythonModelRow}};
+    for (const FieldSection section :
+         {FieldSection::Engine, FieldSection::Model, FieldSection::Workload, FieldSection::Steps,
+          FieldSection::Trace, FieldSection::Data}) {
+        for (const ConfigField& field : configFields()) {
+            if (field.section != section) {
+                continue;
+            }
+            if (const auto made = byHand.find(field.name); made != byHand.end()) {
+                if (made->second) {
+                    (this->*made->second)();
+                }
+            } else if (!field.label.empty()) {
+                addFieldRow(field);
+            }
+        }
+    }
+}
+
+void ConfigPanel::addFieldRow(const ConfigField& field) {
+    QWidget* widget = widgetFor(field);
+    fieldWidgets_[field.name] = widget;
+    // A check box says what it is itself.
+    const QString label = field.type == FieldType::Switch
+                              ? QString()
+                              : QCoreApplication::translate("ConfigField", field.label.c_str());
+    addField(form_, label, widget, field.name);
+}
+
+void ConfigPanel::addModelRows() {
     std::vector<std::string> presets = presetNames();
     presets.push_back(kCustom);
     preset_ = comboBox(presets);
@@ -137,101 +278,22 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     heads_ = spinBox(0, int(kHeadsLimit.max), 4);
     vocab_ = spinBox(0, int(kVocabLimit.max), 10000);
     maxContext_ = spinBox(0, int(kMaxContextLimit.max), 2048);
-    context_ = spinBox(0, int(kContextLimit.max), 128);
-    batch_ = spinBox(0, int(kBatchLimit.max), 4);
-    mode_ = comboBox(runModeNames());
-    precision_ = comboBox(precisionNames());
-    tf32_ = new QCheckBox(tr("TF32 matmuls (CUDA)"));
+    addField(form_, tr("Model"), preset_, "model");
+    addField(form_, tr("d_model"), dModel_, "d_model");
+    addField(form_, tr("d_ff"), dFf_, "d_ff");
+    addField(form_, tr("Layers"), layers_, "layers");
+    addField(form_, tr("Heads"), heads_, "heads");
+    addField(form_, tr("Vocab"), vocab_, "vocab");
+    addField(form_, tr("Max context"), maxContext_, "max_context");
+}
+
+void ConfigPanel::addAttentionRows() {
     attention_ = comboBox(attentionItems());
     attention_->setItemData(attention_->findText(kYourOwn),
                             tr("Your own attention from a .py file: an autograd Function "
                                "(NAME.apply(q, k, v, is_causal)) or a function (q, k, v, "
                                "is_causal) -> o, called in every block (pytorch engines)"),
                             Qt::ToolTipRole);
-    warmup_ = spinBox(0, 100000, 2);
-    steps_ = spinBox(0, 1000000, 5);
-    device_ = comboBox(deviceNames());
-    seed_ = spinBox(0, INT32_MAX, 0);
-    threads_ = spinBox(0, int(maxCpuThreads()), 0);
-    threads_->setSpecialValueText(tr("default"));
-    traceOps_ = new QCheckBox(tr("Trace operators"));
-    traceOps_->setToolTip(tr("Record every operator's time per phase (Breakdown, Timeline)"));
-    traceMemory_ = new QCheckBox(tr("Trace memory"));
-    traceMemory_->setToolTip(tr("Record every allocation and free (Memory view)"));
-    traceKernels_ = new QCheckBox(tr("Trace CUDA kernels"));
-    traceKernels_->setToolTip(tr("Record every CUDA kernel through CUPTI (CUDA runs only)"));
-
-    checkpoint_ = new QComboBox;
-    checkpoint_->addItems({tr("off"), tr("groups of"), tr("nested")});  // as kCheckpointKinds
-    const QString checkpointTips[] = {
-        tr("Every block keeps what its backward needs"),
-        tr("Each group of K blocks keeps only its input and recomputes its forward in backward"),
-        tr("Recursive halving: the fewest tensors kept, the most recomputation")};
-    for (int i = 0; i < checkpoint_->count(); ++i) {
-        checkpoint_->setItemData(i, checkpointTips[i], Qt::ToolTipRole);
-    }
-    checkpointGroup_ = spinBox(0, 4096, 1);
-    checkpointGroup_->setSuffix(tr(" block"));
-    checkpointGroup_->setToolTip(tr("Blocks per checkpointed group (K)"));
-    loss_ = comboBox(lossNames());
-    loss_->setItemData(0, tr("The LM head's logits for every token at once"), Qt::ToolTipRole);
-    loss_->setItemData(1,
-                       tr("The LM head and cross-entropy chunk by chunk, each chunk's logits "
-                          "recomputed in backward: the full logits never exist at once"),
-                       Qt::ToolTipRole);
-    lossChunk_ = spinBox(0, 1 << 24, 1024);
-    lossChunk_->setSuffix(tr(" tokens"));
-    lossChunk_->setToolTip(tr("Tokens per chunk of the chunked loss"));
-    optimizer_ = comboBox(optimizerNames());
-    const QString optimizerTips[] = {
-        tr("LibTorch's AdamW: a loop over the parameters, a few kernels each"),
-        tr("The multi-tensor (foreach) ops, as PyTorch's default AdamW: few launches, and "
-           "sqrt(v) of every parameter at once (one fp32 copy of the parameters)"),
-        tr("ATen's fused AdamW kernel (at::_fused_adamw_); unavailable where ATen has none")};
-    for (int i = 0; i < optimizer_->count(); ++i) {
-        optimizer_->setItemData(i, optimizerTips[i], Qt::ToolTipRole);
-    }
-
-    engine_ = comboBox(engineNames());
-    const QString engineTips[] = {
-        tr("StepScope's own LibTorch engine, in this process: every attention backend"),
-        tr("PyTorch eager in a Python worker process: the reference model, or your own "
-           "(Python model)"),
-        tr("torch.compile of the model in the Python worker; the first call compiles and is "
-           "timed apart from the steps")};
-    for (int i = 0; i < engine_->count(); ++i) {
-        engine_->setItemData(i, engineTips[i], Qt::ToolTipRole);
-    }
-    compileMode_ = comboBox(compileModeNames());
-    const QString modeTips[] = {
-        tr("torch.compile's default: a balance of compile time and speed"),
-        tr("CUDA graphs to cut Python and kernel-launch overhead per step"),
-        tr("Tries many kernel configurations: the longest compile, the fastest steps")};
-    for (int i = 0; i < compileMode_->count(); ++i) {
-        compileMode_->setItemData(i, modeTips[i], Qt::ToolTipRole);
-    }
-    const QString signature =
-        tr("It is called with the course's keyword arguments: vocab_size, context_length, "
-           "d_model, num_layers, num_heads, d_ff, rope_theta (the dims above).");
-    pyModel_ = new QLineEdit;
-    // Wide enough for a module and callable such as "user_models:tied_bag_lm".
-    pyModel_->setMinimumWidth(pyModel_->fontMetrics().horizontalAdvance(QString(24, 'x')));
-    pyModel_->setPlaceholderText(tr("the reference model"));
-    pyModel_->setToolTip(tr("MODULE:CALLABLE building your nn.Module, for example "
-                            "my_model:build. Empty: StepScope's reference model.\n%1")
-                             .arg(signature));
-    pyBrowse_ = new QToolButton;
-    pyBrowse_->setText(tr("…"));
-    pyBrowse_->setToolTip(tr("Choose the model's .py file: its folder becomes the Python path"));
-    auto* pyModelRow = new QWidget;
-    auto* pyModelLayout = new QHBoxLayout(pyModelRow);
-    pyModelLayout->setContentsMargins(0, 0, 0, 0);
-    pyModelLayout->setSpacing(2);
-    pyModelLayout->addWidget(pyModel_, 1);
-    pyModelLayout->addWidget(pyBrowse_);
-    pyPath_ = new QLineEdit;
-    pyPath_->setPlaceholderText(tr("the module's folder"));
-    pyPath_->setToolTip(tr("A folder put first on the worker's import path, where MODULE is"));
     pyAttention_ = new QLineEdit;
     pyAttention_->setPlaceholderText(tr("MODULE:NAME"));
     pyAttention_->setToolTip(
@@ -255,61 +317,124 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
             browseAttentionFile();
         }
     });
+    addField(form_, tr("Attention"), attention_, "attention");
+    yourAttentionField_ =
+        addField(form_, tr("Your attention"), pyAttentionRow_, "py-attention")->parentWidget();
+}
+
+void ConfigPanel::addCheckpointRow() {
+    checkpoint_ = new QComboBox;
+    checkpoint_->addItems({tr("off"), tr("groups of"), tr("nested")});  // as kCheckpointKinds
+    const QString checkpointTips[] = {
+        tr("Every block keeps what its backward needs"),
+        tr("Each group of K blocks keeps only its input and recomputes its forward in backward"),
+        tr("Recursive halving: the fewest tensors kept, the most recomputation")};
+    for (int i = 0; i < checkpoint_->count(); ++i) {
+        checkpoint_->setItemData(i, checkpointTips[i], Qt::ToolTipRole);
+    }
+    checkpointGroup_ = spinBox(0, 4096, 1);
+    checkpointGroup_->setSuffix(tr(" block"));
+    checkpointGroup_->setToolTip(tr("Blocks per checkpointed group (K)"));
+    addField(form_, tr("Activation checkpoint"), pair(checkpoint_, checkpointGroup_),
+             "activation-checkpoint");
+}
+
+void ConfigPanel::addLossRow() {
+    loss_ = comboBox(lossNames());
+    loss_->setItemData(0, tr("The LM head's logits for every token at once"), Qt::ToolTipRole);
+    loss_->setItemData(1,
+                       tr("The LM head and cross-entropy chunk by chunk, each chunk's logits "
+                          "recomputed in backward: the full logits never exist at once"),
+                       Qt::ToolTipRole);
+    const ConfigField& chunk = *findConfigField("loss-chunk");
+    lossChunk_ = spinBox(0, clampedInt(chunk.maximum()),
+                         clampedInt(std::get<int64_t>(chunk.defaultValue())));
+    lossChunk_->setSuffix(tr(" tokens"));
+    lossChunk_->setToolTip(tr("Tokens per chunk of the chunked loss"));
+    // The chunk size's messages show under the loss row it belongs to.
+    errorLabels_["loss-chunk"] = addField(form_, tr("Loss"), pair(loss_, lossChunk_), "loss");
+}
+
+void ConfigPanel::addPythonModelRow() {
+    const QString signature =
+        tr("It is called with the course's keyword arguments: vocab_size, context_length, "
+           "d_model, num_layers, num_heads, d_ff, rope_theta (the dims above).");
+    pyModel_ = new QLineEdit;
+    // Wide enough for a module and callable such as "user_models:tied_bag_lm".
+    pyModel_->setMinimumWidth(pyModel_->fontMetrics().horizontalAdvance(QString(24, 'x')));
+    pyModel_->setPlaceholderText(tr("the reference model"));
+    pyModel_->setToolTip(tr("MODULE:CALLABLE building your nn.Module, for example "
+                            "my_model:build. Empty: StepScope's reference model.\n%1")
+                             .arg(signature));
+    pyBrowse_ = new QToolButton;
+    pyBrowse_->setText(tr("…"));
+    pyBrowse_->setToolTip(tr("Choose the model's .py file: its folder becomes the Python path"));
+    auto* pyModelRow = new QWidget;
+    auto* pyModelLayout = new QHBoxLayout(pyModelRow);
+    pyModelLayout->setContentsMargins(0, 0, 0, 0);
+    pyModelLayout->setSpacing(2);
+    pyModelLayout->addWidget(pyModel_, 1);
+    pyModelLayout->addWidget(pyBrowse_);
     connect(pyBrowse_, &QToolButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Python model file"),
-                                                          pyPath_->text(), tr("Python (*.py)"));
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Python model file"), pyPathEdit()->text(), tr("Python (*.py)"));
         if (!path.isEmpty()) {
             choosePythonFile(path);
         }
     });
+    addField(form_, tr("Python model"), pyModelRow, "py-model");
+}
 
-    if (!cudaAvailable) {
-        auto* model = qobject_cast<QStandardItemModel*>(device_->model());
-        const int cuda = device_->findText("cuda");
-        model->item(cuda)->setEnabled(false);
-        device_->setItemData(cuda, tr("No CUDA device is available on this machine"),
-                             Qt::ToolTipRole);
-        tf32_->setEnabled(false);
-        tf32_->setToolTip(tr("TF32 needs a CUDA device"));
-        traceKernels_->setEnabled(false);
-        traceKernels_->setToolTip(tr("Kernel tracing needs a CUDA device"));
-    }
+// The app's own words where a row made from the table says more than the
+// CLI's help: each item of the engine, compile-mode and optimizer boxes, the
+// threads' default, the traces' tabs, the Python path.
+void ConfigPanel::addItemTips() {
+    auto tips = [](QComboBox* box, std::initializer_list<QString> texts) {
+        int i = 0;
+        for (const QString& tip : texts) {
+            box->setItemData(i++, tip, Qt::ToolTipRole);
+        }
+    };
+    tips(optimizerBox(),
+         {tr("LibTorch's AdamW: a loop over the parameters, a few kernels each"),
+          tr("The multi-tensor (foreach) ops, as PyTorch's default AdamW: few launches, and "
+             "sqrt(v) of every parameter at once (one fp32 copy of the parameters)"),
+          tr("ATen's fused AdamW kernel (at::_fused_adamw_); unavailable where ATen has none")});
+    tips(engineBox(),
+         {tr("StepScope's own LibTorch engine, in this process: every attention backend"),
+          tr("PyTorch eager in a Python worker process: the reference model, or your own "
+             "(Python model)"),
+          tr("torch.compile of the model in the Python worker; the first call compiles and is "
+             "timed apart from the steps")});
+    tips(compileModeBox(),
+         {tr("torch.compile's default: a balance of compile time and speed"),
+          tr("CUDA graphs to cut Python and kernel-launch overhead per step"),
+          tr("Tries many kernel configurations: the longest compile, the fastest steps")});
+    static_cast<QSpinBox*>(fieldWidget("threads"))->setSpecialValueText(tr("default"));
+    fieldWidget("ops")->setToolTip(
+        tr("Record every operator's time per phase (Breakdown, Timeline)"));
+    fieldWidget("memory")->setToolTip(tr("Record every allocation and free (Memory view)"));
+    fieldWidget("kernels")->setToolTip(
+        tr("Record every CUDA kernel through CUPTI (CUDA runs only)"));
+    pyPathEdit()->setPlaceholderText(tr("the module's folder"));
+    pyPathEdit()->setToolTip(tr("A folder put first on the worker's import path, where MODULE is"));
+}
 
-    addField(form, tr("Engine"), engine_, "engine");
-    addField(form, tr("Compile mode"), compileMode_, "compile-mode");
-    addField(form, tr("Python model"), pyModelRow, "py-model");
-    addField(form, tr("Python path"), pyPath_, "py-path");
-    addField(form, tr("Model"), preset_, "model");
-    addField(form, tr("d_model"), dModel_, "d_model");
-    addField(form, tr("d_ff"), dFf_, "d_ff");
-    addField(form, tr("Layers"), layers_, "layers");
-    addField(form, tr("Heads"), heads_, "heads");
-    addField(form, tr("Vocab"), vocab_, "vocab");
-    addField(form, tr("Max context"), maxContext_, "max_context");
-    addField(form, tr("Context length"), context_, "ctx");
-    addField(form, tr("Batch"), batch_, "batch");
-    addField(form, tr("Mode"), mode_, "mode");
-    addField(form, tr("Precision"), precision_, "precision");
-    addField(form, QString(), tf32_, "tf32");
-    addField(form, tr("Attention"), attention_, "attention");
-    yourAttentionField_ =
-        addField(form, tr("Your attention"), pyAttentionRow_, "py-attention")->parentWidget();
-    addField(form, tr("Activation checkpoint"), pair(checkpoint_, checkpointGroup_),
-             "activation-checkpoint");
-    // The chunk size's messages show under the loss row it belongs to.
-    errorLabels_["loss-chunk"] = addField(form, tr("Loss"), pair(loss_, lossChunk_), "loss");
-    addField(form, tr("Optimizer"), optimizer_, "optimizer");
-    addField(form, tr("Warm-up steps"), warmup_, "warmup");
-    addField(form, tr("Measured steps"), steps_, "steps");
-    addField(form, tr("Device"), device_, "device");
-    addField(form, tr("Seed"), seed_, "seed");
-    addField(form, tr("CPU threads"), threads_, "threads");
-    addField(form, QString(), traceOps_, "ops");
-    addField(form, QString(), traceKernels_, "kernels");
-    addField(form, QString(), traceMemory_, "memory");
+void ConfigPanel::disableCudaOnly() {
+    QComboBox* device = deviceBox();
+    auto* model = qobject_cast<QStandardItemModel*>(device->model());
+    const int cuda = device->findText("cuda");
+    model->item(cuda)->setEnabled(false);
+    device->setItemData(cuda, tr("No CUDA device is available on this machine"), Qt::ToolTipRole);
+    fieldWidget("tf32")->setEnabled(false);
+    fieldWidget("tf32")->setToolTip(tr("TF32 needs a CUDA device"));
+    fieldWidget("kernels")->setEnabled(false);
+    fieldWidget("kernels")->setToolTip(tr("Kernel tracing needs a CUDA device"));
+}
 
-    // Files a run was made with that the form has no field for (the CLI's
-    // --weights and --tokens): shown while they are part of the config.
+// Files a run was made with that the form has no field for (the CLI's
+// --weights and --tokens): shown while they are part of the config.
+void ConfigPanel::addCarriedRow() {
     carriedLabel_ = new QLabel;
     carriedLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     auto* dropCarried = new QToolButton;
@@ -326,10 +451,10 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     carriedLayout->setContentsMargins(0, 0, 0, 0);
     carriedLayout->addWidget(carriedLabel_, 1);
     carriedLayout->addWidget(dropCarried);
-    form->addRow(tr("Loads"), carriedRow_);
-    form_ = form;
-    attentionChanged();
+    form_->addRow(tr("Loads"), carriedRow_);
+}
 
+void ConfigPanel::addViewingBanner() {
     viewingLabel_ = new QLabel;
     viewingLabel_->setWordWrap(true);
     viewingLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
@@ -349,51 +474,43 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
     viewing_->hide();
     connect(runAgain_, &QPushButton::clicked, this, &ConfigPanel::runAgainRequested);
     connect(editCopy_, &QPushButton::clicked, this, &ConfigPanel::editCopy);
+}
 
-    estimate_ = new QLabel;
-    estimate_->setWordWrap(true);
-    estimate_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    estimate_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-
-    fields_ = new QWidget;
-    fields_->setLayout(form);
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(viewing_);
-    layout->addWidget(fields_);
-    layout->addWidget(estimate_);
-    layout->addStretch();
-
+void ConfigPanel::connectFields() {
     connect(preset_, &QComboBox::currentTextChanged, this, &ConfigPanel::presetChanged);
-    for (auto* box : {dModel_, dFf_, layers_, heads_, vocab_, maxContext_, context_, batch_,
-                      warmup_, steps_, seed_, threads_}) {
+    for (auto* box :
+         {dModel_, dFf_, layers_, heads_, vocab_, maxContext_, checkpointGroup_, lossChunk_}) {
         connect(box, &QSpinBox::valueChanged, this, &ConfigPanel::changed);
     }
-    connect(engine_, &QComboBox::currentIndexChanged, this, [this] {
+    for (const auto& [name, widget] : fieldWidgets_) {
+        if (auto* spin = qobject_cast<QSpinBox*>(widget)) {
+            connect(spin, &QSpinBox::valueChanged, this, &ConfigPanel::changed);
+        } else if (auto* check = qobject_cast<QCheckBox*>(widget)) {
+            connect(check, &QCheckBox::toggled, this, &ConfigPanel::changed);
+        } else if (auto* edit = qobject_cast<QLineEdit*>(widget)) {
+            connect(edit, &QLineEdit::textChanged, this, &ConfigPanel::changed);
+        } else if (name != "engine") {
+            connect(static_cast<QComboBox*>(widget), &QComboBox::currentIndexChanged, this,
+                    &ConfigPanel::changed);
+        }
+    }
+    connect(engineBox(), &QComboBox::currentIndexChanged, this, [this] {
         engineChanged();
         Q_EMIT changed();
     });
     connect(attention_, &QComboBox::currentIndexChanged, this, &ConfigPanel::attentionChanged);
-    for (auto* box : {mode_, precision_, attention_, device_, compileMode_, optimizer_}) {
-        connect(box, &QComboBox::currentIndexChanged, this, &ConfigPanel::changed);
-    }
+    connect(attention_, &QComboBox::currentIndexChanged, this, &ConfigPanel::changed);
     for (auto* box : {checkpoint_, loss_}) {
         connect(box, &QComboBox::currentIndexChanged, this, [this] {
             leversChanged();
             Q_EMIT changed();
         });
     }
-    for (auto* box : {checkpointGroup_, lossChunk_}) {
-        connect(box, &QSpinBox::valueChanged, this, &ConfigPanel::changed);
-    }
     connect(checkpointGroup_, &QSpinBox::valueChanged, this, [this](int blocks) {
         checkpointGroup_->setSuffix(blocks == 1 ? tr(" block") : tr(" blocks"));
     });
-    for (auto* edit : {pyModel_, pyPath_, pyAttention_}) {
+    for (auto* edit : {pyModel_, pyAttention_}) {
         connect(edit, &QLineEdit::textChanged, this, &ConfigPanel::changed);
-    }
-    for (auto* box : {tf32_, traceOps_, traceKernels_, traceMemory_}) {
-        connect(box, &QCheckBox::toggled, this, &ConfigPanel::changed);
     }
     // The form scrolls where the screen is short: a wheel over a field it
     // passes scrolls the form, and changes a value only once the field has focus.
@@ -403,9 +520,30 @@ ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) 
             field->installEventFilter(this);
         }
     }
-    RunConfig initial;
-    initial.model = *findPreset("nano");
-    setConfig(initial);
+}
+
+QWidget* ConfigPanel::fieldWidget(const std::string& name) const {
+    const auto found = fieldWidgets_.find(name);
+    return found == fieldWidgets_.end() ? nullptr : found->second;
+}
+QComboBox* ConfigPanel::deviceBox() const {
+    return static_cast<QComboBox*>(fieldWidget("device"));
+}
+QComboBox* ConfigPanel::engineBox() const {
+    return static_cast<QComboBox*>(fieldWidget("engine"));
+}
+QComboBox* ConfigPanel::compileModeBox() const {
+    return static_cast<QComboBox*>(fieldWidget("compile-mode"));
+}
+QComboBox* ConfigPanel::optimizerBox() const {
+    return static_cast<QComboBox*>(fieldWidget("optimizer"));
+}
+QLineEdit* ConfigPanel::pyPathEdit() const {
+    return static_cast<QLineEdit*>(fieldWidget("py-path"));
+}
+
+Engine ConfigPanel::engine() const {
+    return *parseEngine(engineBox()->currentText().toStdString());
 }
 
 bool ConfigPanel::eventFilter(QObject* watched, QEvent* event) {
@@ -482,12 +620,18 @@ void ConfigPanel::presetChanged() {
 }
 
 // The Python fields apply to the worker's engines, compile mode to
-// torch.compile; the worker's model has fewer attention backends.
+// torch.compile; the worker's model has fewer attention backends. A row made
+// from the table is enabled where the field's engines say.
 void ConfigPanel::engineChanged() {
-    const Engine engine = *parseEngine(engine_->currentText().toStdString());
-    const bool worker = engine != Engine::LibTorch;
-    engine_->setToolTip(engine_->currentData(Qt::ToolTipRole).toString());
-    compileMode_->setEnabled(engine == Engine::PyTorchCompile);
+    const Engine current = engine();
+    const bool worker = runsInWorker(current);
+    for (const auto& [name, widget] : fieldWidgets_) {
+        const ConfigField& field = *findConfigField(name);
+        if (field.engines != kAllEngines) {
+            widget->setEnabled(field.takenBy(current));
+        }
+    }
+    engineBox()->setToolTip(engineBox()->currentData(Qt::ToolTipRole).toString());
     // The worker runs the reference model as the course's code does: no levers.
     const QString leversTip =
         worker ? tr("The Python worker runs the model without checkpointing and with the full "
@@ -498,15 +642,14 @@ void ConfigPanel::engineChanged() {
         box->setToolTip(leversTip);
     }
     // The worker steps torch.optim.AdamW's per-parameter loop.
-    optimizer_->setEnabled(!worker);
-    optimizer_->setToolTip(worker ? tr("The Python worker steps AdamW's per-parameter loop; use "
-                                       "the libtorch engine for foreach or fused")
-                                  : tr("The train step's AdamW: the same update, stepped as "
-                                       "a loop, with multi-tensor ops or by a fused kernel"));
+    optimizerBox()->setToolTip(worker ? tr("The Python worker steps AdamW's per-parameter loop; "
+                                           "use the libtorch engine for foreach or fused")
+                                      : tr("The train step's AdamW: the same update, stepped as "
+                                           "a loop, with multi-tensor ops or by a fused kernel"));
     leversChanged();
-    for (QWidget* field : {static_cast<QWidget*>(pyModel_), static_cast<QWidget*>(pyBrowse_),
-                           static_cast<QWidget*>(pyPath_), static_cast<QWidget*>(pyAttention_),
-                           static_cast<QWidget*>(pyAttentionBrowse_)}) {
+    for (QWidget* field :
+         {static_cast<QWidget*>(pyModel_), static_cast<QWidget*>(pyBrowse_),
+          static_cast<QWidget*>(pyAttention_), static_cast<QWidget*>(pyAttentionBrowse_)}) {
         field->setEnabled(worker);
     }
     // A backend the engine lacks stays chosen if it was, and validation says
@@ -538,7 +681,7 @@ void ConfigPanel::attentionChanged() {
 
 void ConfigPanel::browseAttentionFile() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Your attention's Python file"),
-                                                      pyPath_->text(), tr("Python (*.py)"));
+                                                      pyPathEdit()->text(), tr("Python (*.py)"));
     if (!path.isEmpty()) {
         chooseAttentionFile(path);
     }
@@ -553,7 +696,7 @@ void ConfigPanel::chooseAttentionFile(const QString& path) {
     const QString module = info.completeBaseName();
     const QString name = guessAttention(source);
     attention_->setCurrentText(kYourOwn);
-    pyPath_->setText(QDir::toNativeSeparators(info.absolutePath()));
+    pyPathEdit()->setText(QDir::toNativeSeparators(info.absolutePath()));
     pyAttention_->setText(module + ":" + name);
     pyAttention_->setFocus();
     if (name.isEmpty()) {
@@ -567,7 +710,7 @@ void ConfigPanel::chooseAttentionFile(const QString& path) {
 // From the engine, not from isEnabled(): a run shown read-only disables
 // the whole form, and its fields must come back as they were.
 void ConfigPanel::leversChanged() {
-    const bool libtorch = *parseEngine(engine_->currentText().toStdString()) == Engine::LibTorch;
+    const bool libtorch = engine() == Engine::LibTorch;
     checkpointGroup_->setEnabled(libtorch && checkpoint_->currentIndex() == 1);
     lossChunk_->setEnabled(libtorch && loss_->currentText() == "chunked");
 }
@@ -595,7 +738,7 @@ void ConfigPanel::choosePythonFile(const QString& path) {
     }
     const QString module = info.completeBaseName();
     const QString callable = guessCallable(source);
-    pyPath_->setText(QDir::toNativeSeparators(info.absolutePath()));
+    pyPathEdit()->setText(QDir::toNativeSeparators(info.absolutePath()));
     pyModel_->setText(module + ":" + callable);
     pyModel_->setFocus();
     if (callable.isEmpty()) {
@@ -605,47 +748,51 @@ void ConfigPanel::choosePythonFile(const QString& path) {
     }
 }
 
+// Each row made from the table whose field the engine takes; the others keep
+// what they showed for when their engine returns, but are not part of the config.
+void ConfigPanel::readFieldRows(RunConfig& config) const {
+    for (const auto& [name, widget] : fieldWidgets_) {
+        const ConfigField& field = *findConfigField(name);
+        if (field.takenBy(config.engine)) {
+            field.set(config, valueOf(field, widget));
+        }
+    }
+}
+
+void ConfigPanel::showFieldRows(const RunConfig& config) {
+    for (const auto& [name, widget] : fieldWidgets_) {
+        showValue(widget, findConfigField(name)->get(config));
+    }
+}
+
 RunConfig ConfigPanel::config() const {
     RunConfig config;
     config.weightsPath = carried_.weightsPath;
     config.tokensPath = carried_.tokensPath;
     config.python = carried_.python;
-    config.engine = *parseEngine(engine_->currentText().toStdString());
-    // Disabled fields keep what they showed for when their engine returns,
-    // but are not part of the config.
-    if (config.engine == Engine::PyTorchCompile) {
-        config.compileMode = compileMode_->currentText().toStdString();
-    }
+    config.engine = engine();
+    readFieldRows(config);
     if (config.engine != Engine::LibTorch) {
         config.pyModel = pyModel_->text().trimmed().toStdString();
-        config.pyPath = pyPath_->text().trimmed().toStdString();
     } else {
         config.activationCheckpoint.kind = kCheckpointKinds[checkpoint_->currentIndex()];
         if (config.activationCheckpoint.kind == CheckpointStrategy::Kind::Groups) {
             config.activationCheckpoint.groupSize = checkpointGroup_->value();
         }
         config.loss = *parseLossKind(loss_->currentText().toStdString());
-        config.optimizer = *parseOptimizerKind(optimizer_->currentText().toStdString());
+        config.lossChunkTokens = lossChunk_->value();
     }
-    config.lossChunkTokens = lossChunk_->value();
     if (const auto preset = findPreset(preset_->currentText().toStdString())) {
         config.model = *preset;
     } else {
-        config.model.name =
-            "custom-d" + std::to_string(dModel_->value()) + "-ff" + std::to_string(dFf_->value()) +
-            "-l" + std::to_string(layers_->value()) + "-h" + std::to_string(heads_->value());
         config.model.dModel = dModel_->value();
         config.model.dFf = dFf_->value();
         config.model.layers = layers_->value();
         config.model.heads = heads_->value();
+        config.model.name = customModelName(config.model);
     }
     config.model.vocabSize = vocab_->value();
     config.model.maxContext = maxContext_->value();
-    config.contextLength = context_->value();
-    config.batchSize = batch_->value();
-    config.mode = *parseRunMode(mode_->currentText().toStdString());
-    config.precision = *parsePrecision(precision_->currentText().toStdString());
-    config.tf32 = tf32_->isChecked();
     config.attention = attention_->currentText().toStdString();
     if (attention_->currentText() == kYourOwn) {
         // As the CLI's --py-attention: the run's attention is named after NAME.
@@ -654,14 +801,6 @@ RunConfig ConfigPanel::config() const {
             config.attention = pythonTargetName(config.pyAttention);
         }
     }
-    config.warmupSteps = warmup_->value();
-    config.measuredSteps = steps_->value();
-    config.device = *parseDeviceKind(device_->currentText().toStdString());
-    config.seed = uint64_t(seed_->value());
-    config.threads = threads_->value();
-    config.traceOps = traceOps_->isChecked();
-    config.traceKernels = traceKernels_->isChecked();
-    config.traceMemory = traceMemory_->isChecked();
     return config;
 }
 
@@ -677,24 +816,12 @@ void ConfigPanel::setConfig(const RunConfig& config) {
         heads_->setValue(int(config.model.heads));
         vocab_->setValue(int(config.model.vocabSize));
         maxContext_->setValue(int(config.model.maxContext));
-        context_->setValue(int(config.contextLength));
-        batch_->setValue(int(config.batchSize));
-        mode_->setCurrentText(QString::fromStdString(toString(config.mode)));
-        precision_->setCurrentText(QString::fromStdString(toString(config.precision)));
-        tf32_->setChecked(config.tf32);
+        showFieldRows(config);
         const int attention = attention_->findText(
             config.pyAttention.empty() ? text(config.attention) : QString(kYourOwn));
         attention_->setCurrentIndex(attention >= 0 ? attention : 0);
         pyAttention_->setText(text(config.pyAttention));
         attentionChanged();
-        warmup_->setValue(config.warmupSteps);
-        steps_->setValue(config.measuredSteps);
-        device_->setCurrentText(QString::fromStdString(toString(config.device)));
-        seed_->setValue(int(config.seed));
-        threads_->setValue(config.threads);
-        traceOps_->setChecked(config.traceOps);
-        traceKernels_->setChecked(config.traceKernels);
-        traceMemory_->setChecked(config.traceMemory);
         checkpoint_->setCurrentIndex(
             int(std::find(std::begin(kCheckpointKinds), std::end(kCheckpointKinds),
                           config.activationCheckpoint.kind) -
@@ -704,11 +831,7 @@ void ConfigPanel::setConfig(const RunConfig& config) {
         }
         loss_->setCurrentText(text(toString(config.loss)));
         lossChunk_->setValue(int(config.lossChunkTokens));
-        optimizer_->setCurrentText(text(toString(config.optimizer)));
-        engine_->setCurrentText(text(toString(config.engine)));
-        compileMode_->setCurrentText(text(config.compileMode));
         pyModel_->setText(text(config.pyModel));
-        pyPath_->setText(text(config.pyPath));
         engineChanged();
         carried_ = config;
         showCarried();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "config/config_field.h"
 #include "config/run_config.h"
 
 class QCheckBox;
@@ -24,9 +25,14 @@ class QToolButton;
 
 namespace stepscope::ui {
 
-// The run configuration form. Each field has an error label beside it that
-// shows the engine's own validation message for that field. It either edits
-// the next run or shows a selected run's configuration read-only.
+// The run configuration form: a row for each field of the table
+// (config/config_field.h) that has a label, its widget from the field's type
+// (a combo box for a choice, a spin box for a range, a check box for a
+// switch, a line edit for a name or path); the model, the attention, the
+// memory levers and the Python model have rows made by hand. Each field has
+// an error label beside it that shows the engine's own validation message
+// for that field. It either edits the next run or shows a selected run's
+// configuration read-only.
 class ConfigPanel final : public QWidget {
     Q_OBJECT
 
@@ -73,20 +79,23 @@ public:
     QString viewingText() const;
     QPushButton* editCopyButton() const { return editCopy_; }
 
+    // The widget of a field's row made from its declaration, by the field's
+    // name; nullptr for a field without one.
+    QWidget* fieldWidget(const std::string& name) const;
     // Named fields, for tests and the main window.
     QComboBox* presetBox() const { return preset_; }
     QSpinBox* headsBox() const { return heads_; }
-    QComboBox* deviceBox() const { return device_; }
-    QComboBox* engineBox() const { return engine_; }
-    QComboBox* compileModeBox() const { return compileMode_; }
+    QComboBox* deviceBox() const;
+    QComboBox* engineBox() const;
+    QComboBox* compileModeBox() const;
     QComboBox* attentionBox() const { return attention_; }
     QComboBox* checkpointBox() const { return checkpoint_; }
     QSpinBox* checkpointGroupBox() const { return checkpointGroup_; }
     QComboBox* lossBox() const { return loss_; }
     QSpinBox* lossChunkBox() const { return lossChunk_; }
-    QComboBox* optimizerBox() const { return optimizer_; }
+    QComboBox* optimizerBox() const;
     QLineEdit* pyModelEdit() const { return pyModel_; }
-    QLineEdit* pyPathEdit() const { return pyPath_; }
+    QLineEdit* pyPathEdit() const;
     QToolButton* pyModelBrowseButton() const { return pyBrowse_; }
     QLineEdit* pyAttentionEdit() const { return pyAttention_; }
     // The row of the user's MODULE:NAME, shown while "your own…" is chosen.
@@ -100,6 +109,25 @@ Q_SIGNALS:
     void runAgainRequested();
 
 private:
+    // The form, in named steps: the rows in the table's order, their tips,
+    // what needs CUDA, the row of carried files, the banner over a shown run.
+    void addRows();
+    void addFieldRow(const ConfigField& field);
+    void addModelRows();
+    void addAttentionRows();
+    void addCheckpointRow();
+    void addLossRow();
+    void addPythonModelRow();
+    void addItemTips();
+    void disableCudaOnly();
+    void addCarriedRow();
+    void addViewingBanner();
+    void connectFields();
+    // The rows made from a declaration: their values into and out of a config.
+    void readFieldRows(RunConfig& config) const;
+    void showFieldRows(const RunConfig& config);
+    Engine engine() const;
+
     void presetChanged();
     void engineChanged();
     void attentionChanged();
@@ -115,21 +143,16 @@ private:
     QLabel* estimate_;
     QPushButton *runAgain_, *editCopy_;
     bool readOnly_ = false;
+    // The rows made from a field's declaration, by field name.
+    std::map<std::string, QWidget*> fieldWidgets_;
     QComboBox* preset_;
-    QSpinBox *dModel_, *dFf_, *layers_, *heads_, *vocab_, *maxContext_, *context_, *batch_;
-    QComboBox *mode_, *precision_, *attention_, *device_;
-    QCheckBox* tf32_;
-    QCheckBox* traceOps_;
-    QCheckBox* traceKernels_;
-    QCheckBox* traceMemory_;
-    QSpinBox *warmup_, *steps_, *seed_, *threads_;
-    QComboBox *engine_, *compileMode_;
+    QSpinBox *dModel_, *dFf_, *layers_, *heads_, *vocab_, *maxContext_;
+    QComboBox* attention_;
     // The memory levers: activation checkpointing (off, groups of K blocks,
     // nested) and the loss (full or chunked, tokens per chunk).
     QComboBox *checkpoint_, *loss_;
     QSpinBox *checkpointGroup_, *lossChunk_;
-    QComboBox* optimizer_;  // the train step's AdamW: loop, foreach or fused
-    QLineEdit *pyModel_, *pyPath_;
+    QLineEdit* pyModel_;
     QToolButton* pyBrowse_;
     QLineEdit* pyAttention_;  // the user's MODULE:NAME, with "your own…"
     QToolButton* pyAttentionBrowse_;
