@@ -1,5 +1,6 @@
 """The recorder's command line: the run flags of `stepscope-cli run` that the
-PyTorch engines take (app/cli/config_flags.cpp), turned into the run file's
+PyTorch engines take, made as the CLI makes its own (app/cli/config_flags.cpp)
+from the fields' one declaration (config_fields), turned into the run file's
 `config` object. A bad flag is an argparse error naming the flag and what
 it allows (exit status 2), never a run."""
 import argparse
@@ -12,23 +13,49 @@ import torch
 
 from .attention import triton_mode
 from .attention.user_attention import load_user_attention
-from .model import ATTENTIONS, DEFAULT_MAX_CONTEXT, DEFAULT_VOCAB, PRESET_LIMITS, PRESETS
+from .config_fields import FIELDS
+from .model import DEFAULT_MAX_CONTEXT, DEFAULT_VOCAB, PRESET_LIMITS, PRESETS
 from .outcome import Finish
-from .run_config import COMPILE_MODES, DEVICES, ENGINES, MODES, PRECISIONS
 from .weights_shape import ShapeError, custom_name, weights_shape
 
 PYTHON_TARGET = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 DIM_FLAGS = (("--d-model", "d_model"), ("--d-ff", "d_ff"), ("--layers", "layers"),
              ("--heads", "heads"))
-# The memory levers run on the LibTorch engine only; a PyTorch engine's run
-# file says they were off.
-LEVERS_OFF = {"activation_checkpoint": "off", "loss": "full", "loss_chunk": 1024}
-# The worker steps torch.optim.AdamW's per-parameter loop (foreach=False): the
-# engine's "adamw".
-OPTIMIZER = "adamw"
+# The flags' groups: a field's section, and its title in --help.
+SECTIONS = (("workload", "workload"), ("steps", "steps"), ("trace", "tracing (torch.profiler)"),
+            ("engine", "engine"), ("data", "data"))
 
 
-def build_parser():
+def recorder_fields(fields, section=None):
+    """The fields that are the recorder's flags: in the run file, taken by the
+    worker's engines (not the memory levers), not the model (its own flags)."""
+    return [f for f in fields.in_file() if f.type != "model" and fields.worker_takes(f)
+            and section in (None, f.section)]
+
+
+def help_of(field, fields):
+    text = field.help.replace("{max}", str(4 * (os.cpu_count() or 1)))
+    if field.type in ("integer", "choice"):
+        text += f" (default {fields.worker_default(field)})"
+    return text
+
+
+def add_field_flag(group, field, fields):
+    """One field's flag, as its declaration says: a whole number, one of the
+    values the worker serves, a switch, or a name or path."""
+    options = {"dest": field.key, "help": help_of(field, fields)}
+    if field.type == "integer":
+        options.update(type=int, default=field.default)
+    elif field.type == "switch":
+        options.update(action="store_true")
+    elif field.type == "choice":
+        options.update(choices=list(field.served) or None, default=fields.worker_default(field))
+    else:
+        options.update(default="", metavar=field.value_name or None)
+    group.add_argument("--" + field.name, **options)
+
+
+def build_parser(fields=FIELDS):
     parser = argparse.ArgumentParser(
         prog="stepscope-record", allow_abbrev=False,
         description="Runs a model's steps with PyTorch (eager or torch.compile) and writes a "
@@ -44,48 +71,11 @@ def build_parser():
     model.add_argument("--vocab", type=int, help="vocabulary size (default: the preset's)")
     model.add_argument("--max-ctx", type=int, help="the model's maximum context length "
                        "(default: the preset's)")
-    work = parser.add_argument_group("workload")
-    work.add_argument("--ctx", type=int, default=128, help="context length (default 128)")
-    work.add_argument("--batch", type=int, default=4, help="batch size (default 4)")
-    work.add_argument("--mode", choices=MODES, default="train-step")
-    work.add_argument("--precision", choices=PRECISIONS, default="fp32", help="(autocast)")
-    work.add_argument("--tf32", action="store_true", help="TF32 tensor cores for fp32 matmuls "
-                      "(CUDA)")
-    work.add_argument("--attention", choices=ATTENTIONS, default="naive")
-    steps = parser.add_argument_group("steps")
-    steps.add_argument("--warmup", type=int, default=2, help="warm-up steps (recorded, not "
-                       "summarised; default 2)")
-    steps.add_argument("--steps", type=int, default=5, help="measured steps (default 5)")
-    steps.add_argument("--device", choices=DEVICES, default="cpu")
-    steps.add_argument("--seed", type=int, default=0)
-    steps.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
-    steps.add_argument("--force", action="store_true", help="kept in the config as "
-                       "stepscope-cli does; the recorder makes no pre-flight check")
-    trace = parser.add_argument_group("tracing (torch.profiler)")
-    trace.add_argument("--ops", action="store_true", help="each operator's time per phase")
-    trace.add_argument("--kernels", action="store_true", help="each CUDA kernel's device time "
-                       "per phase (--device cuda)")
-    trace.add_argument("--memory", action="store_true", help="every allocation and free, "
-                       "attributed to phase, operator and category")
-    engine = parser.add_argument_group("engine")
-    engine.add_argument("--engine", choices=ENGINES, default="pytorch",
-                        help="PyTorch eager, or torch.compile (compile time kept apart)")
-    engine.add_argument("--compile-mode", choices=COMPILE_MODES, default="default")
-    engine.add_argument("--py-model", default="", metavar="MODULE:CALLABLE",
-                        help="your model, built from the course's keyword arguments")
-    engine.add_argument("--py-attention", default="", metavar="MODULE:NAME",
-                        help="your attention, called in every block of the reference model: a "
-                        "torch.autograd.Function (NAME.apply(q, k, v, is_causal)) or a function "
-                        "(q, k, v, is_causal) -> o")
-    engine.add_argument("--py-path", default="", metavar="DIR", help="a directory to import "
-                        "--py-model or --py-attention from")
-    data = parser.add_argument_group("data")
-    data.add_argument("--weights", default="", metavar="FILE", help="torch.save'd state dict "
-                      "loaded into the model, or the course's from_pretrained folder "
-                      "(model_config.json + model.pt); without --model or dims the model's "
-                      "shape comes from it")
-    data.add_argument("--tokens", default="", metavar="FILE", help="torch.save'd int64 "
-                      "(batch, ctx+1) tensor used as the batch (sets --batch and --ctx)")
+    for section, title in SECTIONS:
+        group = parser.add_argument_group(title)
+        for field in recorder_fields(fields, section):
+            add_field_flag(group, field, fields)
+    data = next(g for g in parser._action_groups if g.title == "data")
     data.add_argument("--config", default="", metavar="FILE", help="the config from a run file "
                       "(its \"config\") or a JSON config object instead of flags")
     out = parser.add_argument_group("output")
@@ -148,21 +138,20 @@ def token_batch_shape(path, parser):
     return int(tokens.shape[0]), int(tokens.shape[1]) - 1
 
 
-def config_from_flags(args, parser):
+def config_from_flags(args, parser, fields=FIELDS):
+    """Every key of the run file's config: the flags' values, and the
+    defaults of what the worker's engines do not take (the memory levers
+    off, AdamW's loop)."""
     model, weights = model_object(args, parser)
-    config = {
-        "model": model, "ctx": args.ctx, "batch": args.batch,
-        "mode": args.mode, "precision": args.precision, "tf32": args.tf32,
-        "warmup": args.warmup, "steps": args.steps, "device": args.device, "seed": args.seed,
-        "attention": args.attention, **LEVERS_OFF, "optimizer": OPTIMIZER, "cuda_graph": False,
-        "threads": args.threads,
-        "force": args.force, "trace_ops": args.ops, "trace_kernels": args.kernels,
-        "trace_memory": args.memory, "engine": args.engine, "compile_mode": args.compile_mode,
-        "py_model": args.py_model, "py_path": args.py_path, "weights": weights,
-        "tokens": args.tokens,
-    }
-    if args.py_attention:  # the key is written only when set, until the C++ writer has it
-        config["py_attention"] = args.py_attention
+    config = {"model": model}
+    flagged = {field.key for field in recorder_fields(fields)}
+    for field in fields.in_file():
+        if field.type == "model":
+            continue
+        value = getattr(args, field.key) if field.key in flagged else field.default
+        if field.written_when_default or value != field.default:
+            config[field.key] = value
+    config["weights"] = weights
     if args.tokens:
         config["batch"], config["ctx"] = token_batch_shape(args.tokens, parser)
     return config
@@ -229,7 +218,24 @@ def problems(config):
                                     "names (for example my_model:build; a file my-model.py "
                                     "cannot be imported)"))
     found += py_attention_problems(config)
-    return found
+    return found + range_problems(config, found)
+
+
+def range_problems(config, found, fields=FIELDS):
+    """Each whole number within its declared range, as stepscope-cli says it,
+    where no message above has named its flag yet."""
+    named = {flag for flag, _ in found}
+    problems_found = []
+    for field in recorder_fields(fields):
+        flag, value = "--" + field.name, config.get(field.key)
+        if field.type != "integer" or flag in named or not isinstance(value, int):
+            continue
+        low, high = field.min, field.max
+        if value < low or (high is not None and value > high):
+            bound = f"≥ {low}" if value < low else f"≤ {high}"
+            allowed = f"{low}..{high}" if high is not None else f"{low} or more"
+            problems_found.append((flag, f"must be {bound}, got {value}; allowed: {allowed}"))
+    return problems_found
 
 
 def py_attention_problems(config):

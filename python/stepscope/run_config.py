@@ -1,23 +1,27 @@
 """The run request's config (the run file's "config" object), checked.
 
-A value this worker cannot serve ends the run as `unavailable`, naming the
-field and the values it takes.
+Its fields are the C++ table's (config_fields): each key the run file holds
+is read as its type says, missing keys the first version of the run file
+had are an error, later ones take their defaults. A value this worker
+cannot serve ends the run as `unavailable`, naming the field and the values
+it takes: one the worker's engines do not take at all (a memory lever) must
+be the default.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 
 import torch
 
-from .model import ATTENTIONS
+from .config_fields import FIELDS
 from .outcome import failed, first_line, unavailable
 
-MODES = ("inference", "forward", "forward-backward", "train-step")
-PRECISIONS = ("fp32", "bf16", "fp16")
-DEVICES = ("cpu", "cuda")
-ENGINES = ("pytorch", "pytorch-compile")
-COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
-OPTIMIZERS = ("adamw",)
+MODES = FIELDS.named("mode").served
+PRECISIONS = FIELDS.named("precision").served
+DEVICES = FIELDS.named("device").served
+ENGINES = FIELDS.named("engine").served
+COMPILE_MODES = FIELDS.named("compile-mode").served
 
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+PYTHON_TYPES = {"integer": int, "switch": bool, "choice": str, "text": str, "path": str}
 
 
 @dataclass(frozen=True)
@@ -31,30 +35,9 @@ class ModelDims:
     rope_theta: float
 
 
-@dataclass(frozen=True)
-class RunSpec:
-    dims: ModelDims
-    ctx: int
-    batch: int
-    mode: str
-    precision: str
-    tf32: bool
-    warmup: int
-    steps: int
-    device: str
-    seed: int
-    attention: str
-    threads: int
-    trace_ops: bool
-    trace_kernels: bool
-    trace_memory: bool
-    engine: str
-    compile_mode: str
-    py_model: str
-    py_path: str
-    py_attention: str
-    weights: str
-    tokens: str
+class RunSpecBase:
+    """What a RunSpec (one attribute per field the worker takes, by its run
+    file key, and `dims`) says about the steps."""
 
     @property
     def total_steps(self):
@@ -91,11 +74,18 @@ class RunSpec:
         return self.trace_ops or self.trace_kernels or self.trace_memory
 
 
-def choice(config, key, allowed, default=None):
-    value = config.get(key, default)
-    if value not in allowed:
-        raise unavailable(key, f"'{value}' is not served by the PyTorch worker", allowed)
-    return value
+def worker_fields(fields):
+    """The run file's fields the worker's engines take, but the model."""
+    return [f for f in fields.in_file() if f.type != "model" and fields.worker_takes(f)]
+
+
+def spec_class(fields):
+    return make_dataclass("RunSpec", [("dims", ModelDims)] +
+                          [(f.key, PYTHON_TYPES[f.type]) for f in worker_fields(fields)],
+                          bases=(RunSpecBase,), frozen=True)
+
+
+RunSpec = spec_class(FIELDS)
 
 
 def dims_from(model):
@@ -105,51 +95,58 @@ def dims_from(model):
                      rope_theta=float(model.get("rope_theta", 10000.0)))
 
 
-def parse_run_config(config):
+def parse_run_config(config, fields=FIELDS):
     """A RunSpec from the request's config; raises Finish naming a bad or missing field."""
     if not isinstance(config, dict):
         raise failed("config: the run request holds no config object")
     try:
-        return checked_spec(config)
+        return checked_spec(config, fields)
     except (KeyError, TypeError, ValueError) as error:
         raise failed(f"config: a field is missing or malformed ({first_line(error)})") from error
 
 
-def checked_spec(config):
+def value_of(config, field, fields):
+    """The field's value as its type says; KeyError for a missing key the run
+    file has always had."""
+    if field.key not in config:
+        if field.required:
+            raise KeyError(field.key)
+        return fields.worker_default(field)
+    value = config[field.key]
+    if field.type == "integer":
+        return int(value)
+    if field.type == "switch":
+        return bool(value)
+    if field.type in ("text", "path"):
+        return value or ""
+    return value
+
+
+def checked_spec(config, fields=FIELDS):
     py_model = config.get("py_model", "") or ""
     py_attention = config.get("py_attention", "") or ""
     if py_model and py_attention:
         raise unavailable("py_attention", "the reference model calls it; a py_model brings its "
                           "own attention (give one of the two)")
-    spec = RunSpec(
-        dims=dims_from(config["model"]),
-        ctx=int(config["ctx"]),
-        batch=int(config["batch"]),
-        mode=choice(config, "mode", MODES),
-        precision=choice(config, "precision", PRECISIONS, "fp32"),
-        tf32=bool(config.get("tf32", False)),
-        warmup=int(config.get("warmup", 0)),
-        steps=int(config.get("steps", 1)),
-        device=choice(config, "device", DEVICES, "cpu"),
-        seed=int(config.get("seed", 0)),
+    values = {"dims": dims_from(config["model"])}
+    for field in fields.in_file():
+        if field.type == "model":
+            continue
+        value = value_of(config, field, fields)
+        if not fields.worker_takes(field):
+            if value != field.default:
+                raise unavailable(field.key, f"'{field.text(value)}' is not served by the "
+                                  "PyTorch worker", [field.text(field.default)])
+            continue
         # The user's model brings its own attention, and py_attention replaces
-        # ours; otherwise the reference model takes one of ATTENTIONS.
-        attention=config.get("attention", "naive") if py_model or py_attention else
-        choice(config, "attention", ATTENTIONS, "naive"),
-        threads=int(config.get("threads", 0)),
-        trace_ops=bool(config.get("trace_ops", False)),
-        trace_kernels=bool(config.get("trace_kernels", False)),
-        trace_memory=bool(config.get("trace_memory", False)),
-        engine=choice(config, "engine", ENGINES, "pytorch"),
-        compile_mode=choice(config, "compile_mode", COMPILE_MODES, "default"),
-        py_model=py_model,
-        py_path=config.get("py_path", "") or "",
-        py_attention=py_attention,
-        weights=config.get("weights", "") or "",
-        tokens=config.get("tokens", "") or "",
-    )
-    if config.get("optimizer") is not None:
-        choice(config, "optimizer", OPTIMIZERS)
+        # ours; otherwise the reference model takes one the worker has.
+        user_attention = field.key == "attention" and (py_model or py_attention)
+        if field.type == "choice" and field.served and not user_attention and \
+                value not in field.served:
+            raise unavailable(field.key, f"'{value}' is not served by the PyTorch worker",
+                              field.served)
+        values[field.key] = value
+    spec = (RunSpec if fields is FIELDS else spec_class(fields))(**values)
     check_device(spec)
     return spec
 
