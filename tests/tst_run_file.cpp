@@ -68,6 +68,34 @@ private Q_SLOTS:
         QCOMPARE(back.summary.backward->median, result_.summary.backward->median);
     }
 
+    // A recording StepScope did not run says so in the file ("origin"), and a
+    // run of ours has none; a file saved from a snapshot before the key
+    // existed is known by its config, which names no model.
+    void whatRecordedARunIsAFactOfTheFile() {
+        QCOMPARE(readRunFile(path_.toStdString()).origin, std::string());
+        QVERIFY(!QByteArray::fromStdString(runResultToJson(result_)).contains("\"origin\""));
+        for (const char* origin : {kOriginMemorySnapshot, kOriginProfilerTrace}) {
+            RunResult foreign;
+            foreign.origin = origin;
+            foreign.config.model.name = "trace";
+            const QString path = dir_.filePath(QString("%1.json").arg(origin));
+            writeRunFile(foreign, path.toStdString());
+            QCOMPARE(readRunFile(path.toStdString()).origin, std::string(origin));
+        }
+        nlohmann::json legacy = nlohmann::json::parse(runResultToJson(RunResult{}));
+        legacy.erase("origin");
+        const QString before = dir_.filePath("saved-before-origin.json");
+        writeText(before, QByteArray::fromStdString(legacy.dump()));
+        QCOMPARE(readRunFile(before.toStdString()).origin, std::string(kOriginPyTorch));
+        legacy["origin"] = "my-own-tool";
+        writeText(before, QByteArray::fromStdString(legacy.dump()));
+        QVERIFY2(readError(before).contains("run.origin: 'my-own-tool' is not one of"),
+                 qPrintable(readError(before)));
+        legacy["origin"] = 3;
+        writeText(before, QByteArray::fromStdString(legacy.dump()));
+        QVERIFY2(readError(before).contains("run.origin"), qPrintable(readError(before)));
+    }
+
     void processAndIsolationAreRecorded() {
         // The process that ran the steps; an in-process run is not isolated.
         QCOMPARE(result_.environment.processId, int(QCoreApplication::applicationPid()));

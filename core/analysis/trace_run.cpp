@@ -144,6 +144,7 @@ void addTimeline(const KinetoTrace& trace, RunResult& run) {
 
 RunResult traceAsRun(const KinetoTrace& trace, const RankAnalysis& rank) {
     RunResult run;
+    run.origin = kOriginProfilerTrace;
     run.config.model.name = "trace";
     run.environment.deviceName = trace.devices.empty() ? "" : trace.devices.front().name;
     addRows(rank, run);

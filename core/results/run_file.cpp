@@ -726,6 +726,9 @@ std::string runResultToJson(const RunResult& result, int indent) {
     if (result.cudaGraphKernels) {
         document["cuda_graph_kernels"] = *result.cudaGraphKernels;
     }
+    if (!result.origin.empty()) {
+        document["origin"] = result.origin;
+    }
     return document.dump(indent) + "\n";
 }
 
@@ -742,6 +745,23 @@ void checkFormatAndVersion(const FieldReader& root) {
                            " is not supported; this StepScope reads version " +
                            std::to_string(kRunFileVersion));
     }
+}
+
+// "origin" came after files saved from a snapshot or a trace: those say what
+// they are only by a config that names no model, which no run of ours has.
+std::string readOrigin(const FieldReader& root, const RunConfig& config) {
+    if (root.has("origin")) {
+        const std::string origin = root.stringOr("origin", "");
+        for (const char* known : {kOriginMemorySnapshot, kOriginProfilerTrace, kOriginPyTorch}) {
+            if (origin == known) {
+                return origin;
+            }
+        }
+        throw RunFileError(std::string("run.origin: '") + origin + "' is not one of " +
+                           kOriginMemorySnapshot + ", " + kOriginProfilerTrace + ", " +
+                           kOriginPyTorch);
+    }
+    return config.model.dModel == 0 ? kOriginPyTorch : "";
 }
 
 EnvironmentInfo readEnvironment(const FieldReader& env) {
@@ -825,6 +845,7 @@ RunResult fromJson(std::string_view text, [[maybe_unused]] const char* padded) {
     result.parameterCount = root.object("model").integer("parameters");
     result.environment = readEnvironment(root.object("environment"));
     result.compileMs = root.optionalNumber("compile_ms");
+    result.origin = readOrigin(root, result.config);
     if (root.has("cuda_graph_kernels")) {
         result.cudaGraphKernels = root.integer("cuda_graph_kernels");
     }

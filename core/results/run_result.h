@@ -72,7 +72,17 @@ struct EnvironmentInfo {
     std::string slurmNode;
 };
 
+// Where a recording that StepScope did not run came from (RunResult::origin).
+inline constexpr const char* kOriginMemorySnapshot = "pytorch-memory-snapshot";
+inline constexpr const char* kOriginProfilerTrace = "pytorch-profiler-trace";
+// One of the two, saved before run files said which.
+inline constexpr const char* kOriginPyTorch = "pytorch";
+
 struct RunResult {
+    // Empty for a run StepScope made; else what recorded it (a PyTorch memory
+    // snapshot or profiler trace shown as a run), whose config names nothing
+    // that ran: there is nothing to show, run again or compare by config.
+    std::string origin;
     RunConfig config;
     EnvironmentInfo environment;
     RunStatus status = RunStatus::Ok;

@@ -93,13 +93,6 @@ Opened readTraces(const QString& path) {
     return opened;
 }
 
-// A run file does not say who made its run. One saved from a PyTorch
-// recording (a snapshot's or a trace's document) has a config that names no
-// model, as no run of ours can: read here, once, into the document's kind.
-bool holdsForeignRecording(const RunResult& result) {
-    return result.config.model.dModel == 0;
-}
-
 Opened readFolder(const QString& path) {
     std::string error;
     switch (detectFileKind(path.toStdString(), &error)) {
@@ -209,7 +202,7 @@ Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules)
                 opened.run = std::make_shared<RunDocument>();
                 opened.run->result = readRunFile(path.toStdString());  // its errors name the path
                 opened.run->path = path;
-                if (holdsForeignRecording(opened.run->result)) {
+                if (!opened.run->result.origin.empty()) {  // saved from a snapshot or trace
                     opened.run->kind = ForeignRun{};
                 }
                 // Indexed here too: a million memory events take the UI thread a

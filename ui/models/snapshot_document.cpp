@@ -28,6 +28,7 @@ std::shared_ptr<RunDocument> snapshotDocument(std::shared_ptr<const MemorySnapsh
         recording->reserved = reservedLineOfSnapshot(timeline);
         document->result.memory = memoryTraceOfSnapshot(timeline);
     }
+    document->result.origin = kOriginMemorySnapshot;
     recording->device = device;
     recording->rules = rules;
     for (const int held : snapshotDevices(*snapshot)) {
