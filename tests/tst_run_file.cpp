@@ -82,7 +82,9 @@ private Q_SLOTS:
             writeRunFile(foreign, path.toStdString());
             QCOMPARE(readRunFile(path.toStdString()).origin, std::string(origin));
         }
-        nlohmann::json legacy = nlohmann::json::parse(runResultToJson(RunResult{}));
+        // Named, not a braced temporary: GCC 12 takes RunResult{} for uninitialised.
+        const RunResult saved;
+        nlohmann::json legacy = nlohmann::json::parse(runResultToJson(saved));
         legacy.erase("origin");
         const QString before = dir_.filePath("saved-before-origin.json");
         writeText(before, QByteArray::fromStdString(legacy.dump()));
