@@ -19,10 +19,7 @@
    exists.
 
 Prints every finding with its file and line and exits 1 when there is one.
-With --known FILE, findings listed there (one a line, as printed, line
-numbers and lengths left out) are printed as known and do not fail: a
-ratchet while a rule is being met, emptied and deleted when it is.
-Usage: check-layers.py [--root DIR] [--max-function-lines N] [--known FILE]
+Usage: check-layers.py [--root DIR] [--max-function-lines N]
 """
 import argparse
 import os
@@ -87,15 +84,14 @@ class Layers:
         ]
 
     def layer_of(self, relative):
-        """The layer of a file (relative to the listing's folder): the longest
-        declared folder that holds it, or None."""
+        """The layer of a file (relative to the listing's folder): the
+        declared folder that holds it directly ("." for the listing's own
+        files), or None. A subfolder is a layer of its own or none: it does
+        not join its parent's."""
         folder = os.path.dirname(relative).replace(os.sep, "/")
-        while True:
-            if folder == "":
-                return OWN_FILES if OWN_FILES in self.arrows else None
-            if folder in self.arrows:
-                return folder
-            folder = os.path.dirname(folder)
+        if folder == "":
+            return OWN_FILES if OWN_FILES in self.arrows else None
+        return folder if folder in self.arrows else None
 
     def arrows_text(self, name):
         return f"{name}: {' '.join(self.arrows[name])}".rstrip(": ")
@@ -222,6 +218,28 @@ def circle_findings(root, bases, core_layers):
 RAW_STRING = re.compile(r'R"([^()\\\s]{0,16})\(')
 
 
+CONDITIONAL = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b")
+
+
+def first_branches_only(text):
+    """`text` with the #elif and #else branches of every conditional blanked
+    (newlines kept): where each branch opens its own function header, only
+    the first is measured, so braces still pair up."""
+    out = []
+    inactive = []  # per open conditional: whether this branch is left out
+    for line in text.split("\n"):
+        match = CONDITIONAL.match(line)
+        directive = match.group(1) if match else None
+        if directive in ("if", "ifdef", "ifndef"):
+            inactive.append(False)
+        elif directive in ("elif", "else") and inactive:
+            inactive[-1] = True
+        elif directive == "endif" and inactive:
+            inactive.pop()
+        out.append("" if any(inactive) and directive is None else line)
+    return "\n".join(out)
+
+
 def blank_out(text):
     """The source with comments, string and character literals and
     preprocessor lines replaced by spaces, newlines kept, so that braces
@@ -287,10 +305,6 @@ ACCESS = re.compile(r"^\s*(public|private|protected|signals|Q_SIGNALS|Q_SLOTS|sl
                     r"(\s+(Q_SLOTS|slots))?\s*:(?!:)")
 QT_MACRO = re.compile(r"\bQ_[A-Z_]+\b(\s*\([^()]*\))?")
 ATTRIBUTE = re.compile(r"\[\[.*?\]\]")
-LAMBDA_TAIL = re.compile(r"\]\s*(\([^()]*(\([^()]*\)[^()]*)*\))?\s*"
-                         r"((mutable|constexpr|noexcept)\s*)*(->[^{};]*)?$")
-
-
 def strip_template(header):
     """`header` without a leading template<...> (balanced angle brackets)."""
     while TEMPLATE_PREFIX.match(header):
@@ -342,6 +356,8 @@ def classify(header, scope):
     member in a constructor's initializer list) or "data"."""
     header = clean_header(header)
     flat = top_level(header)
+    if re.match(r"^catch\s*\(", header):
+        return "handler"  # of the function-try-block just closed
     if re.match(r"^(inline\s+)?namespace\b", header) or re.match(r"^extern\s*(\"\s*\")?$", flat):
         return "namespace"
     if re.match(r"^(typedef\s+)?(class|struct|union)\b", header) and "(" not in flat.split(":")[0]:
@@ -357,8 +373,9 @@ def classify(header, scope):
     if re.search(r"[\w>\]]\s*$", flat) and re.search(r"\)\s*:(?!:)", flat):
         return "member-init"  # Foo::Foo(int x) : a_(x), b_{ ...
     if re.match(r"^\s*((const|volatile|noexcept|override|final|mutable|&|&&|throw\(\))\s*)*"
-                r"(->[^;{}]*)?$", tail) or re.search(r"\)\s*:(?!:)", flat):
-        return "function"
+                r"(->[^;{}]*?)?\s*(requires\b[^;{}]*?)?\s*(try)?\s*$", tail) or \
+            re.search(r"\)\s*:(?!:)", flat):
+        return "function"  # a function-try-block's "try" and a requires clause included
     return "data"
 
 
@@ -377,7 +394,8 @@ def class_name(header):
     return names[-1] if names else ""
 
 
-LAMBDA_AT_END = re.compile(r"\[[^\[\]{};]*\]\s*(\((?:[^()]|\([^()]*\))*\))?\s*"
+LAMBDA_AT_END = re.compile(r"\[[^\[\]{};]*\]\s*(<(?:[^<>]|<[^<>]*>)*>)?\s*"
+                           r"(\((?:[^()]|\([^()]*\))*\))?\s*"
                            r"((mutable|constexpr|noexcept)\s*)*(->[^{};=]*)?$")
 
 
@@ -388,14 +406,22 @@ def lambda_name(header):
     return words[-1] if words else "lambda"
 
 
+def opens_in_parentheses(header):
+    """Whether the header is inside a parameter list or a member's
+    initialiser: a brace there (a braced default argument, `v_(Bar{1})`)
+    belongs to the header, not to a body."""
+    return header.count("(") > header.count(")")
+
+
 def long_functions_in(text, limit):
     """(line, name, length) of every function body in `text` longer than `limit`."""
-    code = blank_out(text)
-    found = []
-    # Each scope: [kind, owner or name, start line]; a member-init scope keeps
+    code = blank_out(first_branches_only(text))
+    longest = {}  # start line -> (name, length): a try-block's handlers extend it
+    # Each scope: [kind, owner or name, start line]; a header-brace scope keeps
     # the header it interrupts instead of a name.
     scopes = [["namespace", "", 0]]
     header, header_line = "", None
+    last_function = ("?", 0)  # for the handlers of a function-try-block
     recent = ""  # the code just before this character, for lambdas in initialisers
     line = 1
     for c in code:
@@ -412,8 +438,11 @@ def long_functions_in(text, limit):
                 scopes.append(["block", "", line])
             elif c == "}":
                 closed = scopes.pop()
-                if closed[0] == "function" and line - closed[2] + 1 > limit:
-                    found.append((closed[2], closed[1], line - closed[2] + 1))
+                if closed[0] == "function":
+                    length = line - closed[2] + 1
+                    last_function = (closed[1], closed[2])
+                    if length > longest.get(closed[2], ("", 0))[1]:
+                        longest[closed[2]] = (closed[1], length)
             continue
         if c == "{":
             if LAMBDA_AT_END.search(recent[:-1].rstrip()):
@@ -427,29 +456,31 @@ def long_functions_in(text, limit):
             if kind == "data":
                 scopes.append(["data", "", line])
                 continue
-            what = classify(header, kind)
+            what = ("header-brace" if opens_in_parentheses(header) else classify(header, kind))
             start = header_line or line
             if what == "function":
                 scopes.append(["function", function_name(header, scopes[-1][1]), start])
+            elif what == "handler":
+                scopes.append(["function", last_function[0], last_function[1]])
             elif what == "class":
                 scopes.append(["class", class_name(header), start])
             elif what == "namespace":
                 scopes.append(["namespace", "", start])
-            elif what == "member-init":
-                scopes.append(["member-init", header, header_line])
+            elif what in ("member-init", "header-brace"):
+                scopes.append(["header-brace", header, header_line])
             else:
                 scopes.append(["data", "", start])
-            if what != "member-init":
+            if what not in ("member-init", "header-brace"):
                 header, header_line = "", None
             continue
         if c == "}":
             closed = scopes.pop() if len(scopes) > 1 else scopes[0]
-            if closed[0] == "member-init":
+            if closed[0] == "header-brace":
                 header, header_line = closed[1] + "{}", closed[2]
             elif kind != "data" or scopes[-1][0] != "data":
                 header, header_line = "", None
             continue
-        if kind in ("data", "member-init"):
+        if kind in ("data", "header-brace"):
             continue  # an initial value: only lambdas in it are counted
         if c == ";":
             header, header_line = "", None
@@ -460,7 +491,8 @@ def long_functions_in(text, limit):
         if header_line is None and not c.isspace():
             header_line = line
         header += c
-    return found
+    return [(start, name, length) for start, (name, length) in sorted(longest.items())
+            if length > limit]
 
 
 def long_functions(root, bases, limit):
@@ -520,23 +552,10 @@ def doc_pointer_findings(root, bases):
     return findings
 
 
-def finding_key(finding):
-    """A finding without its line number and length, which edits move."""
-    key = re.sub(r"^([^:\s]+):\d+:", r"\1:", finding)
-    return re.sub(r" is \d+ lines \(at most \d+\)$", " is too long", key)
-
-
-def read_known(path):
-    with open(path, encoding="utf-8") as listing:
-        return {finding_key(line.strip()) for line in listing
-                if line.strip() and not line.startswith("#")}
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
     parser.add_argument("--max-function-lines", type=int, default=80)
-    parser.add_argument("--known", help="findings that do not fail yet, one a line")
     args = parser.parse_args()
     root = os.path.abspath(args.root)
     core_layers = Layers(os.path.join(root, "core", "layers.txt"), "core")
@@ -551,14 +570,11 @@ def main():
     findings += long_functions(root, bases, args.max_function_lines)
     findings += model_widget_findings(root)
     findings += doc_pointer_findings(root, ["core", "ui"])
-    known = read_known(args.known) if args.known else set()
-    failing = [finding for finding in findings if finding_key(finding) not in known]
     for finding in findings:
-        print(("known: " if finding not in failing else "") + finding)
+        print(finding)
     summary = "; ".join(f"{layers.base}: {len(layers.order)} layers" for layers in listings)
-    print(f"check-layers: {summary}; {len(failing)} finding(s)"
-          + (f", {len(findings) - len(failing)} known" if known else ""))
-    return 1 if failing else 0
+    print(f"check-layers: {summary}; {len(findings)} finding(s)")
+    return 1 if findings else 0
 
 
 if __name__ == "__main__":

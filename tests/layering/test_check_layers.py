@@ -188,17 +188,43 @@ class CheckLayersTest(unittest.TestCase):
         code, out = self.check()
         self.assertEqual(code, 0, out)
 
-    def test_known_findings_do_not_fail_but_new_ones_do(self):
-        self.write("core/util/long.cpp", "\n\nint tooLong() {\n" + body(90) + "}\n")
-        self.write("known.txt", "core/util/long.cpp:1: tooLong is 81 lines (at most 80)\n")
-        known = os.path.join(self.root, "known.txt")
-        code, out = self.check("--known", known)
-        self.assertEqual(code, 0, out)
-        self.assertIn("known: core/util/long.cpp:3: tooLong", out)
-        self.write("core/util/other.cpp", "int other() {\n" + body(90) + "}\n")
-        code, out = self.check("--known", known)
-        self.assertEqual(code, 1, out)
+    def test_constructs_that_once_hid_a_long_function_are_measured(self):
+        hiders = {
+            "braced default argument": "void f(std::vector<int> v = {}, int n = {1}) {\n",
+            "brace inside a member's initialiser": "Holder::Holder() : v_(Bar{1}), w_{2} {\n",
+            "function-try-block": "int g() try {\n",
+            "requires clause": "template <class T>\nvoid h(T t) requires std::integral<T> {\n",
+        }
+        for what, opening in hiders.items():
+            with self.subTest(what):
+                self.write("core/util/hider.cpp", opening + body(90) + "}\n")
+                self.assertFails("core/util/hider.cpp:1: ")
+        self.write("core/util/hider.cpp", "int g() try {\n" + body(50) +
+                   "} catch (const std::exception& e) {\n" + body(40) + "}\n")
+        self.assertFails("core/util/hider.cpp:1: g is 93 lines")
+        self.write("core/util/hider.cpp",
+                   "const auto each = []<class T>(T t) {\n" + body(90) + "};\n")
+        self.assertFails("core/util/hider.cpp:1: each")
 
+    def test_each_branch_of_a_conditional_is_not_a_second_opening(self):
+        self.write("core/util/branches.cpp", textwrap.dedent("""\
+            #ifdef HAVE_CUDA
+            int run(CudaTensor t) {
+            #else
+            int run(CpuTensor t) {
+            #endif
+            """) + body(90) + "}\nint after() {\n" + body(90) + "}\n")
+        out = self.assertFails("core/util/branches.cpp:2: run is", "core/util/branches.cpp:97: after")
+        self.assertEqual(out.count(" lines (at most"), 2, out)
+
+    def test_a_subfolder_is_a_layer_of_its_own_or_a_finding(self):
+        self.write("core/util/deeper/thing.h", "#pragma once\n")
+        self.assertFails("core/util/deeper/thing.h: folder 'util/deeper' is not a layer")
+        self.write("ui/layers.txt", "models:\n.: models\n")
+        self.write("ui/main_window.cpp", '#include "models/format.h"\n')
+        self.write("ui/models/format.h", "#pragma once\n")
+        self.write("ui/extras/helper.h", "#pragma once\n")
+        self.assertFails("ui/extras/helper.h: folder 'extras' is not a layer in ui/layers.txt")
 
 if __name__ == "__main__":
     unittest.main()
