@@ -64,11 +64,15 @@ char firstNonSpace(std::string_view text) {
     return first == std::string_view::npos ? '\0' : text[first];
 }
 
-// The rest of a JSON file that another tool wrote in another key order,
-// read in chunks for the markers the head did not show.
+// The rest of a JSON object whose head showed no marker: another tool's
+// key order (a run file whose "format" comes late), or a memory snapshot
+// whose "segments" run past the head before "device_traces". Read in chunks,
+// never whole, and only as far as the first marker; a trace's "traceEvents"
+// alone does not stop the scan, since a StepScope marker after it wins.
 FileKind scanRest(std::ifstream& in, std::string head) {
     std::string window = std::move(head);
     std::vector<char> chunk(kScanChunkBytes);
+    bool traceEvents = false;
     while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
         // Keep a tail that a marker split between chunks still shows in.
         window.erase(0, window.size() > 64 ? window.size() - 64 : 0);
@@ -79,8 +83,12 @@ FileKind scanRest(std::ifstream& in, std::string head) {
         if (contains(window, "\"stepscope-run\"")) {
             return FileKind::RunFile;
         }
+        if (contains(window, "\"device_traces\"")) {
+            return FileKind::MemorySnapshot;
+        }
+        traceEvents = traceEvents || contains(window, "\"traceEvents\"");
     }
-    return FileKind::Unknown;
+    return traceEvents ? FileKind::ProfilerTrace : FileKind::Unknown;
 }
 
 std::string kindOfNonRegular(const fs::file_status& status) {
@@ -246,20 +254,6 @@ bool standsForItsFolder(std::string_view fileName) {
     constexpr std::array<std::string_view, 5> kNames = {"sweep.csv", "sweep.md", "study.csv",
                                                         "study.md", "attention.csv"};
     return std::find(kNames.begin(), kNames.end(), fileName) != kNames.end();
-}
-
-std::string notRecognisedMessage(const std::string& path, bool folder) {
-    std::string text = "'" + path + "' is none of what StepScope opens: ";
-    bool first = true;
-    for (const FileKindInfo& info : kKinds) {
-        if (info.folder != folder) {
-            continue;
-        }
-        text += (first ? "" : "; ") + std::string(info.name) + " (" +
-                std::string(info.whatMakesIt) + ")";
-        first = false;
-    }
-    return text + ".";
 }
 
 }  // namespace stepscope

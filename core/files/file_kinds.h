@@ -44,8 +44,8 @@ const std::vector<FileKindInfo>& fileKinds();
 const FileKindInfo& fileKindInfo(FileKind kind);
 
 // The kind of a file from its first bytes (64 KiB are enough for our own
-// files, whose "format" key comes early; a JSON file another tool wrote in
-// another key order is read on by detectFileKind).
+// files, whose "format" key comes early; a JSON object that shows none is
+// read on by detectFileKind, in chunks, to its first marker).
 FileKind fileKindOfBytes(std::string_view head);
 
 // What `path` names: a file's kind by its bytes, a folder's by what it
@@ -56,9 +56,5 @@ FileKind detectFileKind(const std::string& path, std::string* error = nullptr);
 // The files a user picks that stand for the folder holding them: sweep.csv,
 // sweep.md, study.csv, study.md, attention.csv.
 bool standsForItsFolder(std::string_view fileName);
-
-// "'PATH' is none of what StepScope opens: a run file (…), an attention
-// file (…), …": the message for an Unknown file (or, `folder`, folder).
-std::string notRecognisedMessage(const std::string& path, bool folder);
 
 }  // namespace stepscope
