@@ -285,6 +285,8 @@ private Q_SLOTS:
         row("PUT on empty", raw("\x80\x02q\x00."sv), ": PUT with an empty stack");
         row("APPENDS without a list", raw("\x80\x02(Ne."sv), ": APPEND without a list");
         row("SETITEMS without a dict", raw("\x80\x02(NNu."sv), ": SETITEMS without a dict");
+        row("APPEND without a list", raw("\x80\x02Na."sv), ": APPEND without a list");
+        row("SETITEM without a dict", raw("\x80\x02NNs."sv), ": SETITEMS without a dict");
         row("STACK_GLOBAL of ints", raw("\x80\x02K\x01K\x02\x93."sv),
             ": STACK_GLOBAL without names");
         row("integer of 9 bytes", raw("\x80\x02\x8a\x09\0\0\0\0\0\0\0\0\x01."sv),

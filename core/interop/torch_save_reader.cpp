@@ -92,7 +92,9 @@ constexpr Wording kWordings[] = {
     {Fault::Underflow, "BINPUT", "PUT with an empty stack"},
     {Fault::Underflow, "LONG_BINPUT", "PUT with an empty stack"},
     {Fault::Underflow, "MEMOIZE", "PUT with an empty stack"},
+    {Fault::Underflow, "APPEND", "APPEND without a list"},
     {Fault::Underflow, "APPENDS", "APPEND without a list"},
+    {Fault::Underflow, "SETITEM", "SETITEMS without a dict"},
     {Fault::Underflow, "SETITEMS", "SETITEMS without a dict"},
     {Fault::Other, "STACK_GLOBAL", "STACK_GLOBAL without names"},
 };
