@@ -330,6 +330,14 @@ private Q_SLOTS:
         foreign.kind = ForeignRun{};
         QVERIFY(!foreign.canShowConfig() && !foreign.canEstimate() && !foreign.comparesByConfig());
         QVERIFY(!foreign.snapshot() && !foreign.trace() && foreign.ownTitle().isEmpty());
+
+        // A run file's kind is what the file says recorded it, and nothing else.
+        RunResult saved = ours.result;
+        QVERIFY(std::holds_alternative<OurRun>(kindOfRunFile(saved)));
+        for (const char* origin : {kOriginMemorySnapshot, kOriginProfilerTrace, kOriginPyTorch}) {
+            saved.origin = origin;
+            QVERIFY2(std::holds_alternative<ForeignRun>(kindOfRunFile(saved)), origin);
+        }
     }
 
     // One device of a snapshot: its recording, kept whole and shared; a

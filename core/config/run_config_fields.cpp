@@ -281,10 +281,12 @@ void addLevers(std::vector<ConfigField>& table) {
                         .withLabel("Loss")
                         .sweepAxis());
     table.push_back(
+        // Every engine takes it and only the chunked loss reads it: a sweep of
+        // engines with --loss-chunk runs the pytorch points with the full
+        // loss, as it always did ('chunked' itself is LibTorch's alone).
         integerField("loss-chunk", &RunConfig::lossChunkTokens)
             .range(1, std::numeric_limits<int64_t>::max())
             .outOfRange([](int64_t v) { return "must be a positive number of tokens" + got(v); })
-            .forEngines(kLibTorch)
             .withHelp("chunked loss: tokens per chunk")  // no label: its row is the loss's
             .sweepAxis()
             .checkedByConfig());

@@ -202,9 +202,7 @@ Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules)
                 opened.run = std::make_shared<RunDocument>();
                 opened.run->result = readRunFile(path.toStdString());  // its errors name the path
                 opened.run->path = path;
-                if (!opened.run->result.origin.empty()) {  // saved from a snapshot or trace
-                    opened.run->kind = ForeignRun{};
-                }
+                opened.run->kind = kindOfRunFile(opened.run->result);
                 // Indexed here too: a million memory events take the UI thread a
                 // quarter second to index, group and attribute.
                 opened.run->memoryData = prepareMemoryRunData(opened.run->result);

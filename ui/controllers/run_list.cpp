@@ -36,6 +36,7 @@ RunList::RunList(QObject* parent) : QObject(parent), list_(new QListWidget) {
 
 RunDocument& RunList::add(RunResult result, const QString& path) {
     RunDocument document;
+    document.kind = kindOfRunFile(result);  // a sweep's point, or a run made here
     document.result = std::move(result);
     document.path = path;
     document.modified = path.isEmpty();

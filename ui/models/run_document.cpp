@@ -21,6 +21,13 @@ const RankAnalysis* TraceRank::shown() const {
     return nullptr;
 }
 
+RecordingKind kindOfRunFile(const RunResult& result) {
+    if (result.origin.empty()) {
+        return OurRun{};
+    }
+    return ForeignRun{};
+}
+
 Abilities RunDocument::abilities() const {
     return std::visit([](const auto& of) { return of.abilities; }, kind);
 }

@@ -70,9 +70,13 @@ struct TraceRank {
 };
 
 // What a document is. Set once by whoever makes it (the file opener for what
-// it reads, the run workflow and the sweep folder's watch for runs of ours);
+// it reads, the run list for runs made here and a sweep folder's points);
 // views ask its abilities and never work it out from the result.
 using RecordingKind = std::variant<OurRun, ForeignRun, SnapshotDevice, TraceRank>;
+
+// The kind of a run read from a run file, by what the file says recorded it
+// (RunResult::origin): ours, or one PyTorch recorded and the app saved.
+RecordingKind kindOfRunFile(const RunResult& result);
 
 // A run as the desktop app holds it: the result, what kind of recording it
 // is, where it lives on disk (if anywhere) and a title for lists and legends.

@@ -772,15 +772,22 @@ RunConfig ConfigPanel::config() const {
     config.python = carried_.python;
     config.engine = engine();
     readFieldRows(config);
-    if (config.engine != Engine::LibTorch) {
+    // The hand-made rows, each read where its field's engines take it.
+    const auto taken = [&config](const char* field) {
+        return findConfigField(field)->takenBy(config.engine);
+    };
+    if (taken("py-model")) {
         config.pyModel = pyModel_->text().trimmed().toStdString();
-    } else {
+    }
+    if (taken("activation-checkpoint")) {
         config.activationCheckpoint.kind = kCheckpointKinds[checkpoint_->currentIndex()];
         if (config.activationCheckpoint.kind == CheckpointStrategy::Kind::Groups) {
             config.activationCheckpoint.groupSize = checkpointGroup_->value();
         }
+    }
+    if (taken("loss")) {
         config.loss = *parseLossKind(loss_->currentText().toStdString());
-        config.lossChunkTokens = lossChunk_->value();
+        config.lossChunkTokens = lossChunk_->value();  // its row is the loss's
     }
     if (const auto preset = findPreset(preset_->currentText().toStdString())) {
         config.model = *preset;

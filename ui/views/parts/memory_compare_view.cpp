@@ -232,7 +232,7 @@ void MemoryCompareView::draw() {
     plot_->clearItems();
     QList<int> traced;
     for (int i = 0; i < runs_.size() && traced.size() < 2; ++i) {
-        if (!runs_[i]->result.memory.empty()) {
+        if (runs_[i]->hasMemory()) {
             traced << i;
         }
     }
