@@ -2655,6 +2655,20 @@ private Q_SLOTS:
             }
             QCOMPARE(window.currentTab(), static_cast<QWidget*>(window.welcomePage()));
         }
+        // A table without a tab the window wires is refused by name at once.
+        std::vector<TabSpec> withoutMemory;
+        for (const TabSpec& spec : table) {
+            if (QString(spec.title) != "Memory") {
+                withoutMemory.push_back(spec);
+            }
+        }
+        QVERIFY(withoutMemory.size() + 1 == table.size());
+        try {
+            MainWindow incomplete(withoutMemory);
+            QFAIL("a table without the Memory tab was taken");
+        } catch (const std::logic_error& error) {
+            QVERIFY2(QString(error.what()).contains("no Memory tab"), error.what());
+        }
         std::vector<TabSpec> withProbe = table;
         withProbe.push_back(tabOf<ProbeView>("Probe", nullptr));
         MainWindow window(withProbe);

@@ -16,6 +16,10 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include <stdexcept>
+#include <string>
+#include <utility>
+
 #include "controllers/category_rules_control.h"
 #include "controllers/export_menu.h"
 #include "controllers/file_opener.h"
@@ -129,6 +133,20 @@ void MainWindow::createTabs(const std::vector<TabSpec>& tabs) {
         }
         if (auto* view = qobject_cast<RunView*>(page)) {
             views_ << view;
+        }
+    }
+    // The window wires these: a table without one is a programming error,
+    // said here rather than met as a null pointer on first use.
+    const std::pair<const char*, QWidget*> wired[] = {
+        {"Welcome", welcomePage()},     {"Step timing", stepTimingView()},
+        {"Breakdown", breakdownView()}, {"Timeline", timelineView()},
+        {"Memory", memoryView()},       {"Compare", compareView()},
+        {"Sweep", sweepPage()},         {"Attention", attentionPage()},
+        {"Precision", precisionPage()}};
+    for (const auto& [title, tab] : wired) {
+        if (!tab) {
+            throw std::logic_error(std::string("MainWindow: the table of tabs has no ") + title +
+                                   " tab, which the window wires (start from defaultTabs())");
         }
     }
 }

@@ -7,9 +7,9 @@
 // flags and --help (app/cli/config_flags.cpp), the run file's keys and their
 // messages (results/run_file.cpp), validate()'s checks of one field, sweep
 // axes and tables (setConfigField, configFieldText), the configuration
-// panel's rows (ui/pages/config_panel.cpp) and, through the schema the run
-// file writes (python/stepscope/config_fields.json), the Python worker's
-// parsing and the recorder's flags. docs/developing.md shows how to add one.
+// panel's rows (ui/pages/config_panel.cpp) and, through the schema that
+// tst_config_fields holds to this table (python/stepscope/config_fields.json),
+// the Python worker's parsing and the recorder's flags. docs/developing.md shows how to add one.
 
 #include <cstdint>
 #include <functional>

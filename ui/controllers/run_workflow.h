@@ -32,7 +32,7 @@ class SweepPage;
 // pre-flight question, makes the live run's document, feeds it steps as
 // they arrive and finishes it; starts what the Sweep and Attention tabs ask
 // for and fills them as points finish; says how it goes in the status line,
-// its progress bar and the banner. The window only shows what it signals.
+// its progress bar and the banner. The window only wires it.
 class RunWorkflow final : public QObject {
     Q_OBJECT
 
