@@ -710,6 +710,177 @@ private Q_SLOTS:
         QVERIFY2(!QFile::exists(marker), "a command from slurm-array.json ran");
     }
 
+    // Issue 45: --resume wrote a task's stored arguments into the script, so
+    // a tampered folder's task wrote outside it (--out /elsewhere) or ran a
+    // script the folder brought (--python ./evil.sh). The script is rebuilt
+    // from the folder's plan; what differs from it is refused, and the
+    // script and everything outside stay as they were.
+    void resumedScriptIsBuiltFromThePlanNotFromStoredArguments() {
+        QTemporaryDir temp;
+        const QString sweepDir = temp.filePath("sweep");
+        QCOMPARE(runCli(kSweep + QStringList{"--slurm", sweepDir}).exitCode, 0);
+        const QString gridDir = temp.filePath("grid");
+        const Outcome grid = runCli({"attention", "--backends", "naive,compiled", "--py-attention",
+                                     "my_flash:mine", "--py-path", temp.path(), "--d", "16",
+                                     "--seq", "32", "--batch", "1", "--warmup", "0", "--repeats",
+                                     "1", "--python", "/usr/bin/python3", "--slurm", gridDir});
+        QVERIFY2(grid.exitCode == 0, qPrintable(grid.err));
+        const QString marker = temp.filePath("MARKER");
+        const QString outside = temp.filePath("elsewhere.json");
+        for (const QString& dir : {sweepDir, gridDir}) {
+            const QString evil = dir + "/evil.sh";
+            QVERIFY(writeFile(evil, ("#!/bin/sh\ntouch '" + marker + "'\n").toUtf8()));
+            QVERIFY(QFile::setPermissions(evil, QFileDevice::ReadOwner | QFileDevice::ExeOwner));
+        }
+        auto tampered = [&](const QString& dir, int index, auto change) {
+            QJsonObject array =
+                QJsonDocument::fromJson(contents(dir + "/slurm-array.json")).object();
+            QJsonArray tasks = array["tasks"].toArray();
+            QJsonObject task = tasks[index].toObject();
+            QJsonArray arguments = task["arguments"].toArray();
+            change(arguments, array);
+            task["arguments"] = arguments;
+            tasks[index] = task;
+            array["tasks"] = tasks;
+            return array;
+        };
+        const QString input = "inputs/" + pointName(0);
+        const struct {
+            QString dir;
+            const char* field;  // the message names it
+            QJsonObject array;
+        } cases[] = {
+            {sweepDir, "tasks[0].arguments",
+             tampered(sweepDir, 0,
+                      [&](QJsonArray& a, QJsonObject&) {
+                          a = QJsonArray{"run", "--config", input, "--out", outside};
+                      })},
+            {sweepDir, "tasks[0].arguments",
+             tampered(sweepDir, 0,
+                      [&](QJsonArray& a, QJsonObject&) {
+                          a << "--python"
+                            << "./evil.sh";
+                      })},
+            {sweepDir, "environment[0]",
+             tampered(sweepDir, 0,
+                      [&](QJsonArray&, QJsonObject& o) {
+                          o["environment"] = QJsonArray{"STEPSCOPE_PYTHON=./evil.sh"};
+                      })},
+            {sweepDir, "environment[0]",
+             tampered(sweepDir, 0,
+                      [&](QJsonArray&, QJsonObject& o) {
+                          o["environment"] =
+                              QJsonArray{"STEPSCOPE_PYTHON=" + sweepDir + "/evil.sh"};
+                      })},
+            {gridDir, "tasks[1].arguments --python",
+             tampered(gridDir, 1,
+                      [&](QJsonArray& a, QJsonObject&) {
+                          for (int i = 0; i < a.size(); ++i) {
+                              if (a[i] == "--python") {
+                                  a[i + 1] = "./evil.sh";
+                              }
+                          }
+                      })},
+            {gridDir, "tasks[1].arguments",
+             tampered(gridDir, 1,
+                      [&](QJsonArray& a, QJsonObject&) {
+                          a << "--python"
+                            << "./evil.sh";
+                      })},
+            {gridDir, "tasks[0].arguments",
+             tampered(gridDir, 0,
+                      [&](QJsonArray& a, QJsonObject&) {
+                          a[a.size() - 1] = outside;  // --out-file's value
+                      })},
+            {gridDir, "tasks[0].arguments[2]",
+             tampered(gridDir, 0,
+                      [&](QJsonArray& a, QJsonObject&) {
+                          a.insert(2, "--out");
+                          a.insert(3, outside);
+                      })},
+            {gridDir, "tasks[1].arguments --py-path",
+             tampered(gridDir, 1,
+                      [&](QJsonArray& a, QJsonObject&) {
+                          a.insert(a.size() - 2, "--py-path");
+                          a.insert(a.size() - 2, ".");
+                      })},
+        };
+        const QByteArray gridArray = contents(gridDir + "/slurm-array.json");
+        for (const auto& test : cases) {
+            const QByteArray script = contents(test.dir + "/stepscope.sbatch");
+            QVERIFY(writeFile(test.dir + "/slurm-array.json", QJsonDocument(test.array).toJson()));
+            const QString command = test.dir == sweepDir ? "sweep" : "attention";
+            const Outcome refused = runCli({command, "--slurm", test.dir, "--resume"});
+            QVERIFY2(refused.exitCode == 2 && refused.err.contains(test.field) &&
+                         refused.err.contains("slurm-array.json") &&
+                         !refused.err.contains("json.exception"),
+                     qPrintable(QString(test.field) + ": " + refused.err));
+            QCOMPARE(contents(test.dir + "/stepscope.sbatch"), script);
+        }
+        // The sweep's task runs what the plan says, whatever the folder claims.
+        const Outcome task = runTask(sweepDir, 0);
+        QVERIFY2(task.exitCode == 0, qPrintable(task.err));
+        QVERIFY(QFile::exists(sweepDir + "/points/" + pointName(0)));
+        QVERIFY(!QFile::exists(outside));
+        QVERIFY2(!QFile::exists(marker), "a script the folder brought ran");
+
+        // An interpreter outside the folder, named by the user, stays: the
+        // resumed grid is the one written.
+        QVERIFY(writeFile(gridDir + "/slurm-array.json", gridArray));
+        const QByteArray before = contents(gridDir + "/stepscope.sbatch");
+        QVERIFY2(before.contains("--python /usr/bin/python3") &&
+                     before.contains("--py-path " + temp.path().toUtf8()),
+                 before.constData());
+        const Outcome resumed = runCli({"attention", "--slurm", gridDir, "--resume"});
+        QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err));
+        QCOMPARE(contents(gridDir + "/stepscope.sbatch"), before);
+    }
+
+    // Issue 45: a mutated slurm-array.json gave the parser's own words
+    // ("type must be number, but is string") and no field. Each message
+    // names the file and the field, in ours.
+    void mutatedArrayFileIsNamedByFieldInOurWords() {
+        QTemporaryDir temp;
+        const QString dir = temp.filePath("array");
+        QCOMPARE(runCli(kSweep + QStringList{"--slurm", dir}).exitCode, 0);
+        const QByteArray original = contents(dir + "/slurm-array.json");
+        const struct {
+            QByteArray from;  // replaced once in the original
+            QByteArray to;
+            const char* field;
+        } cases[] = {
+            {"\"version\": 1", "\"version\": \"\"", "version"},
+            {"\"version\": 1", "\"version\": 1.5", "version"},
+            {"\"version\": 1", "\"version\": 1e999", "out of range"},
+            {"\"version\": 1", "\"version\": null", "version"},
+            {"\"format\": \"stepscope-slurm-array\"", "\"format\": 7", "format"},
+            {"\"kind\": \"sweep\"", "\"kind\": []", "kind"},
+            {"\"tasks\": [", "\"tasks\": [5, ", "tasks[0]"},
+            {"\"arguments\": [", "\"arguments\": [1, ", "tasks[0].arguments[0]"},
+            {"\"environment\": []", "\"environment\": {}", "environment"},
+            {"{", "[", "not valid JSON"},
+            {"{", "", "not valid JSON"},
+        };
+        for (const auto& mutation : cases) {
+            QByteArray mutated = original;
+            const qsizetype at = mutated.indexOf(mutation.from);
+            QVERIFY2(at >= 0, mutation.from.constData());
+            mutated.replace(at, mutation.from.size(), mutation.to);
+            QVERIFY(writeFile(dir + "/slurm-array.json", mutated));
+            for (const QStringList& command : {QStringList{"sweep", "--collect", dir},
+                                               QStringList{"sweep", "--slurm", dir, "--resume"}}) {
+                const Outcome refused = runCli(command);
+                QVERIFY2(refused.exitCode == 2 && refused.err.contains("slurm-array.json") &&
+                             refused.err.contains(mutation.field) &&
+                             !refused.err.contains("json.exception") &&
+                             !refused.err.contains("type must be"),
+                         qPrintable(mutation.to + ": " + refused.err));
+            }
+        }
+        QVERIFY(writeFile(dir + "/slurm-array.json", original));
+        QCOMPARE(runCli({"sweep", "--slurm", dir, "--resume"}).exitCode, 0);
+    }
+
     // The quoting every argument and exported value goes through, checked
     // against bash itself.
     void shellQuoteGivesBackEachStringThroughBash() {

@@ -72,6 +72,24 @@ SlurmProgress readProgress(const std::string& dir, const SlurmArray& array) {
     return readSlurmSweep(dir, "--slurm");
 }
 
+// The array `dir` holds, as --resume writes it again: from the folder's own
+// plan, never from the argument lists it stores (a tampered folder's).
+SlurmArray replannedArray(const std::string& dir, const SlurmArray& held) {
+    const std::string file = (std::filesystem::path(dir) / kSlurmArrayFile).string();
+    try {
+        if (held.kind == kAttentionArrayKind) {
+            return replannedSlurmAttention(held, dir);
+        }
+        if (held.kind == kSweepArrayKind) {
+            return replannedSlurmSweep(held, dir);
+        }
+        throw SlurmError("kind: '" + held.kind + "' is not one StepScope writes; allowed: " +
+                         kSweepArrayKind + ", " + kAttentionArrayKind);
+    } catch (const SlurmError& error) {
+        throw SlurmError("'" + file + "' cannot be resumed: " + error.what());
+    }
+}
+
 // Writes `dir` for the experiment `make` gives (with `resume`, only its
 // points not yet ok; and without experiment flags, the one `dir` holds),
 // then submits it with --submit.
@@ -81,7 +99,7 @@ int writeSlurmDirectory(const CLI::App& command, const std::string& dir, const S
     const std::string name = command.get_name();
     const auto held = readSlurmArray(dir);
     const bool keepHeld = held && resume && !givesExperimentFlags(command);
-    const SlurmArray array = keepHeld ? *held : make();
+    const SlurmArray array = keepHeld ? replannedArray(dir, *held) : make();
     if (keepHeld && !slurm.runner.empty() && toString(held->runner) != slurm.runner) {
         throw SlurmError("--runner: '" + dir + "' holds " + name + " points run by --runner " +
                          toString(held->runner) +

@@ -4,6 +4,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "util/atomic_file.h"
@@ -71,7 +72,68 @@ void checkPathInFolder(const std::string& field, const std::string& path,
     }
 }
 
+// Whether `path` (absolute) is `directory` or lies inside it, links followed
+// where they exist: a link out of the folder leads out, one into it in.
+bool insideDirectory(const fs::path& path, const std::string& directory) {
+    std::error_code error;
+    const fs::path root = fs::weakly_canonical(fs::absolute(directory), error);
+    const fs::path target = fs::weakly_canonical(path, error);
+    const auto [rootEnd, targetAt] =
+        std::mismatch(root.begin(), root.end(), target.begin(), target.end());
+    return rootEnd == root.end() || (std::next(rootEnd) == root.end() && rootEnd->empty());
+}
+
 }  // namespace
+
+void checkInterpreterOutside(const std::string& field, const std::string& program,
+                             const std::string& directory) {
+    if (program.empty() || program.find('/') == std::string::npos) {
+        return;  // the node's default, or a name its PATH finds
+    }
+    if (program.front() != '/') {
+        throw SlurmError(field + ": '" + printableText(program) +
+                         "' is a path relative to the array's folder, where the task runs it; "
+                         "an interpreter must be a name on PATH (python3) or an absolute path "
+                         "outside the folder, never a program the folder brings");
+    }
+    if (insideDirectory(program, directory)) {
+        throw SlurmError(field + ": '" + printableText(program) +
+                         "' lies inside the array's folder; an interpreter must be a name on "
+                         "PATH (python3) or an absolute path outside the folder, never a "
+                         "program the folder brings");
+    }
+}
+
+std::string absoluteProgram(const std::string& program) {
+    if (program.find('/') == std::string::npos) {
+        return program;
+    }
+    return fs::absolute(program).lexically_normal().string();
+}
+
+void checkCodeFolderOutside(const std::string& field, const std::string& folder,
+                            const std::string& directory) {
+    if (folder.empty()) {
+        return;
+    }
+    if (folder.front() != '/' || insideDirectory(folder, directory)) {
+        throw SlurmError(field + ": '" + printableText(folder) + "' is " +
+                         (folder.front() != '/' ? "relative to" : "inside") +
+                         " the array's folder; code is imported only from an absolute folder "
+                         "outside it, never from one the folder brings");
+    }
+}
+
+std::string argumentsText(const std::vector<std::string>& arguments) {
+    std::string text;
+    for (const auto& argument : arguments) {
+        if (!text.empty()) {
+            text.push_back(' ');
+        }
+        text.append(printableText(argument));
+    }
+    return text;
+}
 
 void checkArrayForScript(const SlurmArray& array) {
     checkScriptName("kind", array.kind);
@@ -196,6 +258,42 @@ SlurmArray arrayFromJson(const json& document) {
     }
     checkArrayForScript(array);
     return array;
+}
+
+// slurm-array.json's text as a document of our format and version; every
+// refusal in our words, naming the field (no parser's own message).
+json parseArrayFile(const std::string& text) {
+    json document;
+    try {
+        document = json::parse(text);
+    } catch (const json::parse_error& error) {
+        throw SlurmError("not valid JSON (byte " + std::to_string(error.byte) + ")");
+    } catch (const json::exception&) {  // 1e999: beyond a double
+        throw SlurmError("a number is out of range");
+    }
+    if (!document.is_object()) {
+        throw SlurmError(std::string("the file must hold a JSON object, not ") +
+                         (document.is_null() ? "null" : document.type_name()));
+    }
+    const auto format = document.find("format");
+    if (format == document.end() || !format->is_string() ||
+        format->get<std::string>() != "stepscope-slurm-array") {
+        throw SlurmError(
+            "format: not a StepScope Slurm array file (expected \"stepscope-slurm-array\", got " +
+            (format == document.end() ? std::string("none")
+                                      : printableText(format->dump().substr(0, 60))) +
+            ")");
+    }
+    const auto version = document.find("version");
+    if (version == document.end() || !version->is_number_integer() ||
+        version->get<int64_t>() != kArrayFileVersion) {
+        throw SlurmError(
+            "version: " +
+            (version == document.end() ? std::string("missing")
+                                       : printableText(version->dump().substr(0, 60))) +
+            " is not supported; this StepScope reads version " + std::to_string(kArrayFileVersion));
+    }
+    return document;
 }
 
 // The same experiment: the same points with the same inputs, read the same way.
@@ -394,16 +492,7 @@ std::optional<SlurmArray> readSlurmArray(const std::string& directory) {
         return std::nullopt;
     }
     try {
-        const json document = json::parse(readFile(file.string()));
-        if (document.value("format", "") != "stepscope-slurm-array") {
-            throw SlurmError("not a StepScope Slurm array file");
-        }
-        if (document.value("version", 0) != kArrayFileVersion) {
-            throw SlurmError("version " + document.value("version", json()).dump() +
-                             " is not supported; this StepScope reads version " +
-                             std::to_string(kArrayFileVersion));
-        }
-        return arrayFromJson(document);
+        return arrayFromJson(parseArrayFile(readFile(file.string())));
     } catch (const std::exception& failure) {
         throw SlurmError("'" + file.string() + "' cannot be read: " + failure.what());
     }

@@ -84,6 +84,28 @@ constexpr const char* kSlurmScriptFile = "stepscope.sbatch";
 // DIR/points/. Every array read from a folder and every script passes it.
 void checkArrayForScript(const SlurmArray& array);
 
+// Throws SlurmError naming `field` where `program`, an interpreter read from
+// the array in `directory`, is not ours to run: a relative path (the task
+// runs it from DIR: `./evil.sh` is a script the folder brought) or a path
+// into the folder itself. A bare name (python3, found on the node's PATH) or
+// an absolute path outside the folder is the user's own.
+void checkInterpreterOutside(const std::string& field, const std::string& program,
+                             const std::string& directory);
+
+// `program` as a task in the array's folder must name it: a path made
+// absolute from the current folder (the user's, where the flag was given); a
+// bare name (python3, found on PATH) or an empty one as it is.
+std::string absoluteProgram(const std::string& program);
+
+// Throws SlurmError naming `field` where `folder`, a folder a task imports
+// code from, read from the array in `directory`, is not absolute or lies
+// inside that directory: code a folder brings never runs.
+void checkCodeFolderOutside(const std::string& field, const std::string& folder,
+                            const std::string& directory);
+
+// `arguments` joined by spaces, each printable: how messages show a task's.
+std::string argumentsText(const std::vector<std::string>& arguments);
+
 // The array's job script: #SBATCH lines for `options`, --array for
 // `taskIndices` (ascending) and the logs; task i runs its arguments in
 // `directory` (absolute) with `cli` ($STEPSCOPE_CLI overrides it), or with

@@ -1,9 +1,15 @@
 #include "cluster/slurm_attention.h"
 
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <limits>
+#include <map>
 #include <utility>
 
 #include "results/attention_file.h"
 #include "results/run_file.h"
+#include "util/strings.h"
 
 namespace stepscope {
 
@@ -48,7 +54,134 @@ std::vector<std::string> pointArguments(const AttentionBenchSpec& spec, const At
     return arguments;
 }
 
+// The flags pointArguments writes with a value; "--causal" and
+// "--no-causal" stand alone after "attention".
+constexpr const char* kValueFlags[] = {
+    "--backends", "--engine",  "--py-attention", "--py-path", "--py-attention-name",
+    "--d",        "--seq",     "--precision",    "--batch",   "--heads",
+    "--device",   "--warmup",  "--repeats",      "--tile-q",  "--tile-k",
+    "--python",   "--out-file"};
+
+int64_t wholeNumber(const std::string& field, const std::string& text) {
+    int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size()) {
+        throw SlurmError(field + ": '" + printableText(text) + "' is not a whole number");
+    }
+    return value;
+}
+
+// The flags of a task's stored arguments and their values, each flag once.
+std::map<std::string, std::string> taskFlags(const SlurmTask& task, const std::string& where,
+                                             bool& causal) {
+    const auto& arguments = task.arguments;
+    if (arguments.size() < 2 || arguments[0] != "attention" ||
+        (arguments[1] != "--causal" && arguments[1] != "--no-causal")) {
+        throw SlurmError(where + ": '" + argumentsText(arguments) +
+                         "' does not start 'attention --causal' or 'attention --no-causal', as "
+                         "StepScope writes an attention point");
+    }
+    causal = arguments[1] == "--causal";
+    std::map<std::string, std::string> flags;
+    for (size_t i = 2; i < arguments.size(); i += 2) {
+        const std::string& flag = arguments[i];
+        const bool known = std::any_of(std::begin(kValueFlags), std::end(kValueFlags),
+                                       [&](const char* name) { return flag == name; });
+        if (!known || i + 1 == arguments.size()) {
+            throw SlurmError(where + "[" + std::to_string(i) + "]: '" + printableText(flag) +
+                             (known ? "' has no value"
+                                    : "' is not a flag StepScope writes for "
+                                      "an attention point"));
+        }
+        if (!flags.emplace(flag, arguments[i + 1]).second) {
+            throw SlurmError(where + "[" + std::to_string(i) + "]: '" + flag +
+                             "' is given twice; StepScope writes each flag once");
+        }
+    }
+    return flags;
+}
+
+// The one-point grid a task's stored arguments describe, read as data.
+AttentionBenchSpec taskSpec(const SlurmTask& task, const std::string& where) {
+    bool causal = true;
+    const auto flags = taskFlags(task, where, causal);
+    auto text = [&](const char* flag) {
+        const auto found = flags.find(flag);
+        return found == flags.end() ? std::string() : found->second;
+    };
+    auto number = [&](const char* flag) { return wholeNumber(where + " " + flag, text(flag)); };
+    AttentionBenchSpec spec;
+    spec.causal = causal;
+    spec.backends = {text("--backends")};
+    const auto engine = parseEngine(text("--engine").empty() ? "libtorch" : text("--engine"));
+    const auto precision = parsePrecision(text("--precision"));
+    const auto device = parseDeviceKind(text("--device"));
+    if (!engine || !precision || !device) {
+        throw SlurmError(where + ": " +
+                         (!engine      ? "--engine '" + printableText(text("--engine"))
+                          : !precision ? "--precision '" + printableText(text("--precision"))
+                                       : "--device '" + printableText(text("--device"))) +
+                         "' is not one StepScope knows");
+    }
+    spec.engine = *engine;
+    spec.precisions = {*precision};
+    spec.device = *device;
+    spec.pyAttention = text("--py-attention");
+    spec.pyPath = text("--py-path");
+    spec.pyAttentionName = text("--py-attention-name");
+    spec.headDims = {number("--d")};
+    spec.seqLens = {number("--seq")};
+    spec.batch = number("--batch");
+    spec.heads = number("--heads");
+    const int64_t warmup = number("--warmup");
+    const int64_t repeats = number("--repeats");
+    if (warmup < 0 || warmup > std::numeric_limits<int>::max() || repeats < 0 ||
+        repeats > std::numeric_limits<int>::max()) {
+        throw SlurmError(where + ": --warmup " + std::to_string(warmup) + " or --repeats " +
+                         std::to_string(repeats) + " is out of range");
+    }
+    spec.warmup = int(warmup);
+    spec.repeats = int(repeats);
+    spec.options.queryTile = number("--tile-q");
+    spec.options.keyTile = number("--tile-k");
+    spec.python = text("--python");
+    return spec;
+}
+
 }  // namespace
+
+SlurmArray replannedSlurmAttention(const SlurmArray& held, const std::string& directory) {
+    SlurmArray array = held;
+    for (size_t i = 0; i < array.tasks.size(); ++i) {
+        SlurmTask& task = array.tasks[i];
+        const std::string where = "tasks[" + std::to_string(i) + "].arguments";
+        AttentionBenchSpec spec = taskSpec(task, where);
+        checkInterpreterOutside(where + " --python", spec.python, directory);
+        checkCodeFolderOutside(where + " --py-path", spec.pyPath, directory);
+        try {
+            AttentionBenchSpec here = spec;
+            here.device = DeviceKind::Cpu;  // the nodes have the GPUs
+            validateAttentionSpec(here);
+        } catch (const std::exception& error) {
+            throw SlurmError(where + ": " + error.what());
+        }
+        const std::vector<AttentionPoint> points = attentionGridPoints(spec);
+        const std::vector<std::string> planned =
+            points.size() == 1 ? pointArguments(spec, points.front(), task.resultFile)
+                               : std::vector<std::string>{};
+        if (points.size() != 1 || pointName(points.front()) != task.name ||
+            planned != task.arguments) {
+            throw SlurmError(
+                where + ": '" + argumentsText(task.arguments) +
+                "' is not what StepScope writes for point " + task.name +
+                (planned.empty() ? std::string() : " ('" + argumentsText(planned) + "')") +
+                "; the folder was changed after it was written. Write the grid "
+                "again into a new folder.");
+        }
+        task.arguments = planned;
+    }
+    return array;
+}
 
 SlurmArray attentionSlurmArray(const AttentionBenchSpec& spec) {
     // The points run on the cluster's nodes, which have the GPUs that --gres
@@ -56,6 +189,12 @@ SlurmArray attentionSlurmArray(const AttentionBenchSpec& spec) {
     AttentionBenchSpec here = spec;
     here.device = DeviceKind::Cpu;
     validateAttentionSpec(here);
+    // The tasks run in the array's folder: a relative path would lead there.
+    AttentionBenchSpec planned = spec;
+    if (!spec.pyPath.empty()) {
+        planned.pyPath = std::filesystem::absolute(spec.pyPath).lexically_normal().string();
+    }
+    planned.python = absoluteProgram(spec.python);
     SlurmArray array;
     array.kind = kAttentionArrayKind;
     array.jobName = "stepscope-attention";
@@ -63,7 +202,7 @@ SlurmArray attentionSlurmArray(const AttentionBenchSpec& spec) {
         SlurmTask task;
         task.name = pointName(point);
         task.resultFile = "points/" + task.name + ".json";
-        task.arguments = pointArguments(spec, point, task.resultFile);
+        task.arguments = pointArguments(planned, point, task.resultFile);
         array.tasks.push_back(std::move(task));
     }
     return array;

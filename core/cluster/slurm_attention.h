@@ -20,6 +20,16 @@ constexpr const char* kAttentionArrayKind = "attention";
 // nodes have what --gres asks for.
 SlurmArray attentionSlurmArray(const AttentionBenchSpec& spec);
 
+// The attention array `held`, read from `directory`, as `--resume` writes
+// its script again: each task's stored arguments are read as data (the
+// flags attentionSlurmArray writes, each once, values checked) into the
+// one point they measure, and its command line is written again from that
+// plan. Throws SlurmError naming the field where the folder was changed
+// after StepScope wrote it: an unknown or repeated flag, a point other than
+// the task's name, an --out-file other than its result, --python not ours
+// (checkInterpreterOutside), --py-path inside the folder.
+SlurmArray replannedSlurmAttention(const SlurmArray& held, const std::string& directory);
+
 // What --collect reads of an attention array.
 struct AttentionCollection : SlurmProgress {
     std::vector<AttentionPoint> points;  // every readable point, in grid order

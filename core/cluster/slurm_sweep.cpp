@@ -3,8 +3,22 @@
 #include "engines/environment.h"
 #include "results/report.h"
 #include "results/run_file.h"
+#include "util/strings.h"
 
 namespace stepscope {
+
+namespace {
+
+// What a sweep task runs: its config in, its run file out; nothing else.
+std::vector<std::string> sweepTaskArguments(const SlurmTask& task, SlurmRunner runner) {
+    std::vector<std::string> arguments = {"--config", task.inputFile, "--out", task.resultFile};
+    if (runner != SlurmRunner::Recorder) {
+        arguments.insert(arguments.begin(), "run");
+    }
+    return arguments;
+}
+
+}  // namespace
 
 SlurmArray sweepSlurmArray(const SweepSpec& spec, SlurmRunner runner) {
     const std::vector<RunConfig> points = expandSweep(spec);
@@ -25,7 +39,8 @@ SlurmArray sweepSlurmArray(const SweepSpec& spec, SlurmRunner runner) {
                           "allowed only with --runner cli (STEPSCOPE_RECORD on the node picks "
                           "another stepscope-record)"});
     } else if (!spec.base.python.empty()) {  // not part of a run file's config
-        array.environment.push_back("STEPSCOPE_PYTHON=" + spec.base.python);
+        // The tasks run in the array's folder: a relative path would lead there.
+        array.environment.push_back("STEPSCOPE_PYTHON=" + absoluteProgram(spec.base.python));
     }
     for (const auto& point : points) {
         const std::string file = sweepPointFileName(point, spec.axes);
@@ -45,14 +60,44 @@ SlurmArray sweepSlurmArray(const SweepSpec& spec, SlurmRunner runner) {
         task.inputFile = "inputs/" + file;
         task.inputText = runConfigToJson(point);
         task.resultFile = "points/" + file;
-        task.arguments = {"--config", task.inputFile, "--out", task.resultFile};
-        if (!recorder) {
-            task.arguments.insert(task.arguments.begin(), "run");
-        }
+        task.arguments = sweepTaskArguments(task, runner);
         array.tasks.push_back(std::move(task));
     }
     if (!errors.empty()) {
         throw InvalidConfigError(std::move(errors));
+    }
+    return array;
+}
+
+SlurmArray replannedSlurmSweep(const SlurmArray& held, const std::string& directory) {
+    SlurmArray array = held;
+    for (size_t i = 0; i < array.environment.size(); ++i) {
+        const std::string& variable = array.environment[i];
+        checkInterpreterOutside("environment[" + std::to_string(i) + "] (STEPSCOPE_PYTHON)",
+                                variable.substr(variable.find('=') + 1), directory);
+    }
+    for (size_t i = 0; i < array.tasks.size(); ++i) {
+        SlurmTask& task = array.tasks[i];
+        const std::string where = "tasks[" + std::to_string(i) + "]";
+        if (task.inputFile.empty()) {
+            throw SlurmError(where +
+                             ".input: empty; every sweep point reads its config from "
+                             "inputs/NAME.json");
+        }
+        try {
+            runConfigFromJson(task.inputText);
+        } catch (const std::exception& error) {
+            throw SlurmError(where + ".input_text: not a run config: " + error.what());
+        }
+        const std::vector<std::string> planned = sweepTaskArguments(task, array.runner);
+        if (task.arguments != planned) {
+            throw SlurmError(where + ".arguments: '" + argumentsText(task.arguments) +
+                             "' is not what StepScope writes for this point ('" +
+                             argumentsText(planned) +
+                             "'); the folder was changed after it was written. Write the "
+                             "sweep again into a new folder.");
+        }
+        task.arguments = planned;
     }
     return array;
 }

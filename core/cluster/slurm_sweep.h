@@ -21,6 +21,16 @@ constexpr const char* kSweepArrayKind = "sweep";
 // the field and the point). spec.outDir is not used.
 SlurmArray sweepSlurmArray(const SweepSpec& spec, SlurmRunner runner = SlurmRunner::Cli);
 
+// The sweep array `held`, read from `directory`, as `--resume` writes its
+// script again: built from the folder's own plan (each point's config in
+// inputs/ and our own flags), never from the argument lists the folder
+// stores. Throws SlurmError naming the field where the folder was changed
+// after StepScope wrote it: a task's arguments other than `run --config
+// inputs/NAME.json --out points/NAME.json` (a tampered --out writes
+// elsewhere, an added --python runs what the folder brings), an input that
+// is no config, or STEPSCOPE_PYTHON not ours (checkInterpreterOutside).
+SlurmArray replannedSlurmSweep(const SlurmArray& held, const std::string& directory);
+
 // What --collect reads of a sweep array.
 struct SweepCollection : SlurmProgress {
     std::vector<RunResult> results;          // every readable run file, in the sweep's order
