@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/guarded.h"
@@ -33,6 +34,8 @@
 namespace stepscope::cli {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 // `run --events`: progress and steps on stdout, one JSON object per line,
 // flushed as they happen (the parent of an isolated run reads them live).
@@ -79,11 +82,21 @@ std::atomic<bool>& cancelRequested() {
     return flag;
 }
 
+std::atomic<bool>& cancelChecked() {
+    static std::atomic<bool> checked{false};
+    return checked;
+}
+
+const std::atomic<bool>* checkedCancel() {
+    cancelChecked().store(true);
+    return &cancelRequested();
+}
+
 SweepControl cliSweepControl(StderrProgress& progress, bool isolate) {
     SweepControl control;
     control.observer = &progress;
     control.runObserver = &progress;
-    control.cancel = &cancelRequested();
+    control.cancel = checkedCancel();
     if (isolate) {
         control.runPoint = freshProcessRunner(currentExecutablePath());
     }
@@ -180,6 +193,43 @@ void throwIfPyAttentionUnloadable(const RunResult& result) {
     }
 }
 
+// The files a config reads, before the run: one that is not there, or is a
+// FIFO or a device, is bad input (exit 2), not a failed run. --weights may
+// also name a from_pretrained folder.
+void checkInputFiles(const RunConfig& config) {
+    const std::pair<const char*, const std::string&> inputs[] = {{"weights", config.weightsPath},
+                                                                 {"tokens", config.tokensPath}};
+    for (const auto& [field, path] : inputs) {
+        std::error_code error;
+        if (path.empty() || (field == std::string("weights") && fs::is_directory(path, error))) {
+            continue;
+        }
+        if (const auto why = whyNotARegularFile(path)) {
+            throw InvalidConfigError(std::vector<ConfigError>{{field, *why}});
+        }
+    }
+}
+
+// Where a run's file goes: `outFile`, unless the run did not end ok and
+// `outFile` holds an ok run (a refusal or a failure must not replace a good
+// measurement): then beside it, NAME.failed.json.
+std::string runFileDestination(const RunResult& result, const std::string& outFile) {
+    if (result.status == RunStatus::Ok) {
+        return outFile;
+    }
+    try {
+        if (whyNotARegularFile(outFile) || readRunFile(outFile).status != RunStatus::Ok) {
+            return outFile;
+        }
+    } catch (const std::exception&) {
+        return outFile;  // no good run there to keep
+    }
+    const std::filesystem::path path(outFile);
+    const std::string stem =
+        path.extension() == ".json" ? path.stem().string() : path.filename().string();
+    return (path.parent_path() / (stem + ".failed.json")).string();
+}
+
 }  // namespace
 
 int commandRun(const ConfigFlags& flags, const std::string& configFile, const std::string& outFile,
@@ -188,6 +238,7 @@ int commandRun(const ConfigFlags& flags, const std::string& configFile, const st
         const RunConfig config =
             configFile.empty() ? flags.toRunConfig() : readConfigFile(configFile);
         // Before the run, not after it: a run can take hours.
+        checkInputFiles(config);
         if (const auto reason = outFile.empty() ? std::nullopt : whyCannotWriteFile(outFile)) {
             throw InvalidConfigError(std::vector<ConfigError>{{"--out", *reason}});
         }
@@ -195,7 +246,7 @@ int commandRun(const ConfigFlags& flags, const std::string& configFile, const st
         EventPrinter printer;
         RunControl control;
         control.observer = events ? static_cast<RunObserver*>(&printer) : &progress;
-        control.cancel = &cancelRequested();
+        control.cancel = checkedCancel();
         if (!events) {
             std::fprintf(stderr, "stepscope: %s, batch %lld × ctx %lld, %s, %s on %s\n",
                          config.model.name.c_str(), static_cast<long long>(config.batchSize),
@@ -206,9 +257,12 @@ int commandRun(const ConfigFlags& flags, const std::string& configFile, const st
         const RunResult result = runBenchmark(config, control);
         throwIfPyAttentionUnloadable(result);
         if (!outFile.empty()) {
-            writeRunFile(result, outFile);
+            const std::string written = runFileDestination(result, outFile);
+            writeRunFile(result, written);
             if (!events) {
-                std::fprintf(stderr, "stepscope: run file written to %s\n", outFile.c_str());
+                std::fprintf(
+                    stderr, "stepscope: run file written to %s%s\n", written.c_str(),
+                    written == outFile ? "" : ("; the ok run in " + outFile + " is kept").c_str());
             }
         }
         if (!events) {
@@ -277,6 +331,7 @@ int commandEstimate(const ConfigFlags& flags, bool json) {
 int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resume, bool isolate) {
     return guarded([&] {
         SweepSpec spec = flags.toSweepSpec(outDir);
+        checkInputFiles(spec.base);
         spec.resume = resume;
         StderrProgress progress;
         progress.setAxes(spec.axes);
@@ -385,7 +440,7 @@ int runAttentionGrid(const AttentionBenchSpec& spec, const std::string& outDir,
                      const std::string& outFile, bool json) {
     return guarded([&] {
         AttentionBenchControl control;
-        control.cancel = &cancelRequested();
+        control.cancel = checkedCancel();
         control.onPoint = [](const AttentionPoint& p, int index, int total) {
             std::fprintf(stderr, "[%d/%d] %s d=%lld seq=%lld %s: %s%s\n", index + 1, total,
                          p.backend.c_str(), static_cast<long long>(p.d),
@@ -393,6 +448,9 @@ int runAttentionGrid(const AttentionBenchSpec& spec, const std::string& outDir,
                          p.status.c_str(),
                          p.message.empty() ? "" : (" (" + p.message + ")").c_str());
         };
+        if (const auto why = outFile.empty() ? std::nullopt : whyCannotWriteFile(outFile)) {
+            throw InvalidConfigError(std::vector<ConfigError>{{"--out-file", *why}});
+        }
         const std::vector<AttentionPoint> points = runAttentionBenchmark(spec, control);
         RunConfig environmentConfig;
         environmentConfig.device = spec.device;
@@ -457,6 +515,14 @@ int commandExport(const std::string& file, const std::string& chromeTrace,
             std::cerr << "stepscope-cli: export: name what to write: --chrome-trace OUT.json "
                          "and/or --memviz OUT.pickle\n";
             return kExitBadInput;
+        }
+        // Before anything is read or built: a device, FIFO or folder is refused.
+        for (const auto& [flag, path] :
+             {std::pair<const char*, const std::string&>{"--chrome-trace", chromeTrace},
+              {"--memviz", memviz}}) {
+            if (const auto why = path.empty() ? std::nullopt : whyCannotWriteFile(path)) {
+                throw InvalidConfigError(std::vector<ConfigError>{{flag, *why}});
+            }
         }
         const RunResult result = readRunFile(file);
         try {

@@ -14,6 +14,12 @@ namespace stepscope::cli {
 
 // Set by SIGINT and SIGTERM: a run stops between steps and keeps what it measured.
 std::atomic<bool>& cancelRequested();
+// Whether this command has handed cancelRequested() to a loop that checks it;
+// until then SIGINT and SIGTERM end the command at once (main.cpp).
+std::atomic<bool>& cancelChecked();
+// cancelRequested(), for a loop that checks it between steps: from now on a
+// signal asks this command to stop, and a second one ends it.
+const std::atomic<bool>* checkedCancel();
 
 // A sweep's control for the CLI: progress on stderr, Ctrl-C or SIGTERM
 // cancels, and with `isolate` each point in a fresh process of this program.

@@ -1,13 +1,21 @@
 // stepscope-cli: the headless face of the StepScope engine. Results go to
-// stdout, progress to stderr. Exit codes: 0 ok, 2 bad input, 3 run failed.
+// stdout, progress to stderr. Exit codes: 0 ok, 1 stdout could not be
+// written, 2 bad input, 3 run failed.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <climits>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <optional>
 
+#include <unistd.h>
+
 #include "cli/commands.h"
+#include "config/limits.h"
 #include "engines/build_info.h"
 #include "experiments/attention_benchmark.h"
 #include "experiments/study.h"
@@ -17,6 +25,11 @@
 using namespace stepscope::cli;
 
 namespace {
+
+// `accumulate --count`: a billion additions take seconds; more only waits.
+constexpr int64_t kMaxAccumulateCount = 1'000'000'000;
+// `memory --top`: more rows than any snapshot has sites.
+constexpr int64_t kMaxListedRows = 1'000'000;
 
 // The attention grid's flags, shared by `attention` and `study attention`.
 void addAttentionFlags(CLI::App& command, AttentionFlags& flags) {
@@ -45,25 +58,36 @@ void addAttentionFlags(CLI::App& command, AttentionFlags& flags) {
                        "your backend's name in the grid (default: NAME of MODULE:NAME)");
     command.add_option("--d", flags.headDims, "head dims (comma list)")
         ->delimiter(',')
+        ->check(integerIn(stepscope::kDModelLimit))
         ->capture_default_str();
     command
         .add_option("--seq", flags.seqLens,
                     "sequence lengths (comma list; default 256..16384 on CUDA, "
                     "256..2048 on CPU)")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->check(integerIn(stepscope::kContextLimit));
     command.add_option("--precision", flags.precisions, "fp32, bf16, fp16 (comma list)")
         ->delimiter(',')
         ->capture_default_str();
-    command.add_option("--batch", flags.batch, "batch")->capture_default_str();
-    command.add_option("--heads", flags.heads, "heads")->capture_default_str();
+    command.add_option("--batch", flags.batch, "batch")
+        ->check(integerIn(stepscope::kBatchLimit))
+        ->capture_default_str();
+    command.add_option("--heads", flags.heads, "heads")
+        ->check(integerIn(stepscope::kHeadsLimit))
+        ->capture_default_str();
     command.add_flag("--causal,!--no-causal", flags.causal, "causal (default) or not");
     command.add_option("--device", flags.device, "cpu or cuda")->capture_default_str();
-    command.add_option("--warmup", flags.warmup, "warm-up repeats")->capture_default_str();
+    command.add_option("--warmup", flags.warmup, "warm-up repeats")
+        ->check(integerIn(0, INT_MAX))
+        ->capture_default_str();
     command.add_option("--repeats", flags.repeats, "measured repeats (medians)")
+        ->check(integerIn(1, INT_MAX))
         ->capture_default_str();
     command.add_option("--tile-q", flags.queryTile, "tiled: query rows per tile (>= 16)")
+        ->check(integerIn(stepscope::kContextLimit))
         ->capture_default_str();
     command.add_option("--tile-k", flags.keyTile, "tiled: key rows per tile (>= 16)")
+        ->check(integerIn(stepscope::kContextLimit))
         ->capture_default_str();
     command.add_option(
         "--python", flags.python,
@@ -288,6 +312,7 @@ void addRecordingCommands(CLI::App& app, Cli& c) {
     c.memory
         ->add_option("--top", c.memoryTop,
                      "how many allocations (sites, for snapshots and --against) to list")
+        ->check(integerIn(0, kMaxListedRows))
         ->capture_default_str();
     c.memory->add_flag("--json", c.json, "print JSON");
     c.memory->add_flag("--saved", c.memorySaved,
@@ -307,6 +332,7 @@ void addLabsAndShow(CLI::App& app, Cli& c) {
     c.accumulate = app.add_subcommand("accumulate",
                                       "summing in fp32, fp16 and bf16: why accumulators are fp32");
     c.accumulate->add_option("--count", c.accumulateCount, "how many times 0.01 is added")
+        ->check(integerIn(1, kMaxAccumulateCount))
         ->capture_default_str();
     c.accumulate->add_flag("--json", c.json, "print JSON");
 
@@ -441,6 +467,39 @@ int dispatchReaders(const Cli& c) {
     return commandShow(c.showFile, c.json);
 }
 
+// SIGINT and SIGTERM: a command whose loop checks cancelRequested() (a run,
+// a sweep, a grid) stops between steps and writes what it measured; any
+// other command, or a second signal, ends now, as without a handler.
+void onStopSignal(int signal) {
+    if (!cancelChecked().load() || cancelRequested().exchange(true)) {
+        std::signal(signal, SIG_DFL);
+        std::raise(signal);
+    }
+}
+
+// What a command printed must have reached stdout: a full disk (or
+// /dev/full) is a failure with its reason, exit 1, not an empty file and 0.
+int checkedOutput(int code) {
+    std::cout.flush();
+    errno = 0;
+    int reason = std::fflush(stdout) == 0 ? 0 : errno;
+    const bool failed = reason != 0 || std::ferror(stdout) || !std::cout.good();
+    if (!failed) {
+        return code;
+    }
+    if (reason == 0) {
+        // An earlier flush failed (writing to stderr flushes stdout first) and
+        // its errno is gone: one more byte asks the descriptor why.
+        errno = 0;
+        if (::write(STDOUT_FILENO, "\n", 1) < 0) {
+            reason = errno;
+        }
+    }
+    std::fprintf(stderr, "stepscope-cli: cannot write the output to stdout: %s\n",
+                 reason ? std::strerror(reason) : "a write failed");
+    return code == kExitOk ? kExitOutputLost : code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -468,11 +527,11 @@ int main(int argc, char** argv) {
         return kExitOk;
     }
 
-    std::signal(SIGINT, [](int) { cancelRequested().store(true); });
+    std::signal(SIGINT, onStopSignal);
     // A sweep's isolated point is stopped with SIGTERM: stop as Ctrl-C does.
-    std::signal(SIGTERM, [](int) { cancelRequested().store(true); });
+    std::signal(SIGTERM, onStopSignal);
     if (const auto code = dispatchRuns(cli)) {
-        return *code;
+        return checkedOutput(*code);
     }
-    return dispatchReaders(cli);
+    return checkedOutput(dispatchReaders(cli));
 }

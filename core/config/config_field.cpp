@@ -33,7 +33,12 @@ Integer integerFrom(const std::string& field, const std::string& text) {
     Integer value{};
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc() || end != text.data() + text.size()) {
-        rejectFieldText(field, "'" + text + "' is not allowed; allowed: a whole number");
+        // An unsigned field (the seed) says so: -1 is no seed, not 2^64 - 1.
+        const std::string allowed =
+            std::is_unsigned_v<Integer>
+                ? "a whole number from 0 to " + std::to_string(std::numeric_limits<Integer>::max())
+                : std::string("a whole number");
+        rejectFieldText(field, "'" + text + "' is not allowed; allowed: " + allowed);
     }
     return value;
 }

@@ -9,6 +9,7 @@
 
 #include "cluster/slurm_array.h"
 #include "cluster/slurm_attention.h"
+#include "util/atomic_file.h"
 
 namespace stepscope {
 
@@ -89,20 +90,6 @@ FileKind scanRest(std::ifstream& in, std::string head) {
         traceEvents = traceEvents || contains(window, "\"traceEvents\"");
     }
     return traceEvents ? FileKind::ProfilerTrace : FileKind::Unknown;
-}
-
-std::string kindOfNonRegular(const fs::file_status& status) {
-    switch (status.type()) {
-        case fs::file_type::fifo:
-            return "a FIFO";
-        case fs::file_type::socket:
-            return "a socket";
-        case fs::file_type::block:
-        case fs::file_type::character:
-            return "a device";
-        default:
-            return "not a regular file";
-    }
 }
 
 FileKind detectFile(const std::string& path, std::string* error) {
@@ -243,8 +230,8 @@ FileKind detectFileKind(const std::string& path, std::string* error) {
     if (fs::is_directory(status)) {
         return detectFolder(path, &message);
     }
-    if (!fs::is_regular_file(status)) {
-        message = "'" + path + "' is " + kindOfNonRegular(status) + ", not a file to open";
+    if (const auto why = whyNotARegularFile(path)) {  // the readers' own check
+        message = *why;
         return FileKind::Unknown;
     }
     return detectFile(path, &message);

@@ -14,6 +14,8 @@
 #include <functional>
 #include <unordered_map>
 
+#include "util/atomic_file.h"
+
 namespace stepscope {
 
 std::string_view toString(TraceCategory category) {
@@ -933,6 +935,9 @@ KinetoTrace readKinetoTrace(const std::string& path, const KinetoTraceLimits& li
     std::error_code error;
     if (std::filesystem::is_directory(path, error)) {
         fail(Kind::Unreadable, path, "a folder: open it as a folder of rank traces");
+    }
+    if (const auto why = whyNotARegularFile(path)) {  // a FIFO would block, a device never end
+        fail(Kind::Unreadable, path, *why);
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) {

@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "util/atomic_file.h"
+
 namespace stepscope {
 
 const char* toString(SnapshotAction action) {
@@ -1114,6 +1116,9 @@ MemorySnapshot readMemorySnapshot(const std::string& path, const SnapshotLimits&
     if (std::filesystem::is_directory(status)) {
         throw SnapshotError(Kind::Unreadable,
                             path + ": a directory; expected a memory snapshot file");
+    }
+    if (const auto why = whyNotARegularFile(path)) {  // a FIFO would block, a device never end
+        throw SnapshotError(Kind::Unreadable, *why);
     }
     const auto size = std::filesystem::file_size(path, error);
     if (error) {

@@ -1,6 +1,7 @@
 #include "results/run_file.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -1009,6 +1010,10 @@ void writeRunFile(const RunResult& result, const std::string& path) {
 
 RunResult readRunFile(const std::string& path) {
 #ifdef STEPSCOPE_HAVE_SIMDJSON
+    std::error_code missing;
+    if (const auto why = whyNotARegularFile(path); why && std::filesystem::exists(path, missing)) {
+        throw RunFileError(*why);  // a FIFO would block the load below, a device never end
+    }
     // Straight into a padded buffer: a large file is read once, not copied.
     simdjson::padded_string text;
     if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS) {

@@ -1,58 +1,162 @@
 #include "util/atomic_file.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 namespace stepscope {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// Linux gives up on a path after 40 links (ELOOP); so do we.
+constexpr int kMaxLinks = 40;
+
+// The file a write to `path` lands in: `path`, or where its symbolic links
+// lead (a link's relative target is relative to the link's folder).
+fs::path writeTarget(const std::string& path) {
+    fs::path target(path);
+    for (int links = 0;; ++links) {
+        std::error_code error;
+        if (fs::symlink_status(target, error).type() != fs::file_type::symlink) {
+            return target;
+        }
+        if (links == kMaxLinks) {
+            throw OutputPathError("'" + path + "' is a symbolic link that leads round in a circle");
+        }
+        const fs::path next = fs::read_symlink(target, error);
+        if (error) {
+            throw std::runtime_error("cannot read the link '" + target.string() +
+                                     "': " + error.message());
+        }
+        target = next.is_absolute() ? next : target.parent_path() / next;
+    }
+}
+
+// Why `target` (where `path` leads) is not written over; nullopt where it is
+// a regular file or not there yet.
+std::optional<std::string> refusedTarget(const std::string& path, const fs::path& target) {
+    std::error_code error;
+    const fs::file_status status = fs::symlink_status(target, error);
+    if (error || !fs::exists(status) || fs::is_regular_file(status)) {
+        return std::nullopt;
+    }
+    const std::string named = target == fs::path(path)
+                                  ? "'" + path + "' is "
+                                  : "'" + path + "' leads to '" + target.string() + "', ";
+    return named + fileTypeName(status.type()) +
+           (fs::is_directory(status) ? "; name the file to write"
+                                     : ", not a file to write; StepScope writes only regular "
+                                       "files (through a symbolic link, the file it leads to)");
+}
+
+// The temporary file beside the target, made here and nowhere else: not
+// through a link someone left under its name.
+int openTemporary(const std::string& temporary) {
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int descriptor = ::open(temporary.c_str(), flags, 0666);
+    if (descriptor < 0 && errno == EEXIST) {
+        ::unlink(temporary.c_str());  // left by a killed process that had this pid
+        descriptor = ::open(temporary.c_str(), flags, 0666);
+    }
+    if (descriptor < 0) {
+        throw std::runtime_error("cannot write '" + temporary + "': " + std::strerror(errno));
+    }
+    return descriptor;
+}
+
+// All of `contents` to `descriptor`, then to the disk; errno says why not.
+bool writeAll(int descriptor, const std::string& contents) {
+    size_t written = 0;
+    while (written < contents.size()) {
+        const ssize_t now = ::write(descriptor, contents.data() + written, contents.size() - written);
+        if (now < 0 && errno == EINTR) {
+            continue;
+        }
+        if (now <= 0) {
+            return false;
+        }
+        written += size_t(now);
+    }
+    return ::fsync(descriptor) == 0;
+}
+
+}  // namespace
+
+std::string fileTypeName(fs::file_type type) {
+    switch (type) {
+        case fs::file_type::regular:
+            return "a regular file";
+        case fs::file_type::directory:
+            return "a folder";
+        case fs::file_type::symlink:
+            return "a symbolic link";
+        case fs::file_type::fifo:
+            return "a FIFO (named pipe)";
+        case fs::file_type::socket:
+            return "a socket";
+        case fs::file_type::character:
+            return "a character device";
+        case fs::file_type::block:
+            return "a block device";
+        case fs::file_type::not_found:
+            return "missing";
+        default:
+            return "not a regular file";
+    }
+}
+
 void writeFileAtomically(const std::string& path, const std::string& contents) {
-    namespace fs = std::filesystem;
-    const fs::path target(path);
+    const fs::path target = writeTarget(path);
+    if (const auto refused = refusedTarget(path, target)) {
+        throw OutputPathError(*refused);
+    }
     if (target.has_parent_path()) {
         fs::create_directories(target.parent_path());
     }
-    const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::FILE* file = std::fopen(temporary.c_str(), "wb");
-        if (!file) {
-            throw std::runtime_error("cannot write '" + temporary + "': " + std::strerror(errno));
-        }
-        const bool written =
-            std::fwrite(contents.data(), 1, contents.size(), file) == contents.size() &&
-            std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
-        const int savedErrno = errno;
-        std::fclose(file);
-        if (!written) {
-            std::remove(temporary.c_str());
-            throw std::runtime_error("cannot write '" + temporary +
-                                     "': " + std::strerror(savedErrno));
-        }
+    const std::string temporary = target.string() + ".tmp." + std::to_string(::getpid());
+    const int descriptor = openTemporary(temporary);
+    const bool written = writeAll(descriptor, contents);
+    const int savedErrno = errno;
+    const bool closed = ::close(descriptor) == 0;
+    if (!written || !closed) {
+        ::unlink(temporary.c_str());
+        throw std::runtime_error("cannot write '" + temporary +
+                                 "': " + std::strerror(written ? errno : savedErrno));
     }
     std::error_code error;
     fs::rename(temporary, target, error);
     if (error) {
-        std::remove(temporary.c_str());
-        throw std::runtime_error("cannot rename '" + temporary + "' to '" + path +
+        ::unlink(temporary.c_str());
+        throw std::runtime_error("cannot rename '" + temporary + "' to '" + target.string() +
                                  "': " + error.message());
     }
 }
 
 std::optional<std::string> whyCannotWriteFile(const std::string& path) {
-    namespace fs = std::filesystem;
-    std::error_code error;
-    if (path.empty() || fs::is_directory(path, error)) {
-        return "'" + path + "' is a folder; name the file to write";
+    if (path.empty()) {
+        return "'' is no file; name the file to write";
+    }
+    fs::path target;
+    try {
+        target = writeTarget(path);
+    } catch (const std::exception& refused) {
+        return refused.what();
+    }
+    if (const auto refused = refusedTarget(path, target)) {
+        return refused;
     }
     // The nearest folder that exists: writeFileAtomically makes the ones below it.
-    fs::path folder = fs::path(path).parent_path();
+    std::error_code error;
+    fs::path folder = target.parent_path();
     while (!folder.empty() && !fs::exists(folder, error)) {
         folder = folder.parent_path();
     }
@@ -77,10 +181,29 @@ std::optional<std::string> whyCannotWriteFile(const std::string& path) {
     return std::nullopt;
 }
 
+std::optional<std::string> whyNotARegularFile(const std::string& path) {
+    std::error_code error;
+    const fs::file_status status = fs::status(path, error);  // links followed
+    if (status.type() == fs::file_type::not_found) {
+        return "'" + path + "' does not exist";
+    }
+    if (status.type() == fs::file_type::none) {
+        return "'" + path + "' cannot be read: " + error.message();
+    }
+    if (fs::is_regular_file(status)) {
+        return std::nullopt;
+    }
+    return "'" + path + "' is " + fileTypeName(status.type()) + ", not a file to read";
+}
+
 std::string readFile(const std::string& path) {
+    std::error_code error;
+    if (const auto why = whyNotARegularFile(path); why && fs::exists(path, error)) {
+        throw std::runtime_error(*why);  // a FIFO would block the open below
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-        throw std::runtime_error("cannot open '" + path + "'");
+        throw std::runtime_error("cannot open '" + path + "': " + std::strerror(errno));
     }
     std::ostringstream buffer;
     buffer << in.rdbuf();
