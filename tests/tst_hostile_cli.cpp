@@ -7,6 +7,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -102,8 +103,8 @@ private Q_SLOTS:
     void initTestCase() {
         QVERIFY(temp_.isValid());
         runFile_ = temp_.filePath("good.json");
-        // With --ops: export has a traced step to write.
-        const Outcome made = runCli(kTinyRun + QStringList{"--ops", "--out", runFile_});
+        // With --ops and --memory: export and memory have what they show.
+        const Outcome made = runCli(kTinyRun + QStringList{"--ops", "--memory", "--out", runFile_});
         QVERIFY2(made.exitCode == 0, qPrintable(made.err));
     }
 
@@ -340,6 +341,62 @@ private Q_SLOTS:
                                         "--weights", temp.filePath("nonexistent")});
         QVERIFY2(weights.exitCode == 2 && weights.err.contains("nonexistent"),
                  qPrintable(QString::number(weights.exitCode) + " " + weights.err));
+    }
+
+    // sweep --resume reused a point file of eleven steps all numbered 0
+    // for --steps 1: the steps must be the config's.
+    void sweepResumeRunsAgainAPointWhoseStepsAreNotTheConfigs() {
+        QTemporaryDir temp;
+        const QStringList sweep = {"sweep", "--model", "nano",    "--vocab", "97",
+                                   "--ctx", "8",       "--batch", "2",       "--warmup",
+                                   "0",     "--steps", "1",       "--out",   temp.path()};
+        const Outcome first = runCli(sweep);
+        QVERIFY2(first.exitCode == 0, qPrintable(first.err));
+        const QStringList points = QDir(temp.path()).entryList({"nano_*.json"}, QDir::Files);
+        QCOMPARE(points.size(), 1);
+        const QString point = temp.filePath(points.front());
+        QJsonObject run = QJsonDocument::fromJson(contents(point)).object();
+        QJsonArray steps = run["steps"].toArray();
+        QCOMPARE(steps.size(), 1);
+        for (int i = 0; i < 10; ++i) {
+            steps.append(steps[0]);  // eleven steps, all numbered 0
+        }
+        run["steps"] = steps;
+        QFile file(point);
+        QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        file.write(QJsonDocument(run).toJson());
+        file.close();
+        const Outcome resumed = runCli(sweep + QStringList{"--resume"});
+        QVERIFY2(resumed.exitCode == 0 && resumed.err.contains("not reusing") &&
+                     resumed.err.contains("steps"),
+                 qPrintable(resumed.err));
+        QCOMPARE(readRunFile(point.toStdString()).steps.size(), size_t(1));
+        // A file of its own steps is reused as before.
+        const Outcome again = runCli(sweep + QStringList{"--resume"});
+        QVERIFY2(again.exitCode == 0 && !again.err.contains("not reusing"), qPrintable(again.err));
+    }
+
+    // A snapshot whose times are NaN or infinite printed "at nan ms".
+    void snapshotWithoutFiniteTimesSaysSo() {
+        QTemporaryDir temp;
+        const QString snapshot = temp.filePath("times.pickle");
+        QProcess python;
+        python.start(QStringLiteral(STEPSCOPE_PYTHON),
+                     {"-c",
+                      "import pickle, sys\n"
+                      "def ev(a, addr, t): return {'action': a, 'addr': addr, 'size': 512, "
+                      "'stream': 0, 'time_us': t, 'frames': []}\n"
+                      "snap = {'segments': [], 'device_traces': [[ev('alloc', 4096, "
+                      "float('nan')), ev('alloc', 8192, float('inf')), ev('free_completed', 4096, "
+                      "float('-inf'))]]}\n"
+                      "pickle.dump(snap, open(sys.argv[1], 'wb'), protocol=2)\n",
+                      snapshot});
+        QVERIFY(python.waitForFinished(60000) && python.exitCode() == 0);
+        const Outcome shown = runCli({"memory", snapshot});
+        QVERIFY2(!shown.out.contains("nan ms") && !shown.out.contains("inf ms") &&
+                     !shown.out.contains("nan\n"),
+                 shown.out.constData());
+        QVERIFY2(shown.exitCode == 0 || shown.exitCode == 2, qPrintable(shown.err));
     }
 
     // sweep --isolate killed with SIGKILL left /tmp/stepscope-run-*: the

@@ -1,5 +1,6 @@
 // memory FILE for PyTorch's memory snapshots, and memory A --against B: one
 // summary per recording (run file or snapshot) and the difference by site.
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -67,8 +68,10 @@ std::string summaryText(const Recording& recording, const std::string& path, siz
         << ", " << deviceText(recording) << "\n";
     out << "  " << s.events << " events: " << s.allocs << " allocations, " << s.frees << " frees\n";
     out << "  alive before the trace began: " << bytesText(s.aliveBeforeBytes) << "\n";
-    out << "  peak allocated: " << bytesText(s.peakBytes) << " at "
-        << fixedDecimals(s.peakTimeUs / 1000.0, 3) << " ms after the first event\n";
+    out << "  peak allocated: " << bytesText(s.peakBytes)
+        << (std::isfinite(s.peakTimeUs)
+                ? " at " + fixedDecimals(s.peakTimeUs / 1000.0, 3) + " ms after the first event\n"
+                : std::string(" at a time the file does not give (its times are not finite)\n"));
     out << "  at the end: " << bytesText(s.endBytes) << "\n";
     out << "  peak reserved: "
         << (s.reservedPeakBytes ? bytesText(*s.reservedPeakBytes)

@@ -218,6 +218,20 @@ std::string whyNotReused(const std::string& file, const RunConfig& point, RunRes
         }
         return text + ")";
     }
+    // The config says how many steps were run: a file whose steps are not
+    // those (eleven steps all numbered 0 for --steps 1) was not made by it.
+    const size_t expected = size_t(point.warmupSteps) + size_t(point.measuredSteps);
+    bool inOrder = result.steps.size() == expected;
+    for (size_t i = 0; inOrder && i < expected; ++i) {
+        inOrder = result.steps[i].index == int(i) &&
+                  result.steps[i].warmup == (i < size_t(point.warmupSteps));
+    }
+    if (!inOrder) {
+        return "its steps are not the config's (" + std::to_string(result.steps.size()) +
+               " steps; expected " + std::to_string(point.warmupSteps) + " warm-up and " +
+               std::to_string(point.measuredSteps) + " measured, numbered 0.." +
+               std::to_string(expected - 1) + ")";
+    }
     return {};
 }
 
