@@ -228,5 +228,8 @@ fi
 "$venv/bin/python" -c "import numpy" 2>/dev/null || "$venv/bin/python" -m pip install -q numpy
 # The Python worker's tests (python/tests, run by CTest as python_worker).
 "$venv/bin/python" -c "import pytest" 2>/dev/null || "$venv/bin/python" -m pip install -q pytest
+# The reference the compare verdict is tested against (tests/tst_compare.cpp):
+# scipy's exact Mann–Whitney and permutation tests.
+"$venv/bin/python" -c "import scipy" 2>/dev/null || "$venv/bin/python" -m pip install -q scipy
 
 say "ready (venv $venv)"

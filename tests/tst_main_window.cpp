@@ -2127,6 +2127,42 @@ private Q_SLOTS:
                                 .arg(table->viewport()->width())));
     }
 
+    // Issue 40: three measured steps a side (the examples' default) read
+    // "within noise" at 0.023× with no overlap, and the tooltip said the
+    // steps overlapped too much to tell. 3 against 3 can never reach
+    // p < 0.05: "too few steps", 4 a side named, the ratio still shown, the
+    // overlap said as it is; a run of one step has no std or CV ("–").
+    void compareSaysWhatThreeStepsCanSupport() {
+        const RunDocument slow = handMadeRun(1, {10.0, 10.2, 9.9});
+        const RunDocument fast = handMadeRun(2, {0.231, 0.235, 0.229});
+        const RunDocument alike = handMadeRun(3, {10.1, 9.85, 10.3});
+        const RunDocument single = handMadeRun(4, {10.0});
+        CompareView view;
+        view.resize(1000, 700);
+        view.show();
+        view.showRuns({&slow, &fast, &alike, &single}, {"#1", "#2", "#3", "#4"});
+        QTableWidget* table = view.table();
+        const auto verdict = [&](int row) { return table->item(row, CompareView::Verdict); };
+        // Rows 0-3: the whole step of #1 … #4.
+        QCOMPARE(verdict(1)->text(), QString("too few steps"));
+        QVERIFY(qFuzzyCompare(table->item(1, CompareView::Ratio)->data(Qt::UserRole).toDouble(),
+                              10.0 / 0.231));
+        QCOMPARE(table->item(1, CompareView::Ratio)->text(), QString("43.290×"));
+        const QString apart = verdict(1)->toolTip();
+        QVERIFY2(apart.contains("3 and 3 measured steps") && apart.contains("4 a side") &&
+                     apart.contains("do not overlap") && apart.contains("90% interval"),
+                 qPrintable(apart));
+        QVERIFY2(!apart.contains("overlap too much"), qPrintable(apart));
+        QVERIFY(!verdict(1)->data(Qt::UserRole).isValid());  // no p: no test can decide
+        QCOMPARE(verdict(2)->text(), QString("too few steps"));
+        QVERIFY2(verdict(2)->toolTip().contains("The two runs' steps overlap."),
+                 qPrintable(verdict(2)->toolTip()));
+        QCOMPARE(verdict(3)->text(), QString("too few steps"));
+        QCOMPARE(table->item(3, CompareView::Std)->text(), QString("–"));
+        QCOMPARE(table->item(3, CompareView::Cv)->text(), QString("–"));
+        QVERIFY(table->item(0, CompareView::Std)->text() != "–");
+    }
+
     // Issue 31: a train step at ctx 32 against a forward at ctx 64 read
     // "1.013× within noise" with no warning. The view names the fields that
     // differ, and the verdicts of the phases they change say "unlike steps".

@@ -59,6 +59,9 @@ int commandCollect(const CLI::App& command, const std::string& dir);
 int commandEval(const ConfigFlags& flags, const std::string& weights, const std::string& tokens,
                 bool json);
 int commandShow(const std::string& file, bool json);
+// compare A B [--json]: B's step times against A's, phase by phase: the
+// ratio of medians, its interval, the test and the verdict (compare_command.cpp).
+int commandCompare(const std::string& a, const std::string& b, bool json);
 // memory FILE for a PyTorch memory snapshot (the busiest device unless
 // `device`), and memory A --against B for any two recordings (run files with
 // a memory trace, snapshots): summaries and the difference by site

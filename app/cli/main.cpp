@@ -146,6 +146,8 @@ struct Cli {
     int64_t accumulateCount = 1000;
     CLI::App* accumulate = nullptr;
     std::string showFile;
+    std::string compareA, compareB;
+    CLI::App* compare = nullptr;
 };
 
 void addInfoParamsAndRun(CLI::App& app, Cli& c) {
@@ -339,6 +341,14 @@ void addLabsAndShow(CLI::App& app, Cli& c) {
     auto* show = app.add_subcommand("show", "the report of a saved run file");
     show->add_option("file", c.showFile, "run file")->required();
     show->add_flag("--json", c.json, "print the run file's JSON");
+
+    c.compare = app.add_subcommand(
+        "compare",
+        "run B's step times against run A's, phase by phase: the ratio of medians, its "
+        "interval, the test and the verdict (faster, slower, within noise, too few steps)");
+    c.compare->add_option("a", c.compareA, "run file A, the reference")->required();
+    c.compare->add_option("b", c.compareB, "run file B")->required();
+    c.compare->add_flag("--json", c.json, "print JSON");
 }
 
 int dispatchRun(const Cli& c) {
@@ -463,6 +473,9 @@ int dispatchReaders(const Cli& c) {
     }
     if (c.accumulate->parsed()) {
         return commandAccumulate(c.accumulateCount, c.json);
+    }
+    if (c.compare->parsed()) {
+        return commandCompare(c.compareA, c.compareB, c.json);
     }
     return commandShow(c.showFile, c.json);
 }

@@ -66,7 +66,10 @@ std::string summaryText(const Recording& recording, const std::string& path, siz
     std::ostringstream out;
     out << (s.source == "pytorch-snapshot" ? "PyTorch memory snapshot " : "StepScope run ") << path
         << ", " << deviceText(recording) << "\n";
-    out << "  " << s.events << " events: " << s.allocs << " allocations, " << s.frees << " frees\n";
+    // Counted as memory_viz counts them (analysis/snapshot_timeline.h), as the app does.
+    out << "  " << s.events << " events, " << s.allocations << " allocations (" << s.allocs
+        << " made in the trace, " << s.allocations - s.allocs << " before it), " << s.frees
+        << " frees\n";
     out << "  alive before the trace began: " << bytesText(s.aliveBeforeBytes) << "\n";
     out << "  peak allocated: " << bytesText(s.peakBytes)
         << (std::isfinite(s.peakTimeUs)

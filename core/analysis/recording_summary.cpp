@@ -1,5 +1,7 @@
 #include "analysis/recording_summary.h"
 
+#include "analysis/snapshot_as_run.h"
+
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
@@ -22,7 +24,8 @@ RecordingSummary summarizeTimeline(const SnapshotTimeline& timeline, std::string
     RecordingSummary summary;
     summary.source = std::move(source);
     summary.deviceIndex = timeline.device;
-    summary.events = static_cast<int64_t>(timeline.events);
+    summary.events = static_cast<int64_t>(timeline.memvizEvents);
+    summary.allocations = static_cast<int64_t>(timeline.blocks.size());
     summary.allocs = static_cast<int64_t>(timeline.allocs);
     summary.frees = static_cast<int64_t>(timeline.frees);
     summary.aliveBeforeBytes = timeline.aliveBeforeBytes;
@@ -39,9 +42,15 @@ RecordingSummary summarizeTimeline(const SnapshotTimeline& timeline, std::string
         bySite[block.site].bytes += block.bytes;
         bySite[block.site].count += 1;
     }
+    // By the app's categories: Mosaic's "backward" is "gradients" there, and
+    // a name of no category of ours "other" (two names may become one).
+    std::vector<int64_t> byName(kMemoryCategories, 0);
     for (size_t c = 0; c < byCategory.size(); ++c) {
-        if (byCategory[c] > 0) {
-            summary.byCategoryAtPeak.emplace_back(timeline.categories[c], byCategory[c]);
+        byName[size_t(memoryCategoryOfSnapshot(timeline.categories[c]))] += byCategory[c];
+    }
+    for (size_t c = 0; c < kMemoryCategories; ++c) {
+        if (byName[c] > 0) {
+            summary.byCategoryAtPeak.emplace_back(toString(MemoryCategory(c)), byName[c]);
         }
     }
     std::stable_sort(summary.byCategoryAtPeak.begin(), summary.byCategoryAtPeak.end(),
@@ -68,6 +77,7 @@ nlohmann::json toJson(const RecordingSummary& summary, size_t topSites) {
         out["device"] = summary.deviceLabel;
     }
     out["events"] = summary.events;
+    out["allocations"] = summary.allocations;
     out["allocs"] = summary.allocs;
     out["frees"] = summary.frees;
     out["alive_before_bytes"] = summary.aliveBeforeBytes;

@@ -27,9 +27,10 @@ struct RecordingSummary {
     std::string source;              // "pytorch-snapshot", "stepscope-run"
     std::optional<int> deviceIndex;  // a snapshot's device
     std::string deviceLabel;         // a run's ("cuda:0", "cpu"), when no index
-    int64_t events = 0;
-    int64_t allocs = 0;
-    int64_t frees = 0;
+    int64_t events = 0;              // as memory_viz counts them (memvizEventCount)
+    int64_t allocations = 0;  // the blocks of its Active Memory Timeline (SnapshotTimeline::blocks)
+    int64_t allocs = 0;       // alloc entries in the trace
+    int64_t frees = 0;        // free_completed and free entries
     int64_t aliveBeforeBytes = 0;
     int64_t peakBytes = 0;
     double peakTimeUs = 0;  // from the first event
@@ -42,7 +43,9 @@ struct RecordingSummary {
 RecordingSummary summarizeTimeline(const SnapshotTimeline& timeline,
                                    std::string source = "pytorch-snapshot");
 
-// Keys: source, device, events, allocs, frees, alive_before_bytes,
+// Categories are the app's Memory view's (memoryCategoryOfSnapshot), so the
+// CLI and the app name them alike.
+// Keys: source, device, events, allocations, allocs, frees, alive_before_bytes,
 // peak_bytes, peak_time_us, end_bytes, reserved_peak_bytes (null without
 // segment events), by_category_at_peak {category: bytes},
 // top_sites_at_peak [{site, bytes, count}] (the `topSites` largest).

@@ -7,24 +7,6 @@ namespace stepscope {
 
 namespace {
 
-MemoryCategory runCategory(const std::string& name) {
-    static const std::unordered_map<std::string, MemoryCategory> kMosaic = {
-        {"parameter", MemoryCategory::Parameters},
-        {"activation", MemoryCategory::Activations},
-        {"backward", MemoryCategory::Gradients},
-        {"optimizer", MemoryCategory::OptimizerState},
-    };
-    if (const auto found = kMosaic.find(name); found != kMosaic.end()) {
-        return found->second;
-    }
-    for (size_t c = 0; c < kMemoryCategories; ++c) {
-        if (name == toString(MemoryCategory(c))) {
-            return MemoryCategory(c);
-        }
-    }
-    return MemoryCategory::Other;
-}
-
 // What each event of the device's trace does to the blocks: the block it
 // opens or closes, -1 for neither.
 struct EventBlocks {
@@ -49,13 +31,31 @@ EventBlocks eventBlocks(const SnapshotTimeline& timeline) {
 
 }  // namespace
 
+MemoryCategory memoryCategoryOfSnapshot(const std::string& name) {
+    static const std::unordered_map<std::string, MemoryCategory> kMosaic = {
+        {"parameter", MemoryCategory::Parameters},
+        {"activation", MemoryCategory::Activations},
+        {"backward", MemoryCategory::Gradients},
+        {"optimizer", MemoryCategory::OptimizerState},
+    };
+    if (const auto found = kMosaic.find(name); found != kMosaic.end()) {
+        return found->second;
+    }
+    for (size_t c = 0; c < kMemoryCategories; ++c) {
+        if (name == toString(MemoryCategory(c))) {
+            return MemoryCategory(c);
+        }
+    }
+    return MemoryCategory::Other;
+}
+
 MemoryTrace memoryTraceOfSnapshot(const SnapshotTimeline& timeline) {
     MemoryTrace trace;
     trace.device = "cuda:" + std::to_string(timeline.device);
     trace.paths = timeline.sites;
     std::vector<uint8_t> categories;
     for (const std::string& name : timeline.categories) {
-        categories.push_back(uint8_t(runCategory(name)));
+        categories.push_back(uint8_t(memoryCategoryOfSnapshot(name)));
     }
     const EventBlocks blocks = eventBlocks(timeline);
     int64_t allocated = 0;

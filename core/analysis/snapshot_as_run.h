@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "analysis/snapshot_timeline.h"
@@ -14,13 +15,18 @@ namespace stepscope {
 // memory_viz's way, so each block gets an address of its own (its index + 1)
 // and the trace's running sum is memory_viz's. Blocks alive before the trace
 // are allocated at its first instant. A block's path is its site (the first
-// user frame), with no op. Categories by name: parameter → parameters,
-// activation → activations, backward → gradients (Mosaic's "made in
-// backward"), optimizer → optimizer_state, one of our own names → itself,
-// anything else → other. Phases stay setup (a snapshot has no steps); times
+// user frame), with no op. Categories by memoryCategoryOfSnapshot. Phases
+// stay setup (a snapshot has no steps); times
 // count from the trace's first event. Reserved follows the segment events
 // where the trace has them, else 0.
 MemoryTrace memoryTraceOfSnapshot(const SnapshotTimeline& timeline);
+
+// A snapshot's category as the app's Memory view and the CLI name it:
+// parameter → parameters, activation → activations, backward → gradients
+// (Mosaic's "made in backward"), optimizer → optimizer_state, unknown →
+// other; one of our own names (a user's rule, StepScope's own export) →
+// itself; any other name → other.
+MemoryCategory memoryCategoryOfSnapshot(const std::string& name);
 
 // Reserved memory as a step line: the bytes the device's segments hold from
 // each time on (µs from the trace's first event, as memoryTraceOfSnapshot

@@ -52,11 +52,11 @@ constexpr std::array<std::string_view, 10> kMemvizHiddenFiles = {"core/boxing",
                                                                  "ceval.c",
                                                                  "cpython/abstract.h"};
 
-// Where PyTorch's own Python files live.
-constexpr std::array<std::string_view, 3> kTorchPackage = {
-    "site-packages/torch/", "dist-packages/torch/", "/pytorch/torch/"};
-constexpr std::array<std::string_view, 9> kNativeSuffixes = {".c",   ".cc", ".cpp", ".cxx", ".h",
-                                                             ".hpp", ".cu", ".cuh", ".inl"};
+// Where PyTorch's own Python files live, the code Inductor writes, and the
+// packages that only hand tensors on to torch (einops.einsum is torch.einsum).
+constexpr std::array<std::string_view, 6> kTorchPackage = {
+    "site-packages/torch/", "dist-packages/torch/", "/pytorch/torch/",
+    "/torchinductor_",      "-packages/einops/",    "-packages/opt_einsum/"};
 
 // Mosaic's rules (facebookresearch/mosaic, libmosaic/utils/data_utils.py),
 // those for the five categories StepScope shows.
@@ -145,42 +145,143 @@ bool isLibraryFrame(std::string_view name, std::string_view filename) {
     if (!memvizShowsFrame(name, filename)) {
         return true;
     }
-    if (filename == "??" || startsWith(filename, "torch/") ||
-        containsAny(filename, kTorchPackage)) {
+    // The user's code is Python: a .py file, or code run from a string or a
+    // notebook ("<string>", "<ipython-input-3-…>"). C++ frames have a C or
+    // C++ file, a library or executable (dladdr's symbols), "??" or no file
+    // at all (addr2line without line tables): native, whatever their name.
+    const bool pseudoFile = startsWith(filename, "<") && !startsWith(filename, "<frozen") &&
+                            !startsWith(filename, "<eval_with_key>") && filename != "<unknown>";
+    if (!endsWith(filename, ".py") && !pseudoFile) {
         return true;
     }
-    if (std::any_of(kNativeSuffixes.begin(), kNativeSuffixes.end(),
-                    [&](std::string_view suffix) { return endsWith(filename, suffix); })) {
+    if (startsWith(filename, "torch/") || containsAny(filename, kTorchPackage)) {
         return true;
     }
     // Python's standard library: /usr/lib/python3.11/contextlib.py, not its site-packages.
     return contains(filename, "/lib/python3") && !contains(filename, "-packages/");
 }
 
+namespace {
+
+// "ToCopyBackward0" of "torch::autograd::generated::ToCopyBackward0::apply(…)",
+// "AccumulateGrad", "MyFunction" of "torch::autograd::CppNode<MyFunction>::apply(…)":
+// the autograd node whose apply() a frame is; empty for any other frame.
+std::string_view autogradNode(std::string_view name) {
+    for (const std::string_view prefix : {std::string_view("torch::autograd::generated::"),
+                                          std::string_view("torch::autograd::")}) {
+        if (!startsWith(name, prefix)) {
+            continue;
+        }
+        const std::string_view rest = name.substr(prefix.size());
+        const size_t apply = rest.find("::apply(");
+        const std::string_view node = rest.substr(0, apply);
+        if (apply == std::string_view::npos || node.find("::") != std::string_view::npos) {
+            continue;  // a helper inside a node (generated::details::…), or no node
+        }
+        if (startsWith(node, "CppNode<") && endsWith(node, ">")) {
+            return node.substr(8, node.size() - 9);
+        }
+        return node;
+    }
+    return {};
+}
+
+// "_to_copy" of "at::_ops::_to_copy::call(…)" or "…::redispatch(…)": the ATen
+// operator a frame dispatches (its overload joined by '_', as at::_ops
+// spells it: "add_Tensor"); empty for any other frame.
+std::string_view atenOp(std::string_view name) {
+    constexpr std::string_view kOps = "at::_ops::";
+    if (!startsWith(name, kOps)) {
+        return {};
+    }
+    const std::string_view rest = name.substr(kOps.size());
+    const size_t end = rest.find("::");
+    if (end == std::string_view::npos || end == 0) {
+        return {};
+    }
+    const std::string_view call = rest.substr(end + 2);
+    return startsWith(call, "call") || startsWith(call, "redispatch") ? rest.substr(0, end)
+                                                                      : std::string_view();
+}
+
+// The factories an operator makes its result with (at::empty_strided inside
+// _to_copy): the operator that called them is the one worth naming.
+bool isFactory(std::string_view op) {
+    return startsWith(op, "empty") || startsWith(op, "new_empty");
+}
+
+std::string frameLabel(const MemorySnapshot& snapshot, uint32_t id) {
+    const SnapshotFrame& frame = snapshot.frames[id];
+    const std::string_view file = snapshot.string(frame.filename);
+    const std::string_view name = snapshot.string(frame.name);
+    // A C++ frame's "??", empty file or line 0 says nothing: its name alone.
+    if (file.empty() || file == "??" || frame.line == 0) {
+        return std::string(name);
+    }
+    return std::string(file) + ":" + std::to_string(frame.line) + " " + std::string(name);
+}
+
+// Made inside an autograd node or an ATen operator: "ToCopyBackward0 ·
+// aten::_to_copy", "AccumulateGrad", "aten::mm" (the innermost operator
+// that is not a factory, else the innermost); empty when the stack holds
+// neither.
+std::string nodeOrOp(const MemorySnapshot& snapshot, std::span<const uint32_t> frames) {
+    std::string_view op, factory;
+    auto named = [&] { return op.empty() ? factory : op; };
+    for (const uint32_t id : frames) {
+        const std::string_view name = snapshot.string(snapshot.frames[id].name);
+        if (const std::string_view node = autogradNode(name); !node.empty()) {
+            return std::string(node) + (named().empty() ? "" : " · aten::" + std::string(named()));
+        }
+        const std::string_view here = atenOp(name);
+        if (here.empty() || !op.empty()) {
+            continue;
+        }
+        if (!isFactory(here)) {
+            op = here;
+        } else if (factory.empty()) {
+            factory = here;
+        }
+    }
+    return named().empty() ? std::string() : "aten::" + std::string(named());
+}
+
+}  // namespace
+
 std::string siteOf(const MemorySnapshot& snapshot, uint32_t stack) {
     const std::span<const uint32_t> frames = snapshot.stack(stack);
-    auto label = [&](uint32_t id) {
+    if (frames.empty()) {
+        return "(no stack recorded)";
+    }
+    // Innermost first: the user's own frame, unless the allocation was made
+    // in an autograd node nearer to it (in backward the user's frame is only
+    // where backward() was called).
+    for (const uint32_t id : frames) {
         const SnapshotFrame& frame = snapshot.frames[id];
-        const std::string_view file = snapshot.string(frame.filename);
         const std::string_view name = snapshot.string(frame.name);
-        if (file.empty()) {
-            return std::string(name);
+        if (!autogradNode(name).empty()) {
+            return nodeOrOp(snapshot, frames);
         }
-        return std::string(file) + ":" + std::to_string(frame.line) + " " + std::string(name);
-    };
-    for (const uint32_t id : frames) {
-        const SnapshotFrame& frame = snapshot.frames[id];
-        if (!isLibraryFrame(snapshot.string(frame.name), snapshot.string(frame.filename))) {
-            return label(id);
+        if (!isLibraryFrame(name, snapshot.string(frame.filename))) {
+            return frameLabel(snapshot, id);
         }
     }
-    for (const uint32_t id : frames) {
-        const SnapshotFrame& frame = snapshot.frames[id];
-        if (memvizShowsFrame(snapshot.string(frame.name), snapshot.string(frame.filename))) {
-            return label(id);
+    if (std::string made = nodeOrOp(snapshot, frames); !made.empty()) {
+        return made;  // C++ frames only, outside backward: the operator
+    }
+    // Else the first frame memory_viz shows that is not c10's (the caching
+    // allocator, intrusive pointers: every allocation passes through them).
+    for (const bool skipC10 : {true, false}) {
+        for (const uint32_t id : frames) {
+            const SnapshotFrame& frame = snapshot.frames[id];
+            const std::string_view name = snapshot.string(frame.name);
+            if (memvizShowsFrame(name, snapshot.string(frame.filename)) &&
+                !(skipC10 && startsWith(name, "c10::"))) {
+                return frameLabel(snapshot, id);
+            }
         }
     }
-    return frames.empty() ? "(no stack recorded)" : label(frames.front());
+    return frameLabel(snapshot, frames.front());
 }
 
 std::string formatStack(const MemorySnapshot& snapshot, uint32_t stack, bool allFrames) {

@@ -19,14 +19,23 @@ namespace stepscope {
 // (CapturedTraceback::gather, PyEval_*, ceval.c, ...), which its stacks leave out.
 bool memvizShowsFrame(std::string_view name, std::string_view filename);
 
-// Frames that are not the user's code: those memory_viz leaves out, PyTorch's
-// own Python files (".../site-packages/torch/..."), Python's standard library
-// and native frames (C and C++ sources, "??").
+// Frames that are not the user's code: those memory_viz leaves out, every
+// frame that is not Python (C and C++ sources, libraries, "??", no file at
+// all: what PyTorch's unwinder gives C++ frames), PyTorch's own Python files
+// (".../site-packages/torch/...", Inductor's output) and Python's standard
+// library.
 bool isLibraryFrame(std::string_view name, std::string_view filename);
 
-// "train.py:42 forward": the innermost frame that is the user's code; else
-// the innermost one memory_viz shows; "(no stack recorded)" without frames.
-// A frame without a filename (StepScope's runs) is its name alone.
+// Where an allocation was made, from its stack (innermost call first):
+// - "train.py:42 forward": the innermost frame that is the user's code;
+// - unless an autograd node's apply() comes first (backward, on the
+//   autograd thread or not): "ToCopyBackward0 · aten::_to_copy", the node
+//   and the innermost ATen operator below it that is not a factory (empty*);
+// - with C++ frames only and no node: the operator, "aten::mm";
+// - else the innermost frame memory_viz shows outside c10 (the caching
+//   allocator), else the innermost it shows; "(no stack recorded)" without
+//   frames. A frame without a filename (StepScope's runs), or a C++ one with
+//   "??" for its file or line 0, is its name alone.
 std::string siteOf(const MemorySnapshot& snapshot, uint32_t stack);
 
 // The stack as memory_viz prints it: "file:line:name", innermost first, a

@@ -43,6 +43,19 @@ std::vector<int> snapshotDevices(const MemorySnapshot& snapshot) {
     return devices;
 }
 
+size_t memvizEventCount(const SnapshotDeviceTrace& trace) {
+    size_t count = trace.size();
+    for (size_t i = 1; i < trace.size(); ++i) {
+        // MemoryViz.js, annotate_snapshot: the pair becomes one "free".
+        if (trace.action[i] == SnapshotAction::FreeCompleted &&
+            trace.action[i - 1] == SnapshotAction::FreeRequested &&
+            trace.address[i] == trace.address[i - 1]) {
+            --count;
+        }
+    }
+    return count;
+}
+
 int busiestDevice(const MemorySnapshot& snapshot) {
     std::unordered_map<int, int64_t> reserved;
     for (const SnapshotSegment& segment : snapshot.segments) {
@@ -75,7 +88,8 @@ public:
         : snapshot_(snapshot),
           categorizer_(rules),
           stackCategory_(snapshot.stackCount() + 1, StackCategory{kUnset, kUnset}),
-          stackSite_(snapshot.stackCount() + 1, kUnsetSite) {
+          stackSite_(snapshot.stackCount() + 1, kUnsetSite),
+          freedSite_(snapshot.stackCount() + 1, kUnsetSite) {
         for (const std::string& name : snapshot.eventCategories) {
             eventCategory_.push_back(categorizer_.idOf(name));
         }
@@ -99,10 +113,17 @@ public:
         }
         return cached.inferred;
     }
-    uint32_t site(uint32_t stack) {
-        uint32_t& cached = stackSite_[slot(stack)];
+    // Where the block was allocated (siteOf its alloc's stack); for a block
+    // alive before the trace and freed in it (`freed`), whose alloc was not
+    // recorded, where it was freed, said as such (memory_viz: "alloc not
+    // recorded, stack trace for free").
+    uint32_t site(uint32_t stack, bool freed = false) {
+        uint32_t& cached = (freed ? freedSite_ : stackSite_)[slot(stack)];
         if (cached == kUnsetSite) {
             std::string label = siteOf(snapshot_, stack);
+            if (freed && !snapshot_.stack(stack).empty()) {
+                label = "(alloc not recorded; freed at " + label + ")";
+            }
             const auto [found, added] = siteIds_.try_emplace(label, uint32_t(sites_.size()));
             if (added) {
                 sites_.push_back(std::move(label));
@@ -131,6 +152,7 @@ private:
     };
     std::vector<StackCategory> stackCategory_;
     std::vector<uint32_t> stackSite_;
+    std::vector<uint32_t> freedSite_;
     std::unordered_map<std::string, uint32_t> siteIds_;
     std::vector<std::string> sites_;
 };
@@ -257,7 +279,8 @@ std::unordered_map<uint64_t, uint32_t> replayTrace(const MemorySnapshot& snapsho
         const uint32_t stack = trace.stack[i];
         const uint16_t own = trace.category.empty() ? 0 : trace.category[i];
         out.blocks.push_back({trace.address[i], trace.bytes[i], allocEvent, freeEvent, -1, stack,
-                              labels.category(stack, own), labels.site(stack)});
+                              labels.category(stack, own),
+                              labels.site(stack, allocEvent == kBeforeTrace)});
     };
     int64_t allocated = 0;
     for (size_t i = 0; i < trace.size(); ++i) {
@@ -358,6 +381,7 @@ SnapshotTimeline buildTimeline(const MemorySnapshot& snapshot, int device,
     SnapshotTimeline out;
     out.device = device;
     out.events = trace.size();
+    out.memvizEvents = memvizEventCount(trace);
     out.timeUs = trace.timeUs;
     out.firstTimeUs = trace.timeUs.empty() ? 0 : trace.timeUs.front();
     out.allocatedAfter.resize(trace.size());

@@ -55,15 +55,27 @@ struct TimelineBand {
     bool closed;  // false: no END, so it runs to the trace's last event
 };
 
+// How StepScope counts a snapshot's device, everywhere (the CLI, the Memory
+// tab's caption and its device box), as memory_viz does:
+// - an event is a line of memory_viz's Allocator State History: an entry of
+//   the device's trace, except that a free_requested followed at once by the
+//   free_completed of the same address is one event ("free");
+// - an allocation is a block of its Active Memory Timeline: each alloc in
+//   the trace, each free of a block no alloc in the trace made, and each
+//   block the segments hold active_allocated at the end that no alloc in the
+//   trace left open (SnapshotTimeline::blocks).
+size_t memvizEventCount(const SnapshotDeviceTrace& trace);
+
 struct SnapshotTimeline {
     int device = 0;
-    size_t events = 0;  // entries in the device's trace, of every action
-    size_t allocs = 0;
-    size_t frees = 0;                     // free_completed and free
-    double firstTimeUs = 0;               // the first event's time_us (times here are the file's)
+    size_t events = 0;        // entries in the device's trace, of every action (per-event arrays)
+    size_t memvizEvents = 0;  // events as memory_viz counts them (memvizEventCount)
+    size_t allocs = 0;        // alloc entries
+    size_t frees = 0;         // free_completed and free
+    double firstTimeUs = 0;   // the first event's time_us (times here are the file's)
     std::vector<double> timeUs;           // per event
     std::vector<int64_t> allocatedAfter;  // per event: bytes allocated just after it
-    std::vector<TimelineBlock> blocks;    // in the order memory_viz numbers them
+    std::vector<TimelineBlock> blocks;    // the allocations, in the order memory_viz numbers them
     int64_t aliveBeforeBytes = 0;
     int64_t peakBytes = 0;
     int32_t peakEvent = kBeforeTrace;  // the first event that reaches the peak

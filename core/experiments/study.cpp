@@ -117,7 +117,7 @@ std::string formatWarmupStudyMarkdown(const std::vector<WarmupStudyRow>& rows) {
         const bool any = row.total.count > 0;
         out << "| " << row.warmup << " | " << toString(row.status) << " | " << row.total.count
             << " | " << (any ? fixedDecimals(row.total.mean) : "–") << " | "
-            << (any ? fixedDecimals(row.total.std) : "–") << " | "
+            << (hasSpread(row.total) ? fixedDecimals(row.total.std) : "–") << " | "
             << (any ? fixedDecimals(row.total.median) : "–") << " | " << cell(row.firstMs) << " | "
             << cell(row.secondMs) << " | "
             << (row.firstMs && any && row.total.median > 0
@@ -136,7 +136,7 @@ std::string formatWarmupStudyCsv(const std::vector<WarmupStudyRow>& rows) {
         const bool any = row.total.count > 0;
         out << row.warmup << ',' << toString(row.status) << ',' << row.total.count << ','
             << (any ? fixedDecimals(row.total.mean, 4) : "") << ','
-            << (any ? fixedDecimals(row.total.std, 4) : "") << ','
+            << (hasSpread(row.total) ? fixedDecimals(row.total.std, 4) : "") << ','
             << (any ? fixedDecimals(row.total.median, 4) : "") << ','
             << (any ? fixedDecimals(row.total.min, 4) : "") << ','
             << (any ? fixedDecimals(row.total.max, 4) : "") << ',' << csvCell(row.firstMs) << ','
@@ -220,7 +220,7 @@ std::string formatPrecisionStudyMarkdown(const std::vector<PrecisionStudyRow>& r
         out << "| " << row.model << " | " << row.context << " | " << toString(row.mode) << " | "
             << toString(row.precision) << " | " << toString(row.status) << " | "
             << cell(statsMean(row.total)) << " | "
-            << (row.total.count ? fixedDecimals(row.total.std) : "–") << " | "
+            << (hasSpread(row.total) ? fixedDecimals(row.total.std) : "–") << " | "
             << (row.speedup ? fixedDecimals(*row.speedup) + "×" : "–") << " |";
         if (memory) {
             out << " " << (row.peakBytes ? formatBytes(double(*row.peakBytes)) : "–") << " | "
@@ -240,7 +240,7 @@ std::string formatPrecisionStudyCsv(const std::vector<PrecisionStudyRow>& rows) 
         out << csvField(row.model) << ',' << row.context << ',' << toString(row.mode) << ','
             << toString(row.precision) << ',' << toString(row.status) << ','
             << (any ? fixedDecimals(row.total.mean, 4) : "") << ','
-            << (any ? fixedDecimals(row.total.std, 4) : "") << ','
+            << (hasSpread(row.total) ? fixedDecimals(row.total.std, 4) : "") << ','
             << (any ? fixedDecimals(row.total.median, 4) : "") << ',' << csvCell(row.speedup) << ','
             << (row.peakBytes ? std::to_string(*row.peakBytes) : "") << ','
             << csvCell(row.memoryRatio) << ',' << csvField(row.runFile) << ','

@@ -11,8 +11,22 @@ namespace stepscope {
 
 namespace {
 
+// A spread needs two steps: one step's std and CV are "–", not 0.
+std::string spreadText(const Stats& stats, double value, int decimals = 2) {
+    return hasSpread(stats) ? fixedDecimals(value, decimals) : "–";
+}
+
+// Right-aligned in `width` columns, counting characters, not bytes ("–" is three).
+std::string padLeft(const std::string& text, size_t width) {
+    size_t chars = 0;
+    for (const unsigned char c : text) {
+        chars += (c & 0xC0) != 0x80;
+    }
+    return std::string(width > chars ? width - chars : 0, ' ') + text;
+}
+
 std::string meanStd(const std::optional<Stats>& stats) {
-    return stats ? fixedDecimals(stats->mean) + " ± " + fixedDecimals(stats->std) : "–";
+    return stats ? fixedDecimals(stats->mean) + " ± " + spreadText(*stats, stats->std) : "–";
 }
 
 std::string scaled(double value, const char* unit) {
@@ -124,10 +138,12 @@ std::string formatRunReport(const RunResult& r) {
             return;
         }
         char line[160];
-        std::snprintf(line, sizeof line, "%-9s %9.2f %6.2f %8.2f %8.2f %8.2f %5.1f%%\n", name,
-                      stats->mean, stats->std, stats->median, stats->min, stats->max,
-                      100.0 * stats->cv);
-        out << line;
+        std::snprintf(line, sizeof line, "%-9s %9.2f ", name, stats->mean);
+        out << line << padLeft(spreadText(*stats, stats->std), 6);
+        std::snprintf(line, sizeof line, " %8.2f %8.2f %8.2f ", stats->median, stats->min,
+                      stats->max);
+        out << line << padLeft(hasSpread(*stats) ? fixedDecimals(100 * stats->cv, 1) + "%" : "–", 6)
+            << "\n";
     };
     for (const auto& [name, stats] : phaseRows(m)) {
         row(name, stats);
@@ -189,9 +205,10 @@ std::string formatRunMarkdown(const RunResult& r, const std::vector<std::string>
         auto row = [&out](const char* name, const std::optional<Stats>& stats) {
             if (stats) {
                 out << "| " << name << " | " << fixedDecimals(stats->mean) << " | "
-                    << fixedDecimals(stats->std) << " | " << fixedDecimals(stats->median) << " | "
-                    << fixedDecimals(stats->min) << " | " << fixedDecimals(stats->max) << " | "
-                    << fixedDecimals(100 * stats->cv, 1) << "% |\n";
+                    << spreadText(*stats, stats->std) << " | " << fixedDecimals(stats->median)
+                    << " | " << fixedDecimals(stats->min) << " | " << fixedDecimals(stats->max)
+                    << " | " << (hasSpread(*stats) ? fixedDecimals(100 * stats->cv, 1) + "%" : "–")
+                    << " |\n";
             }
         };
         for (const auto& [name, stats] : phaseRows(m)) {

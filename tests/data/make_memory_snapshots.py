@@ -24,6 +24,13 @@ Writes into OUT_DIR:
   values_pN.pickle, values_pN.txt (N = 2..5)
       random plain values, and the text form of each (one a line) that the
       test's own printer must give for them
+  gpu_like.pickle
+      a snapshot whose stacks are as a real CUDA one's (torch 2.x,
+      _record_memory_history(stacks="all")): the unwinder's and the caching
+      allocator's frames first, with "??" or no file at all; ATen's and the
+      dispatcher's; Python frames after (the interpreter's own among them);
+      backward's allocations on the autograd thread with C++ frames only.
+      The sites it must give are beside each stack (GPU_STACKS).
   big.pickle (--big N)  N events with stacks, for timing the reader
 
 Nothing here needs torch: the tensor pickle and torch.save archive are made
@@ -68,6 +75,155 @@ BACKWARD = [  # site train.py:55 main, category backward
     frame(TORCH + "/_tensor.py", 600, "backward"),
     frame("train.py", 55, "main"),
 ]
+
+
+# A real CUDA snapshot's frames (torch 2.x on Linux, addr2line symbols of a
+# release wheel: C++ frames have "??" or an empty file and line 0, a few a
+# bare source name). Innermost first, as CapturedTraceback::gather and
+# symbolize() order them: the C++ frames of the unwinder, the caching
+# allocator, ATen and the dispatcher; Python frames where the interpreter's
+# frames were, and after them. Each list names the site StepScope gives it.
+PY = "/usr/local/src/conda/python-3.11.9"
+SITE = "/opt/conda/lib/python3.11/site-packages"
+USER = "/home/student/assignment1-basics/cs336_basics"
+UNWIND = [
+    frame("??", 0, "torch::unwind::unwind()"),
+    frame("??", 0, "torch::CapturedTraceback::gather(bool, bool, bool)"),
+    frame("memory_snapshot.cpp", 0, "torch::cuda::(anonymous namespace)::gather_with_cpp()"),
+    frame("", 0, "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc("
+                 "void**, signed char, unsigned long, CUstream_st*)"),
+    frame("", 0, "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate("
+                 "unsigned long)"),
+    frame("??", 0, "at::detail::empty_generic(c10::ArrayRef<long>, c10::Allocator*, "
+                   "c10::DispatchKeySet, c10::ScalarType, std::optional<c10::MemoryFormat>)"),
+]
+
+
+def dispatched(op, overload_args="at::Tensor const&"):
+    """An ATen operator's frames as the dispatcher leaves them: its native
+    kernel, the generated wrapper, redispatch, the autograd kernel, call."""
+    return [
+        frame("??", 0, "at::native::%s(%s)" % (op, overload_args)),
+        frame("RegisterCUDA_0.cpp", 0, "at::(anonymous namespace)::(anonymous namespace)::"
+                                       "wrapper_CUDA__%s(%s)" % (op, overload_args)),
+        frame("??", 0, "at::_ops::%s::redispatch(c10::DispatchKeySet, %s)" % (op, overload_args)),
+        frame("VariableType_2.cpp", 0, "torch::autograd::VariableType::(anonymous namespace)::"
+                                       "%s(c10::DispatchKeySet, %s)" % (op, overload_args)),
+        frame("??", 0, "at::_ops::%s::call(%s)" % (op, overload_args)),
+    ]
+
+
+INTERPRETER = [
+    frame("", 0, "cfunction_call"),
+    frame(PY + "/Objects/call.c", 215, "_PyObject_MakeTpCall"),
+    frame(PY + "/Python/ceval.c", 5291, "_PyEval_EvalFrameDefault"),
+]
+MAIN_THREAD_END = [
+    frame(PY + "/Python/pythonrun.c", 1695, "run_mod"),
+    frame(PY + "/Modules/main.c", 717, "Py_BytesMain"),
+    frame("./csu/../csu/libc-start.c", 360, "__libc_start_main_impl"),
+    frame("??", 0, "_start"),
+]
+# Forward, main thread: the user's Linear (an einsum), called through nn.Module.
+GPU_FORWARD = (UNWIND + [frame("??", 0, "at::detail::empty_cuda(c10::ArrayRef<long>, "
+                                        "c10::ScalarType, std::optional<c10::Device>, "
+                                        "std::optional<c10::MemoryFormat>)")]
+               + dispatched("bmm", "at::Tensor const&, at::Tensor const&")
+               + [frame("??", 0, "at::native::einsum(c10::basic_string_view<char>, "
+                                 "c10::ArrayRef<at::Tensor>, std::optional<c10::ArrayRef<long> >)"),
+                  frame("??", 0, "at::_ops::einsum::call(c10::basic_string_view<char>, "
+                                 "c10::ArrayRef<at::Tensor>, std::optional<c10::ArrayRef<long> >)"),
+                  frame("python_torch_functions_1.cpp", 0,
+                        "torch::autograd::THPVariable_einsum(_object*, _object*, _object*)")]
+               + INTERPRETER
+               + [frame(SITE + "/torch/functional.py", 407, "einsum"),
+                  frame(SITE + "/einops/einops.py", 905, "einsum"),
+                  frame(USER + "/model.py", 96, "forward"),
+                  frame(SITE + "/torch/nn/modules/module.py", 1747, "_call_impl"),
+                  frame(SITE + "/torch/nn/modules/module.py", 1736, "_wrapped_call_impl"),
+                  frame(USER + "/model.py", 211, "forward"),
+                  frame("/home/student/train.py", 40, "train_step"),
+                  frame("/home/student/train.py", 75, "<module>")]
+               + MAIN_THREAD_END)
+GPU_FORWARD_SITE = USER + "/model.py:96 forward"  # einops passes tensors on: not the site
+# Backward on the autograd engine's device thread: C++ frames only.
+AUTOGRAD_THREAD = [
+    frame("function.h", 0, "torch::autograd::Node::operator()(std::vector<at::Tensor, "
+                           "std::allocator<at::Tensor> >&&)"),
+    frame("??", 0, "torch::autograd::call_function(std::shared_ptr<torch::autograd::GraphTask>&,"
+                   " torch::autograd::Node*, torch::autograd::InputBuffer&)"),
+    frame("??", 0, "torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::"
+                   "GraphTask>&, torch::autograd::Node*, torch::autograd::InputBuffer&, "
+                   "std::shared_ptr<torch::autograd::ReadyQueue> const&)"),
+    frame("??", 0, "torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::"
+                   "GraphTask> const&)"),
+    frame("??", 0, "torch::autograd::Engine::thread_init(int, std::shared_ptr<torch::autograd::"
+                   "ReadyQueue> const&, bool)"),
+    frame("??", 0, "torch::autograd::python::PythonEngine::thread_init(int, std::shared_ptr<"
+                   "torch::autograd::ReadyQueue> const&, bool)"),
+    frame("", 0, "execute_native_thread_routine"),
+    frame("./nptl/pthread_create.c", 442, "start_thread"),
+    frame("../sysdeps/unix/sysv/linux/x86_64/clone3.S", 81, "__clone3"),
+]
+NODE_APPLY = "::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)"
+GPU_TO_COPY_BACKWARD = (UNWIND + [frame("??", 0, "at::detail::empty_strided_cuda(c10::ArrayRef"
+                                                 "<long>, c10::ArrayRef<long>, c10::ScalarType, "
+                                                 "std::optional<c10::Device>)")]
+                        + dispatched("empty_strided", "c10::ArrayRef<c10::SymInt>")
+                        + dispatched("_to_copy", "at::Tensor const&, std::optional<c10::ScalarType>")
+                        + [frame("??", 0, "at::native::to(at::Tensor const&, c10::ScalarType, "
+                                          "bool, bool, std::optional<c10::MemoryFormat>)"),
+                           frame("??", 0, "at::_ops::to_dtype::call(at::Tensor const&, "
+                                          "c10::ScalarType, bool, bool, "
+                                          "std::optional<c10::MemoryFormat>)"),
+                           frame("??", 0, "torch::autograd::generated::ToCopyBackward0" +
+                                          NODE_APPLY)]
+                        + AUTOGRAD_THREAD)
+GPU_TO_COPY_BACKWARD_SITE = "ToCopyBackward0 · aten::_to_copy"
+GPU_MM_BACKWARD = (UNWIND + [frame("??", 0, "at::detail::empty_cuda(c10::ArrayRef<long>, "
+                                            "c10::ScalarType, std::optional<c10::Device>, "
+                                            "std::optional<c10::MemoryFormat>)")]
+                   + dispatched("mm", "at::Tensor const&, at::Tensor const&")
+                   + [frame("??", 0, "torch::autograd::generated::details::mm_mat2_backward("
+                                     "at::Tensor const&, at::Tensor const&, c10::ArrayRef<c10::"
+                                     "SymInt>, c10::ArrayRef<c10::SymInt>, c10::Layout, "
+                                     "c10::Scalar const&)"),
+                      frame("??", 0, "torch::autograd::generated::MmBackward0" + NODE_APPLY)]
+                   + AUTOGRAD_THREAD)
+GPU_MM_BACKWARD_SITE = "MmBackward0 · aten::mm"
+GPU_ACCUMULATE = (UNWIND + dispatched("empty_like", "at::Tensor const&")
+                  + [frame("??", 0, "torch::autograd::AccumulateGrad" + NODE_APPLY)]
+                  + AUTOGRAD_THREAD)
+GPU_ACCUMULATE_SITE = "AccumulateGrad · aten::empty_like"
+# The user's own AdamW, main thread.
+GPU_OPTIMIZER = (UNWIND + dispatched("zeros_like", "at::Tensor const&") + INTERPRETER
+                 + [frame(USER + "/optimizer.py", 52, "step"),
+                    frame(SITE + "/torch/optim/optimizer.py", 485, "wrapper"),
+                    frame("/home/student/train.py", 47, "train_step"),
+                    frame("/home/student/train.py", 75, "<module>")]
+                 + MAIN_THREAD_END)
+GPU_OPTIMIZER_SITE = USER + "/optimizer.py:52 step"
+# A free on the autograd thread of a block saved before the trace began:
+# the tensor's last reference let go when the node released its variables.
+GPU_RELEASE = ([frame("??", 0, "torch::unwind::unwind()"),
+                frame("??", 0, "torch::CapturedTraceback::gather(bool, bool, bool)"),
+                frame("memory_snapshot.cpp", 0,
+                      "torch::cuda::(anonymous namespace)::gather_with_cpp()"),
+                frame("", 0, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::"
+                             "free(c10::cuda::CUDACachingAllocator::Native::(anonymous "
+                             "namespace)::Block*)"),
+                frame("", 0, "c10::cuda::CUDACachingAllocator::Native::local_raw_delete(void*)"),
+                frame("", 0, "c10::StorageImpl::~StorageImpl()"),
+                frame("", 0, "c10::intrusive_ptr<c10::StorageImpl, c10::detail::intrusive_target"
+                             "_default_null_type<c10::StorageImpl> >::reset_not_null_()"),
+                frame("", 0, "c10::TensorImpl::~TensorImpl()"),
+                frame("??", 0, "torch::autograd::SavedVariable::reset_data()"),
+                frame("??", 0, "torch::autograd::generated::MulBackward0::release_variables()")]
+               + AUTOGRAD_THREAD)
+GPU_RELEASE_SITE = "(alloc not recorded; freed at torch::autograd::SavedVariable::reset_data())"
+GPU_STACKS = {"GPU_FORWARD": GPU_FORWARD_SITE, "GPU_TO_COPY_BACKWARD": GPU_TO_COPY_BACKWARD_SITE,
+              "GPU_MM_BACKWARD": GPU_MM_BACKWARD_SITE, "GPU_ACCUMULATE": GPU_ACCUMULATE_SITE,
+              "GPU_OPTIMIZER": GPU_OPTIMIZER_SITE}
 
 
 def event(action, addr, size, time_us, frames=None, stream=0):
@@ -337,6 +493,59 @@ def random_snapshot(seed=5, events=3000):
     return {"segments": segments, "device_traces": traces}
 
 
+def gpu_like_snapshot():
+    """One device's train step with GPU_STACKS, counted by hand (MiB):
+    alive before the trace 3 (a saved tensor, freed at event 13) + 1 (a
+    segment's block, no stack); forward 4 × 2 (events 1-4); backward's
+    _to_copy 3 × 4, mm 2 × 1, AccumulateGrad 0.5 (events 5-10): the peak,
+    26.5 MiB after event 10. 19 entries; two free_requested/free_completed
+    pairs make 17 events as memory_viz counts them; 11 allocs in the trace
+    and 2 blocks before it make 13 allocations."""
+    mib = 1 << 20
+    base = 0x7F0000000000
+    t0 = 1_700_000_000_000_000
+    trace = [event("segment_alloc", base, 64 * mib, t0)]
+    steps = [("alloc", 0x10, 2 * mib, GPU_FORWARD), ("alloc", 0x11, 2 * mib, GPU_FORWARD),
+             ("alloc", 0x12, 2 * mib, GPU_FORWARD), ("alloc", 0x13, 2 * mib, GPU_FORWARD),
+             ("alloc", 0x20, 4 * mib, GPU_TO_COPY_BACKWARD),
+             ("alloc", 0x21, 4 * mib, GPU_TO_COPY_BACKWARD),
+             ("alloc", 0x22, 4 * mib, GPU_TO_COPY_BACKWARD),
+             ("alloc", 0x30, 1 * mib, GPU_MM_BACKWARD), ("alloc", 0x31, 1 * mib, GPU_MM_BACKWARD),
+             ("alloc", 0x40, mib // 2, GPU_ACCUMULATE),
+             ("free_requested", 0x10, 2 * mib, GPU_RELEASE),
+             ("free_completed", 0x10, 2 * mib, GPU_RELEASE),
+             ("free_completed", 0x50, 3 * mib, GPU_RELEASE),  # allocated before the trace
+             ("free_requested", 0x20, 4 * mib, GPU_RELEASE),
+             ("free_completed", 0x20, 4 * mib, GPU_RELEASE),
+             ("alloc", 0x60, mib // 4, GPU_OPTIMIZER),
+             ("free_completed", 0x60, mib // 4, GPU_OPTIMIZER),
+             ("free_completed", 0x21, 4 * mib, GPU_RELEASE)]
+    for i, (action, slot, size, frames) in enumerate(steps):
+        trace.append(event(action, base + slot * mib, size, t0 + 10 * (i + 1), frames))
+    segments = [{"device": 0, "address": base + 0x100 * mib, "total_size": 2 * mib, "stream": 0,
+                 "segment_type": "large", "is_expandable": False, "frames": [],
+                 "blocks": [{"size": mib, "requested_size": mib, "state": "active_allocated",
+                             "frames": []},
+                            {"size": mib, "requested_size": 0, "state": "inactive",
+                             "frames": []}]}]
+    return {"segments": segments, "device_traces": [trace],
+            "allocator_settings": {"expandable_segments": False}}
+
+
+def memviz_events(trace):
+    """Events as memory_viz's Allocator State History lists them
+    (annotate_snapshot): a free_requested followed at once by its
+    free_completed is one "free"."""
+    kept = []
+    for e in trace:
+        if (e["action"] == "free_completed" and kept and kept[-1]["action"] == "free_requested"
+                and kept[-1]["addr"] == e["addr"]):
+            kept[-1] = dict(kept[-1], action="free")
+            continue
+        kept.append(e)
+    return len(kept)
+
+
 def memviz_figures(snapshot, device):
     """memory_viz's Active Memory Timeline (process_alloc_data), written
     again in Python for the test to hold the C++ one against."""
@@ -377,7 +586,8 @@ def memviz_figures(snapshot, device):
             current.add(i)
             total += elements[i]
         peak = max(peak, total)
-    return {"events": len(snapshot["device_traces"][device]), "allocs": allocs, "frees": frees,
+    return {"events": memviz_events(snapshot["device_traces"][device]),
+            "allocations": len(elements), "allocs": allocs, "frees": frees,
             "alive_before_bytes": alive_before, "peak_bytes": peak, "end_bytes": total}
 
 
@@ -465,6 +675,7 @@ def main():
     write("random.json", json.dumps(shaken).encode())
     expected = [memviz_figures(shaken, device) for device in range(2)]
     write("random_expected.json", json.dumps(expected).encode())
+    write("gpu_like.pickle", pickle.dumps(gpu_like_snapshot(), protocol=4))
     write_values(out)
     if big:
         with open(os.path.join(out, "big.pickle"), "wb") as f:

@@ -33,7 +33,7 @@ std::shared_ptr<RunDocument> snapshotDocument(std::shared_ptr<const MemorySnapsh
     recording->rules = rules;
     for (const int held : snapshotDevices(*snapshot)) {
         const size_t events = size_t(held) < snapshot->deviceTraces.size()
-                                  ? snapshot->deviceTraces[size_t(held)].size()
+                                  ? memvizEventCount(snapshot->deviceTraces[size_t(held)])
                                   : 0;
         recording->devices.emplace_back(held, events);
     }

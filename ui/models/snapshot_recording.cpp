@@ -33,4 +33,13 @@ QString SnapshotRecording::bandName(const TimelineBand& band) const {
     return snapshot ? QString::fromStdString(std::string(snapshot->string(band.name))) : QString();
 }
 
+size_t SnapshotRecording::eventCount() const {
+    for (const auto& [held, events] : devices) {
+        if (held == device) {
+            return events;
+        }
+    }
+    return 0;
+}
+
 }  // namespace stepscope::ui

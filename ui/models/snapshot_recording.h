@@ -32,7 +32,8 @@ struct SnapshotRecording {
     ReservedLine reserved;
     // The user's category rules it was categorised by.
     std::vector<CategoryRule> rules;
-    // Each device the snapshot holds, and the events of its trace.
+    // Each device the snapshot holds, and its events as memory_viz counts
+    // them (memvizEventCount: what the CLI says too).
     std::vector<std::pair<int, size_t>> devices;
     // Per block of the device's timeline (a trace address − 1, as
     // memoryTraceOfSnapshot numbers them): the stack the block was made with.
@@ -50,6 +51,8 @@ struct SnapshotRecording {
     // PyTorch's internal frames left out unless `allFrames`.
     QString stackText(uint32_t stack, bool allFrames) const;
     QString bandName(const TimelineBand& band) const;
+    // The shown device's events, as `devices` counts them.
+    size_t eventCount() const;
 };
 
 }  // namespace stepscope::ui

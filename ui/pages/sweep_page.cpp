@@ -38,7 +38,11 @@ const QStringList kStudyNames = {QObject::tr("Sweep"), QObject::tr("Warm-up stud
 const std::vector<std::string> kTypedFields = {"model", "ctx", "mode", "precision"};
 
 QString meanStd(const std::optional<Stats>& stats) {
-    return stats ? QString("%1 ± %2").arg(formatMs(stats->mean), formatMs(stats->std)) : "–";
+    if (!stats) {
+        return "–";
+    }
+    return QString("%1 ± %2").arg(formatMs(stats->mean),
+                                  hasSpread(*stats) ? formatMs(stats->std) : QString("–"));
 }
 
 QString msText(const std::optional<double>& ms) {

@@ -15,32 +15,13 @@
 #include "models/run_document.h"
 #include "models/run_label.h"
 #include "models/unlike_steps.h"
+#include "results/run_comparison.h"
 #include "views/parts/memory_compare_view.h"
 #include "widgets/plot_style.h"
 
 namespace stepscope::ui {
 
 namespace {
-
-const char* kPhases[] = {"total", "forward", "backward", "optimizer"};
-
-// The measured steps' times of one phase (0 total … 3 optimizer).
-std::vector<double> measuredTimes(const RunResult& run, int phase) {
-    std::vector<double> times;
-    for (const StepRecord& step : run.steps) {
-        if (step.warmup) {
-            continue;
-        }
-        const std::optional<double> value = phase == 0   ? std::optional<double>(step.totalMs)
-                                            : phase == 1 ? step.forwardMs
-                                            : phase == 2 ? step.backwardMs
-                                                         : step.optimizerMs;
-        if (value) {
-            times.push_back(*value);
-        }
-    }
-    return times;
-}
 
 QTableWidgetItem* numberItem(const QString& text, std::optional<double> exact = std::nullopt) {
     auto* item = new QTableWidgetItem(text);
@@ -65,34 +46,61 @@ QTableWidgetItem* markUnlike(QTableWidgetItem* item, const QStringList& unlike) 
     return item;
 }
 
-// "faster", "slower" or "within noise", with the test behind it in the tooltip.
-QTableWidgetItem* verdictItem(const std::vector<double>& first, const std::vector<double>& other,
-                              double ratio, const QString& firstLabel) {
-    if (first.size() < 3 || other.size() < 3) {
-        auto* item = new QTableWidgetItem(CompareView::tr("too few steps"));
-        item->setToolTip(
-            CompareView::tr("Three measured steps a side are the fewest for a "
-                            "verdict; run more steps."));
-        return item;
+// What the data can say: "too few steps" where no test at these sizes can
+// reach p < 0.05, else the exact test's "faster", "slower" or "within
+// noise". The tooltip gives the test, its p (or why there is none), the
+// interval of the ratio and whether the steps overlap, as they are.
+QString verdictTip(const TimeComparison& t, const QString& firstLabel) {
+    QString tip;
+    if (t.pValue) {
+        tip = CompareView::tr("%1 of the measured steps (%2 and %3) against %4: p = %5.")
+                  .arg(t.countA + t.countB > kExactTestLimit
+                           ? CompareView::tr("Mann–Whitney U test (normal approximation)")
+                           : CompareView::tr("Exact Mann–Whitney U test"))
+                  .arg(t.countA)
+                  .arg(t.countB)
+                  .arg(firstLabel)
+                  .arg(*t.pValue, 0, 'g', 3);
+        tip += " " + (t.verdict == Verdict::WithinNoise
+                          ? CompareView::tr("At p ≥ %1 the difference could be chance.")
+                          : CompareView::tr("Below %1 the steps of the two runs are unlikely to "
+                                            "come from the same spread."))
+                         .arg(kNoiseAlpha);
+    } else {
+        tip = CompareView::tr(
+                  "%1 and %2 measured steps: no test can tell the runs apart at p < "
+                  "%3 (the least p any split of them gives is %4). %5 measured steps "
+                  "would let it decide.")
+                  .arg(t.countA)
+                  .arg(t.countB)
+                  .arg(kNoiseAlpha)
+                  .arg(leastPValue(t.countA, t.countB), 0, 'g', 3)
+                  .arg(t.neededA == t.neededB
+                           ? CompareView::tr("%1 a side").arg(t.neededA)
+                           : CompareView::tr("%1 and %2").arg(t.neededA).arg(t.neededB));
     }
-    const double p = mannWhitneyPValue(first, other);
-    const bool noise = p >= CompareView::kNoiseP;
-    auto* item = new QTableWidgetItem(
-        noise ? CompareView::tr("within noise")
-              : (ratio > 1 ? CompareView::tr("faster") : CompareView::tr("slower")));
-    item->setData(Qt::UserRole, p);
-    item->setToolTip(
-        CompareView::tr("Mann–Whitney U test of the measured steps against %1: p = %2. %3")
-            .arg(firstLabel)
-            .arg(p, 0, 'g', 3)
-            .arg(noise ? CompareView::tr("At p ≥ %1 the difference could be chance: the "
-                                         "steps of both runs overlap too much to tell.")
-                             .arg(CompareView::kNoiseP)
-                       : CompareView::tr("Below %1 the steps of the two runs are unlikely to "
-                                         "come from the same spread.")
-                             .arg(CompareView::kNoiseP)));
-    if (!noise) {
-        item->setForeground(ratio > 1 ? QColor(30, 120, 30) : QColor(170, 40, 20));
+    if (t.ciLow && t.ciHigh) {
+        tip += " " + CompareView::tr(
+                         "%1% interval of the ratio: %2× to %3× (from the ratios of "
+                         "every pair of steps).")
+                         .arg(100 * t.ciLevel, 0, 'f', 0)
+                         .arg(*t.ciLow, 0, 'f', 3)
+                         .arg(*t.ciHigh, 0, 'f', 3);
+    }
+    return tip + " " +
+           (t.overlap ? CompareView::tr("The two runs' steps overlap.")
+                      : CompareView::tr("The two runs' steps do not overlap."));
+}
+
+QTableWidgetItem* verdictItem(const TimeComparison& t, const QString& firstLabel) {
+    auto* item = new QTableWidgetItem(CompareView::tr(toString(t.verdict)));
+    if (t.pValue) {
+        item->setData(Qt::UserRole, *t.pValue);
+    }
+    item->setToolTip(verdictTip(t, firstLabel));
+    if (t.verdict == Verdict::Faster || t.verdict == Verdict::Slower) {
+        item->setForeground(t.verdict == Verdict::Faster ? QColor(30, 120, 30)
+                                                         : QColor(170, 40, 20));
     }
     return item;
 }
@@ -103,7 +111,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     auto* hint = new QLabel(
         tr("Tick two or more runs in the run list to compare them. Times are over the measured "
            "steps; the ratio is the first run's median ÷ that run's (above 1, that run is "
-           "faster), and the verdict says whether the difference stands out of the noise. The "
+           "faster), and the verdict says whether the difference stands out of the noise, or "
+           "that there are too few steps to tell. The "
            "chart overlays the measured steps; warm-up steps are left out (Step timing shows "
            "them, hatched)."));
     hint->setWordWrap(true);
@@ -159,7 +168,7 @@ void CompareView::describeDifferences(qsizetype configuredRuns) {
     QStringList phases;
     for (int phase = 0; phase < 4; ++phase) {
         if (!unlikeFields(differenceList_, phase).isEmpty()) {
-            phases << tr(kPhases[phase]);
+            phases << tr(toString(kStepPhases[phase]));
         }
     }
     if (!phases.isEmpty()) {
@@ -211,10 +220,10 @@ void CompareView::fillTable(const QList<const RunDocument*>& runs, const QString
 // but the first (`reference`, named `referenceName`) the ratio and verdict.
 void CompareView::addRow(int phase, const RunDocument& run, const QString& name,
                          const RunDocument* reference, const QString& referenceName) {
-    const std::vector<double> times = measuredTimes(run.result, phase);
+    const std::vector<double> times = measuredTimes(run.result, kStepPhases[phase]);
     const int row = table_->rowCount();
     table_->insertRow(row);
-    table_->setItem(row, Phase, new QTableWidgetItem(tr(kPhases[phase])));
+    table_->setItem(row, Phase, new QTableWidgetItem(tr(toString(kStepPhases[phase]))));
     auto* nameItem = new QTableWidgetItem(name);
     nameItem->setToolTip(run.title);
     table_->setItem(row, Run, nameItem);
@@ -227,24 +236,28 @@ void CompareView::addRow(int phase, const RunDocument& run, const QString& name,
     const Stats stats = summarize(times);
     table_->setItem(row, Median, numberItem(formatMs(stats.median), stats.median));
     table_->setItem(row, Mean, numberItem(formatMs(stats.mean), stats.mean));
-    table_->setItem(row, Std, numberItem(formatMs(stats.std), stats.std));
-    table_->setItem(row, Cv, numberItem(formatPercent(stats.cv), stats.cv));
+    // One step has no spread: "–", not 0.
+    const bool spread = hasSpread(stats);
+    table_->setItem(row, Std,
+                    spread ? numberItem(formatMs(stats.std), stats.std) : numberItem("–"));
+    table_->setItem(row, Cv,
+                    spread ? numberItem(formatPercent(stats.cv), stats.cv) : numberItem("–"));
     if (!reference) {
         table_->setItem(row, Ratio, numberItem(tr("reference")));
         table_->setItem(row, Verdict, new QTableWidgetItem());
         return;
     }
-    const std::vector<double> first = measuredTimes(reference->result, phase);
-    const bool hasRatio = !first.empty() && stats.median > 0;
-    const double ratio = hasRatio ? summarize(first).median / stats.median : 0;
-    table_->setItem(
-        row, Ratio,
-        hasRatio ? numberItem(QString::number(ratio, 'f', 3) + "×", ratio) : numberItem("–"));
+    const TimeComparison t =
+        compareTimes(measuredTimes(reference->result, kStepPhases[phase]), times);
+    auto* ratio =
+        t.ratio > 0 ? numberItem(QString::number(t.ratio, 'f', 3) + "×", t.ratio) : numberItem("–");
+    table_->setItem(row, Ratio, ratio);
     const QStringList unlike =
         unlikeFields(fieldDifferences({reference->result.config, run.result.config}), phase);
     table_->setItem(row, Verdict,
-                    hasRatio ? markUnlike(verdictItem(first, times, ratio, referenceName), unlike)
-                             : new QTableWidgetItem("–"));
+                    t.ratio > 0 ? markUnlike(verdictItem(t, referenceName), unlike)
+                                : new QTableWidgetItem("–"));
+    ratio->setToolTip(table_->item(row, Verdict)->toolTip());
 }
 
 // Each run's measured steps, numbered from 1, so that runs with different

@@ -19,7 +19,8 @@ class MemoryCompareView;
 // Two or more runs side by side: per phase and run the spread of the
 // measured steps (median, mean, std, CV), each run's median ratio to the
 // first (above 1, that run is faster) with a verdict that says when the
-// difference lies within the noise, and their measured steps overlaid. One
+// difference lies within the noise or the steps are too few to tell
+// (compareTimes, the CLI's `compare` too), and their measured steps overlaid. One
 // row per phase and run, so that three or more runs fit the width. Which
 // fields differ is said above the table; where they change the work a step
 // does, the verdicts of the phases concerned say they compare unlike steps.
@@ -36,8 +37,6 @@ public:
     MemoryCompareView* memoryCompare() const { return memory_; }
     QTabWidget* pages() const { return pages_; }
     enum Column { Phase, Run, Median, Mean, Std, Cv, Ratio, Verdict, ColumnCount };
-    // A difference with a Mann–Whitney p-value at or above this is noise.
-    static constexpr double kNoiseP = 0.05;
 
     QLabel* differencesLabel() const { return differences_; }
 

@@ -431,11 +431,15 @@ void MemoryView::showCaption(const RunDocument& document) {
         trace.phases.empty()
             ? QString()
             : tr(" in %1 of step %2").arg(phaseName(summary.peakPhase)).arg(summary.peakStep);
+    // A snapshot's events as memory_viz counts them (the CLI and the device
+    // box say the same); a run's are its trace's allocs and frees. Either's
+    // allocations are the blocks of the timeline.
+    const std::shared_ptr<const SnapshotRecording> snapshot = document.sharedSnapshot();
     caption_->setText(
         tr("%1 events (%2 allocations) on %3; peak %4 at %5 ms%6. Wheel zooms and "
            "drag pans along time; hover shows an allocation; the table lists allocation sites "
            "alive in view (click one to see it on the chart).%7")
-            .arg(qulonglong(trace.size()))
+            .arg(qulonglong(snapshot ? snapshot->eventCount() : trace.size()))
             .arg(qulonglong(index_->size()))
             .arg(QString::fromStdString(trace.device), bytesText(summary.peakBytes))
             .arg(summary.peakTimeUs / 1e3, 0, 'f', 3)

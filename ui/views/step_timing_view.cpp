@@ -220,7 +220,12 @@ void StepTimingView::showSummary(const RunResult& run) {
             summary_->setItem(row, column,
                               new QTableWidgetItem(stats ? formatMs(values[column]) : "–"));
         }
-        summary_->setItem(row, 5, new QTableWidgetItem(stats ? formatPercent(stats->cv) : "–"));
+        // One step has no spread: its std and CV are "–", not 0.
+        const bool spread = stats && hasSpread(*stats);
+        if (!spread) {
+            summary_->setItem(row, 1, new QTableWidgetItem("–"));
+        }
+        summary_->setItem(row, 5, new QTableWidgetItem(spread ? formatPercent(stats->cv) : "–"));
     }
     throughput_->setText(s.total.count ? throughputText(s) : QString());
     compile_->setText(compileText(run));
