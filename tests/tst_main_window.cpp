@@ -1404,6 +1404,8 @@ private Q_SLOTS:
                      sums[size_t(row)].result);
         }
         QVERIFY(std::abs(sums.front().result - 10.0) < 1e-3);  // fp32 first
+        // The note under the table is the one its rows make (issue 40).
+        QCOMPARE(page->accumulationText(), QString::fromStdString(accumulationNote(sums)));
 
         page->inspectDtypes("nano", "bf16");
         QVERIFY(finished.wait(60000));

@@ -75,6 +75,9 @@ PrecisionPage::PrecisionPage(QWidget* parent) : QWidget(parent) {
     sum_ = new QPushButton(tr("Sum"));
     status_ = new QLabel;
     status_->setWordWrap(true);
+    sumNote_ = new QLabel;
+    sumNote_->setWordWrap(true);
+    sumNote_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     dtypes_ = new QStandardItemModel(this);
     sums_ = new QStandardItemModel(this);
 
@@ -99,6 +102,7 @@ PrecisionPage::PrecisionPage(QWidget* parent) : QWidget(parent) {
     auto* sumLayout = new QVBoxLayout(sumBox);
     sumLayout->addLayout(sumControls);
     sumLayout->addWidget(fittedTable(sums_));
+    sumLayout->addWidget(sumNote_);
 
     auto* layout = new QHBoxLayout;
     layout->addWidget(flowBox, 3);
@@ -180,11 +184,15 @@ bool PrecisionPage::openDtypeFlowFile(const QString& path, QString* error) {
     return true;
 }
 
+QString PrecisionPage::accumulationText() const {
+    return sumNote_->text();
+}
+
 void PrecisionPage::accumulate(int count) {
     status_->setText(tr("Summing 0.01 %1 times…").arg(count));
     runInBackground([this, count] {
         const std::vector<AccumulationRow> rows = runAccumulationLab(0.01, count);
-        return std::function<void()>([this, rows] {
+        return std::function<void()>([this, rows, count] {
             sums_->clear();
             sums_->setHorizontalHeaderLabels(
                 {tr("accumulator"), tr("addend"), tr("result"), tr("exact"), tr("abs. error")});
@@ -196,9 +204,9 @@ void PrecisionPage::accumulate(int count) {
                                   new QStandardItem(QString::number(row.exact, 'g', 8)),
                                   new QStandardItem(QString::number(row.absoluteError, 'g', 4))});
             }
-            status_->setText(
-                tr("An fp16 sum stops growing once its spacing exceeds twice the "
-                   "addend; accumulate in fp32."));
+            // Said from the rows above it, never written beside them.
+            sumNote_->setText(QString::fromStdString(accumulationNote(rows)));
+            status_->setText(tr("Summed 0.01 %1 times.").arg(count));
         });
     });
 }
