@@ -469,7 +469,7 @@ void MainWindow::onSelectionChanged() {
         if (document->canShowConfig()) {
             config_->showRunConfig(document->result.config, document->title);
         } else {
-            config_->showNoConfig(document->title);
+            config_->showNoConfig(document->title, document->recordingFacts());
         }
     }
     messages_->clearRunBannerUnlessAbout(document ? document->id : 0);
@@ -565,8 +565,7 @@ QString MainWindow::chartTitle(const ExportTarget& target) const {
     }
     if (qobject_cast<RunView*>(page)) {
         if (const RunDocument* document = currentDocument()) {
-            return target.name + " — " + document->title + "\n" +
-                   configSummary(document->result.config);
+            return target.name + " — " + document->title + "\n" + document->summary();
         }
     }
     return target.name;

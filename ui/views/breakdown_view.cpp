@@ -19,6 +19,7 @@
 #include <set>
 
 #include "models/format.h"
+#include "models/missing_records.h"
 #include "models/run_document.h"
 #include "views/parts/trace_ranks_panel.h"
 #include "widgets/kernel_type_colors.h"
@@ -112,10 +113,6 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     by_->setCurrentText("op");
     phase_ = new QComboBox;
     phase_->addItems({"all", "forward", "backward", "optimizer"});
-    noRecords_ =
-        tr("This run has no operator or kernel records. Tick “Trace operators” "
-           "(or “Trace CUDA kernels” on a GPU) before running, or make it with "
-           "stepscope-cli run --ops / --kernels.");
     empty_ = new QLabel;
     empty_->setWordWrap(true);
 
@@ -247,9 +244,7 @@ void BreakdownView::refresh() {
     flops_->clear();
     const RunResult* run = document_ ? &document_->result : nullptr;
     const bool traced = run && (!run->operators.empty() || !run->kernels.empty());
-    empty_->setText(run ? noRecords_
-                        : tr("No run selected: pick one in the Runs list or open a "
-                             "run file."));
+    empty_->setText(missingRecordsText(document_, Records::Operators));
     empty_->setVisible(!traced);
     const QString by = by_->currentText();
     if (traced) {
@@ -321,8 +316,10 @@ void BreakdownView::plotTopRows() {
     const int count = std::min<int>(kTopBars, int(rows_.size()));
     if (count == 0) {
         top_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-        setNoData(top_, document_ ? tr("No traced rows for this grouping and phase")
-                                  : tr("No run selected"));
+        const bool traced = document_ && (!document_->result.operators.empty() ||
+                                          !document_->result.kernels.empty());
+        setNoData(top_, traced ? tr("No traced rows for this grouping and phase")
+                               : missingRecordsNote(document_, Records::Operators));
         top_->replot();
         return;
     }
@@ -405,7 +402,7 @@ void BreakdownView::plotShares() {
     const RunResult* run = document_ ? &document_->result : nullptr;
     if (!run || (run->operators.empty() && run->kernels.empty())) {
         shares_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-        setNoData(shares_, run ? tr("No operator or kernel records") : tr("No run selected"));
+        setNoData(shares_, missingRecordsNote(document_, Records::Operators));
         shares_->replot();
         return;
     }

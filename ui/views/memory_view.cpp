@@ -26,6 +26,7 @@
 #include "estimate/memory_estimate.h"
 #include "models/allocation_stack.h"
 #include "models/format.h"
+#include "models/missing_records.h"
 #include "models/run_document.h"
 #include "models/snapshot_recording.h"
 #include "results/memory_report.h"
@@ -271,11 +272,13 @@ void MemoryView::showRun(const RunDocument* document) {
     const int id = document ? document->id : -1;
     const size_t events = document ? document->result.memory.size() : 0;
     const MemoryRunData* data = document ? document->memoryData.get() : nullptr;
-    if (id == shownId_ && events == shownEvents_ && data == shownData_) {
+    const bool live = document && document->live;
+    if (id == shownId_ && events == shownEvents_ && data == shownData_ && live == shownLive_) {
         return;
     }
     shownId_ = id;
     shownEvents_ = events;
+    shownLive_ = live;
     shownData_ = data;
     clearShown();
     snapshotRow_->setVisible(document && document->snapshot());
@@ -351,10 +354,9 @@ void MemoryView::showNoTrace(const RunDocument* document) {
             ? tr("Device %1 of this snapshot has no events in its trace (its segments "
                  "only); choose another device above.")
                   .arg(document->snapshot()->device)
-            : tr("This run has no memory trace. Tick “Trace memory” before running, "
-                 "or make it with stepscope-cli run --memory."));
+            : missingRecordsText(document, Records::Memory));
     // Not the last run's axes: they would read as this run's memory.
-    setNoData(plot_, document ? tr("No memory trace in this run") : tr("No run selected"));
+    setNoData(plot_, missingRecordsNote(document, Records::Memory));
     plot_->replot();
     saved_->showRun(nullptr, nullptr);
 }
