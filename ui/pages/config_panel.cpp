@@ -6,7 +6,6 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -29,6 +28,7 @@
 #include "attention/attention_registry.h"
 #include "config/config_field.h"
 #include "config/limits.h"
+#include "widgets/file_dialogs.h"
 
 namespace stepscope::ui {
 
@@ -377,8 +377,8 @@ void ConfigPanel::addPythonModelRow() {
     pyModelLayout->addWidget(pyModel_, 1);
     pyModelLayout->addWidget(pyBrowse_);
     connect(pyBrowse_, &QToolButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Python model file"), pyPathEdit()->text(), tr("Python (*.py)"));
+        const QString path =
+            askOpenFile(this, tr("Python model file"), tr("Python (*.py)"), pyPathEdit()->text());
         if (!path.isEmpty()) {
             choosePythonFile(path);
         }
@@ -687,8 +687,8 @@ void ConfigPanel::attentionChanged() {
 }
 
 void ConfigPanel::browseAttentionFile() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Your attention's Python file"),
-                                                      pyPathEdit()->text(), tr("Python (*.py)"));
+    const QString path = askOpenFile(this, tr("Your attention's Python file"), tr("Python (*.py)"),
+                                     pyPathEdit()->text());
     if (!path.isEmpty()) {
         chooseAttentionFile(path);
     }
