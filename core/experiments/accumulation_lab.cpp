@@ -53,10 +53,14 @@ std::string accumulationNote(const std::vector<AccumulationRow>& rows) {
         return {};
     }
     std::vector<std::string> stalled, drifted, within;
-    bool fp32Within = true, othersWithin = true;
+    bool fp32Within = false, fp32Drifts = false, othersWithin = true;
     for (const AccumulationRow& row : rows) {
         const bool close = relativeError(row) <= kWithin;
-        (row.accumulator == "fp32" ? fp32Within : othersWithin) &= close;
+        if (row.accumulator == "fp32") {
+            (close ? fp32Within : fp32Drifts) = true;
+        } else {
+            othersWithin &= close;
+        }
         if (close) {
             within.push_back(pairing(row));
         } else if (row.stalled) {
@@ -77,7 +81,7 @@ std::string accumulationNote(const std::vector<AccumulationRow>& rows) {
     if (!within.empty()) {
         note += " Within 0.1%: " + joined(within) + ".";
     }
-    if (fp32Within && !othersWithin) {
+    if (fp32Within && !fp32Drifts && !othersWithin) {
         note += " Accumulate in fp32.";
     }
     return note;
