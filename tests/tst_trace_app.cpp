@@ -21,12 +21,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "main_window.h"
-#include "models/run_label.h"
 #include "controllers/run_list.h"
-#include "pages/config_panel.h"
+#include "main_window.h"
 #include "models/run_document.h"
+#include "models/run_label.h"
 #include "models/timeline_index.h"
+#include "pages/config_panel.h"
 #include "views/breakdown_view.h"
 #include "views/kernel_timeline_view.h"
 #include "views/memory_view.h"
@@ -239,8 +239,7 @@ private Q_SLOTS:
         QVERIFY(window.selectTab("Memory"));
         QApplication::processEvents();
         const QString memory = window.memoryView()->caption();
-        QVERIFY2(memory.contains("profiler trace") && !memory.contains("Tick"),
-                 qPrintable(memory));
+        QVERIFY2(memory.contains("profiler trace") && !memory.contains("Tick"), qPrintable(memory));
         QCOMPARE(noDataText(window.memoryView()->plot()),
                  QString("A profiler trace has no memory trace"));
         // "Edit" gives the user's form back, editable.
@@ -498,12 +497,12 @@ private Q_SLOTS:
                 operatorColours << entry->brush().color().rgb();
             }
         }
-        QVERIFY(legend >= 4);  // the kernel types and the runtime calls
+        QVERIFY(legend >= 4);                 // the kernel types and the runtime calls
         QVERIFY(!operatorColours.isEmpty());  // the host operators' categories beside them
         QVERIFY(!traceColours.intersects(operatorColours));
-        for (const char* category : {"matmul", "attention core", "softmax", "normalisation",
-                                     "elementwise", "reduction", "copy/cast", "optimizer",
-                                     "other"}) {
+        for (const char* category :
+             {"matmul", "attention core", "softmax", "normalisation", "elementwise", "reduction",
+              "copy/cast", "optimizer", "other"}) {
             QVERIFY2(!traceColours.contains(categoryColor(category).rgb()), category);
         }
     }
