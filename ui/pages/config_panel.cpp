@@ -362,7 +362,7 @@ void ConfigPanel::addPythonModelRow() {
            "d_model, num_layers, num_heads, d_ff, rope_theta (the dims above).");
     pyModel_ = new QLineEdit;
     // Wide enough for a module and callable such as "user_models:tied_bag_lm".
-    pyModel_->setMinimumWidth(pyModel_->fontMetrics().horizontalAdvance(QString(24, 'x')));
+    pyModel_->setMinimumWidth(pyModel_->fontMetrics().horizontalAdvance(QString(16, 'x')));
     pyModel_->setPlaceholderText(tr("the reference model"));
     pyModel_->setToolTip(tr("MODULE:CALLABLE building your nn.Module, for example "
                             "my_model:build. Empty: StepScope's reference model.\n%1")

@@ -81,7 +81,11 @@ PrecisionPage::PrecisionPage(QWidget* parent) : QWidget(parent) {
     dtypes_ = new QStandardItemModel(this);
     sums_ = new QStandardItemModel(this);
 
-    auto* flowBox = new QGroupBox(tr("Dtype flow under autocast (one forward and backward, CPU)"));
+    // Short titles, the detail wrapped beneath: a group box is at least as
+    // wide as its title, and the long ones made the window too wide for 1024 px.
+    auto* flowBox = new QGroupBox(tr("Dtype flow under autocast"));
+    auto* flowAbout = new QLabel(tr("One forward and backward, on the CPU."));
+    flowAbout->setWordWrap(true);
     auto* flowControls = new QHBoxLayout;
     flowControls->addWidget(new QLabel(tr("Model")));
     flowControls->addWidget(model_);
@@ -90,16 +94,20 @@ PrecisionPage::PrecisionPage(QWidget* parent) : QWidget(parent) {
     flowControls->addWidget(inspect_);
     flowControls->addStretch();
     auto* flowLayout = new QVBoxLayout(flowBox);
+    flowLayout->addWidget(flowAbout);
     flowLayout->addLayout(flowControls);
     flowLayout->addWidget(fittedTable(dtypes_));
 
-    auto* sumBox = new QGroupBox(tr("Accumulation lab: 0.01 added N times"));
+    auto* sumBox = new QGroupBox(tr("Accumulation lab"));
+    auto* sumAbout = new QLabel(tr("0.01 added N times."));
+    sumAbout->setWordWrap(true);
     auto* sumControls = new QHBoxLayout;
     sumControls->addWidget(new QLabel(tr("N")));
     sumControls->addWidget(count_);
     sumControls->addWidget(sum_);
     sumControls->addStretch();
     auto* sumLayout = new QVBoxLayout(sumBox);
+    sumLayout->addWidget(sumAbout);
     sumLayout->addLayout(sumControls);
     sumLayout->addWidget(fittedTable(sums_));
     sumLayout->addWidget(sumNote_);

@@ -26,6 +26,7 @@
 #include "widgets/plot_style.h"
 #include "widgets/read_only_table.h"
 #include "widgets/table_items.h"
+#include "widgets/thinned_ticker.h"
 
 namespace stepscope::ui {
 
@@ -327,7 +328,8 @@ void BreakdownView::plotTopRows() {
     // Horizontal bars, each in its category's colour as in the shares chart
     // beside it: a QCPBars per category.
     std::map<std::string, QCPBars*> byCategory;
-    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    // Fifteen names on a short axis overlap: every other one, or fewer, then.
+    QSharedPointer<QCPAxisTickerText> ticker(new ThinnedTicker<QCPAxisTickerText>(top_->yAxis));
     double largest = 0;
     for (int i = 0; i < count; ++i) {
         const auto& row = rows_[size_t(i)];
@@ -423,7 +425,7 @@ void BreakdownView::plotShares() {
             categories.insert(category);
         }
     }
-    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    QSharedPointer<QCPAxisTickerText> ticker(new ThinnedTicker<QCPAxisTickerText>(shares_->xAxis));
     for (size_t i = 0; i < columns.size(); ++i) {
         ticker->addTick(double(i + 1), columns[i].first);
         StackedColumn stacked{columns[i].first, {}};
