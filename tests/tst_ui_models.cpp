@@ -490,8 +490,7 @@ private Q_SLOTS:
         snapshot.kind = ForeignRun{};
         snapshot.result.origin = kOriginMemorySnapshot;
         QVERIFY(missingRecordsText(&snapshot, Records::Operators).contains("memory snapshot"));
-        QCOMPARE(missingRecordsNote(&snapshot, Records::Steps),
-                 QString("A memory snapshot has no steps"));
+        QCOMPARE(missingRecordsNote(&snapshot, Records::Steps), QString("A snapshot has no steps"));
         QCOMPARE(missingRecordsNote(nullptr, Records::Steps), QString("No run selected"));
     }
 

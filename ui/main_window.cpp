@@ -551,6 +551,11 @@ bool MainWindow::isRunning() const {
 }
 
 bool MainWindow::startRun() {
+    if (!config_->formShown()) {
+        // A recording's facts stood in the form's place: the run is made from
+        // the form, and its errors are shown beside its fields, so show them.
+        config_->editCopy();
+    }
     return workflow_->startRun();
 }
 

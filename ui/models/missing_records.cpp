@@ -150,7 +150,9 @@ QString missingRecordsNote(const RunDocument* document, Records records) {
     }
     const Source source = sourceOf(*document);
     if (source == Source::Snapshot && records != Records::Memory) {
-        return tr("A memory snapshot has no %1").arg(recordsName(records));
+        // Short: it stands in the middle of a chart that may be narrow.
+        return tr("A snapshot has no %1")
+            .arg(records == Records::Operators ? tr("operators") : recordsName(records));
     }
     if (source == Source::Trace && records == Records::Memory) {
         return tr("A profiler trace has no memory trace");

@@ -128,14 +128,13 @@ QList<QPair<QString, QString>> RunDocument::recordingFacts() const {
         for (const auto& [held, events] : recording->devices) {
             devices << QString::number(held);
         }
-        facts << qMakePair(tr("Source"), tr("PyTorch memory snapshot "
-                                            "(torch.cuda.memory._dump_snapshot)"))
+        facts << qMakePair(tr("Source"), tr("PyTorch memory snapshot"))
               << qMakePair(tr("File"), QFileInfo(recording->path).fileName())
               << qMakePair(tr("Device"), devices.size() > 1 ? tr("%1 (the file holds devices %2)")
                                                                   .arg(recording->device)
                                                                   .arg(devices.join(", "))
                                                             : QString::number(recording->device))
-              << qMakePair(tr("Steps found"), tr("none (a snapshot records allocations)"));
+              << qMakePair(tr("Steps found"), tr("none (it records allocations)"));
     } else if (const TraceRank* rank = trace()) {
         const RankAnalysis* shown = rank->shown();
         facts << qMakePair(tr("Source"), tr("PyTorch profiler trace (torch.profiler)"))
