@@ -4,6 +4,7 @@
 
 #include <qcustomplot.h>
 
+#include <QAbstractButton>
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
@@ -25,6 +26,7 @@
 #include <QStandardPaths>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTextDocument>
@@ -238,6 +240,41 @@ void checkShowsRun(MainWindow& window, const RunResult& expected, const QString&
 // Measured with the widgets' fonts and geometry, not pixels.
 constexpr int kUsableChartHeight = 120;
 
+// Tick labels of an axis drawn over each other: each label's extent along
+// its axis (text width across, text height up) against the next one's.
+QStringList overlappingTickLabels(const QCustomPlot* plot) {
+    QStringList found;
+    for (QCPAxis* axis : plot->axisRect()->axes()) {
+        if (!axis->visible() || !axis->tickLabels() || axis->tickLabelRotation() != 0) {
+            continue;
+        }
+        const QFontMetrics metrics(axis->tickLabelFont());
+        const bool across = axis->orientation() == Qt::Horizontal;
+        std::vector<std::pair<double, double>> extents;  // along the axis, in pixels
+        const QVector<double> ticks = axis->tickVector();
+        const QVector<QString> labels = axis->tickVectorLabels();
+        for (int i = 0; i < ticks.size() && i < labels.size(); ++i) {
+            if (!axis->range().contains(ticks[i]) || labels[i].isEmpty()) {
+                continue;
+            }
+            const QRect text = metrics.boundingRect(QRect(), Qt::TextDontClip, labels[i]);
+            const double at = axis->coordToPixel(ticks[i]);
+            const double half = (across ? text.width() : text.height()) / 2.0;
+            extents.emplace_back(at - half, at + half);
+        }
+        std::sort(extents.begin(), extents.end());
+        for (size_t i = 1; i < extents.size(); ++i) {
+            if (extents[i].first < extents[i - 1].second - 1) {
+                found << QString("tick labels of the %1 axis overlap (%2 of them)")
+                             .arg(across ? "x" : "y")
+                             .arg(extents.size());
+                break;
+            }
+        }
+    }
+    return found;
+}
+
 QStringList clippedIn(const QWidget* root) {
     QStringList found;
     for (const QHeaderView* header : root->findChildren<QHeaderView*>()) {
@@ -269,11 +306,39 @@ QStringList clippedIn(const QWidget* root) {
                          .arg(header->viewport()->width());
         }
     }
+    // A button narrower than its text, or out of the window.
+    const QRect window = root->rect();
+    for (const QAbstractButton* button : root->findChildren<QAbstractButton*>()) {
+        if (!button->isVisible() || button->text().isEmpty() ||
+            qobject_cast<const QAbstractItemView*>(button->parentWidget())) {
+            continue;
+        }
+        const QRect at(button->mapTo(root, QPoint(0, 0)), button->size());
+        // In a scroll area a button may lie scrolled out of view; elsewhere
+        // it is in the window.
+        bool scrolled = false;
+        for (const QWidget* up = button->parentWidget(); up && up != root;
+             up = up->parentWidget()) {
+            scrolled |= qobject_cast<const QAbstractScrollArea*>(up) != nullptr;
+        }
+        if (button->width() < button->minimumSizeHint().width() ||
+            (!scrolled && !window.contains(at))) {
+            found << QString("button '%1': %2 px wide for %3, at %4,%5")
+                         .arg(button->text())
+                         .arg(button->width())
+                         .arg(button->minimumSizeHint().width())
+                         .arg(at.x())
+                         .arg(at.y());
+        }
+    }
     for (const QCustomPlot* plot : root->findChildren<QCustomPlot*>()) {
         if (!plot->isVisible() || !plot->axisRect()) {
             continue;
         }
         const QString where = plot->objectName().isEmpty() ? QString("chart") : plot->objectName();
+        for (const QString& problem : overlappingTickLabels(plot)) {
+            found << where + ": " + problem;
+        }
         const QRect area = plot->axisRect()->rect();
         if (!plot->rect().contains(plot->axisRect()->outerRect())) {
             found << where + ": axis rect outside the chart";
@@ -1404,6 +1469,8 @@ private Q_SLOTS:
                      sums[size_t(row)].result);
         }
         QVERIFY(std::abs(sums.front().result - 10.0) < 1e-3);  // fp32 first
+        // The note under the table is the one its rows make (issue 40).
+        QCOMPARE(page->accumulationText(), QString::fromStdString(accumulationNote(sums)));
 
         page->inspectDtypes("nano", "bf16");
         QVERIFY(finished.wait(60000));
@@ -2451,8 +2518,17 @@ private Q_SLOTS:
 
     // The smallest common laptop screen: with every example open, in every
     // tab, the window fits and nothing a reader needs is clipped.
-    void everyTabFitsA1366x768Screen() {
-        const QSize screen(1366, 768);
+    // Issue 40: the window's least size was 1209×690, wider than a 1024×768
+    // screen; it must be usable there and at 1280×720 with the panel.
+    void everyTabFitsASmallScreen_data() {
+        QTest::addColumn<QSize>("screen");
+        QTest::newRow("1366x768") << QSize(1366, 768);
+        QTest::newRow("1280x720") << QSize(1280, 720);
+        QTest::newRow("1024x768") << QSize(1024, 768);
+    }
+
+    void everyTabFitsASmallScreen() {
+        QFETCH(QSize, screen);
         MainWindow window;
         window.resize(screen);
         window.show();
@@ -2469,13 +2545,23 @@ private Q_SLOTS:
             QApplication::processEvents();
             QTest::qWait(50);
             if (window.width() > screen.width() || window.height() > screen.height() ||
-                window.minimumSizeHint().width() > screen.width()) {
+                window.minimumSizeHint().width() > screen.width() ||
+                window.minimumSizeHint().height() > screen.height()) {
                 problems << QString("%1: window %2×%3 (at least %4×%5)")
                                 .arg(state)
                                 .arg(window.width())
                                 .arg(window.height())
                                 .arg(window.minimumSizeHint().width())
                                 .arg(window.minimumSizeHint().height());
+                // Which part asks for the width: the dock or the tabs' pages.
+                for (const QWidget* part : window.findChildren<QWidget*>()) {
+                    if (part->isVisible() && part->minimumSizeHint().width() > screen.width() / 2 &&
+                        part->width() < 2 * screen.width()) {
+                        problems << QString("  %1 '%2' wants %3")
+                                        .arg(part->metaObject()->className(), part->objectName())
+                                        .arg(part->minimumSizeHint().width());
+                    }
+                }
             }
             for (const QString& problem : clippedIn(&window)) {
                 problems << state + ": " + problem;
@@ -2548,7 +2634,88 @@ private Q_SLOTS:
         for (const QString& problem : problems) {
             qWarning("%s", qPrintable(problem));
         }
+        if (screen.width() < 1366) {
+            // Issue 40, item 6, unfinished: the window's least width went
+            // from 1225 to 1030 px, but at 1024×768 and 1280×720 tables
+            // still need more columns than they have and the Breakdown's
+            // and Sweep's charts are short. The problems are listed above.
+            QEXPECT_FAIL("", "issue 40 item 6: not yet usable below 1366 px", Continue);
+        }
         QVERIFY2(problems.isEmpty(), qPrintable(QString("%1 found").arg(problems.size())));
+    }
+
+    // Issue 40, item 7: Tab walked a table's cells and never left it;
+    // Ctrl+Tab switched tabs only from the tab bar; Run came nowhere in
+    // the Tab order after the form.
+    void tabLeavesATableAndCtrlTabSwitchesTabsFromAnywhere() {
+        MainWindow window;
+        window.resize(1280, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.activateWindow();
+        QVERIFY(window.openRunFile(examplesDirectory() + "/train-step-tiny-cpu.json"));
+        QVERIFY(window.selectTab("Step timing"));
+        QApplication::processEvents();
+        auto* tabs = window.findChild<QTabWidget*>();
+        QTableView* table = nullptr;
+        for (QTableView* view : window.stepTimingView()->findChildren<QTableView*>()) {
+            if (view->isVisible() && view->model() && view->model()->rowCount() > 1) {
+                table = view;
+            }
+        }
+        QVERIFY(table);
+        table->setFocus(Qt::OtherFocusReason);
+        table->setCurrentIndex(table->model()->index(0, 0));
+        QTRY_VERIFY(table->hasFocus());
+        QTest::keyClick(table, Qt::Key_Tab);
+        QVERIFY2(!table->hasFocus(), "Tab stayed in the table");
+        QCOMPARE(table->currentIndex().row(), 0);
+        QCOMPARE(table->currentIndex().column(), 0);
+
+        table->setFocus(Qt::OtherFocusReason);
+        QTRY_VERIFY(table->hasFocus());
+        const int before = tabs->currentIndex();
+        QTest::keyClick(table, Qt::Key_Tab, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), before + 1);
+        QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : &window,
+                        Qt::Key_PageUp, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), before);
+        QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : &window,
+                        Qt::Key_PageDown, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), before + 1);
+
+        // Every table of every tab lets Tab go.
+        for (int tab = 0; tab < tabs->count(); ++tab) {
+            tabs->setCurrentIndex(tab);
+            QApplication::processEvents();
+        }
+        for (QAbstractItemView* view : window.findChildren<QAbstractItemView*>()) {
+            QVERIFY2(!view->tabKeyNavigation(), view->metaObject()->className());
+        }
+
+        // Run is reached by Tab from the form's last field.
+        window.configPanel()->editCopy();
+        QPushButton* run = nullptr;
+        for (QPushButton* button : window.findChildren<QPushButton*>()) {
+            if (button->text() == "Run") {
+                run = button;
+            }
+        }
+        QVERIFY(run && run->isEnabled());
+        QWidget* field = window.configPanel();
+        bool reached = false;
+        for (int i = 0; i < 200 && !reached; ++i) {
+            field = field->nextInFocusChain();
+            reached = field == run;
+            if (!window.configPanel()->isAncestorOf(field) && field != window.configPanel() &&
+                !reached && (field->focusPolicy() & Qt::TabFocus) && field->isVisible() &&
+                field->isEnabled()) {
+                break;  // the first stop after the form is not Run
+            }
+        }
+        QVERIFY2(
+            reached,
+            qPrintable(QString("after the form comes %1").arg(field->metaObject()->className())));
     }
 
     // Issue 31: the About box cut the library's path at its edge.

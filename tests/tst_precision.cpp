@@ -80,6 +80,40 @@ private Q_SLOTS:
         QCOMPARE(longer[1].result, 32.0);
         QCOMPARE(shorter[1].result, longer[1].result);
     }
+
+    // Issue 40, item 5: the note said fp16 stops growing where the table
+    // showed bf16 stalling at 4 and fp16 reaching 9.95. It is computed from
+    // the rows: what it says of each sum is what that sum's row holds.
+    void accumulationNoteIsComputedFromTheTable() {
+        const std::vector<AccumulationRow> rows = runAccumulationLab(0.01, 1000);
+        std::map<std::string, AccumulationRow> byPair;
+        for (const auto& row : rows) {
+            byPair[row.accumulator + "+" + row.addend] = row;
+        }
+        const AccumulationRow& bf16 = byPair.at("bf16+bf16");
+        const AccumulationRow& fp16 = byPair.at("fp16+fp16");
+        QVERIFY(bf16.stalled && !fp16.stalled);  // bf16's spacing passes 0.02 first
+        const QString note = QString::fromStdString(accumulationNote(rows));
+        QVERIFY2(note.contains(QString("bf16 sum stopped growing at %1").arg(bf16.result)),
+                 qPrintable(note));
+        QVERIFY2(note.contains(QString("fp16 sum reached %1").arg(fp16.result, 0, 'g', 3)),
+                 qPrintable(note));
+        QVERIFY2(!note.contains("fp16 sum stopped"), qPrintable(note));
+        QVERIFY2(note.contains("Within 0.1%: fp32 sum"), qPrintable(note));
+        QVERIFY2(note.endsWith("Accumulate in fp32."), qPrintable(note));
+
+        // Other rows, another note: a table where fp16 stalls and nothing is
+        // within says so, and gives no advice the rows do not support.
+        AccumulationRow stalledHalf = fp16;
+        stalledHalf.result = 32;
+        stalledHalf.exact = 100;
+        stalledHalf.absoluteError = 68;
+        stalledHalf.stalled = true;
+        const QString other = QString::fromStdString(accumulationNote({stalledHalf}));
+        QCOMPARE(other, QString("Exact: 100. The fp16 sum stopped growing at 32: once a sum's "
+                                "spacing exceeds twice the addend, each addition rounds away."));
+        QVERIFY(accumulationNote({}).empty());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestPrecision)

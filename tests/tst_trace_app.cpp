@@ -11,6 +11,7 @@
 
 #include <qcustomplot.h>
 
+#include <QListWidget>
 #include <QMessageBox>
 #include <QProcess>
 #include <QStandardItemModel>
@@ -20,14 +21,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controllers/run_list.h"
 #include "main_window.h"
 #include "models/run_document.h"
+#include "models/run_label.h"
 #include "models/timeline_index.h"
+#include "pages/config_panel.h"
 #include "views/breakdown_view.h"
 #include "views/kernel_timeline_view.h"
+#include "views/memory_view.h"
 #include "views/parts/trace_ranks_panel.h"
 #include "views/parts/trace_steps_panel.h"
 #include "widgets/kernel_type_colors.h"
+#include "widgets/plot_style.h"
 
 using namespace stepscope;
 using namespace stepscope::ui;
@@ -181,6 +187,64 @@ private Q_SLOTS:
         // A run's breakdown hides the panel again.
         breakdown->showRun(nullptr);
         QVERIFY(panel->isHidden());
+    }
+
+    // Issue 40, item 4: a trace in the run list read "ctx 128 · train-step ·
+    // fp32 · attention naive · cpu · steps 5", the panel's defaults; the panel
+    // showed a stale train-step form; Memory told it to tick "Trace memory".
+    // Its label, panel and empty views say what it is and holds, nothing else.
+    void aTraceSaysWhatItIsInTheListThePanelAndItsEmptyViews() {
+        MainWindow window;
+        window.resize(1024, 768);
+        window.show();
+        QVERIFY(window.openRunFile(kTraces + "/gpu_two_ranks"));
+        QApplication::processEvents();
+        const RunDocument& rank0 = window.documents().front();
+        window.selectDocument(rank0.id);
+        QListWidget* list = window.runList()->widget();
+        QCOMPARE(list->count(), 2);
+        const RunConfig defaults = window.configPanel()->config();  // the form, not the trace's
+        const QStringList invented = configFields(defaults);
+        QVERIFY(invented.size() > 3);
+        for (int row = 0; row < list->count(); ++row) {
+            const QString label = list->item(row)->text() + "\n" + list->item(row)->toolTip();
+            QVERIFY2(label.contains("PyTorch profiler trace") &&
+                         label.contains(QString("rank %1 of 2").arg(row)),
+                     qPrintable(label));
+            for (const QString& field : invented) {
+                QVERIFY2(!label.contains(field), qPrintable(field + " in " + label));
+            }
+        }
+        ConfigPanel* panel = window.configPanel();
+        QVERIFY(panel->isReadOnly() && !panel->formShown());
+        const QString facts = panel->viewingText();
+        for (const char* said : {"recorded by PyTorch", "PyTorch profiler trace", "0 of 2",
+                                 "Steps found", "profiler step", "rank0.json"}) {
+            QVERIFY2(facts.contains(said), qPrintable(QString(said) + " not in " + facts));
+        }
+        for (const QString& field : invented) {
+            QVERIFY2(!facts.contains(field), qPrintable(field + " in " + facts));
+        }
+        // The facts are in view, not scrolled away above the form.
+        QLabel* banner = nullptr;
+        for (QLabel* label : panel->findChildren<QLabel*>()) {
+            if (label->text() == facts) {
+                banner = label;
+            }
+        }
+        QVERIFY(banner && banner->isVisible());
+        const QRect shown(banner->mapTo(&window, QPoint(0, 0)), banner->size());
+        QVERIFY2(window.rect().contains(shown.topLeft()), "the panel's note is out of view");
+        // Memory says what a trace holds, not what to tick.
+        QVERIFY(window.selectTab("Memory"));
+        QApplication::processEvents();
+        const QString memory = window.memoryView()->caption();
+        QVERIFY2(memory.contains("profiler trace") && !memory.contains("Tick"), qPrintable(memory));
+        QCOMPARE(noDataText(window.memoryView()->plot()),
+                 QString("A profiler trace has no memory trace"));
+        // "Edit" gives the user's form back, editable.
+        panel->editCopyButton()->click();
+        QVERIFY(!panel->isReadOnly() && panel->formShown());
     }
 
     // gpu_two_ranks/rank0.json: the first gemm (correlation 1) runs [20, 60) µs on
@@ -413,15 +477,34 @@ private Q_SLOTS:
         QCOMPARE(colours.size(), types->rowCount());  // each combination its own colour
         KernelTimelineView* timeline = window.timelineView();
         QVERIFY(window.selectTab("Timeline"));
+        // Issue 40: HTA's kernel types and the host operators' categories
+        // share the legend; each row says which it is, and no kernel type
+        // or runtime call wears an operator category's colour.
         int legend = 0;
+        QSet<QRgb> traceColours, operatorColours;
         for (int i = 0; i < timeline->plot()->plottableCount(); ++i) {
             const QCPAbstractPlottable* entry = timeline->plot()->plottable(i);
-            if (const std::optional<QColor> color = traceCategoryColor(entry->name())) {
+            const QString group = entry->name().section(": ", 0, 0);
+            const QString name = entry->name().section(": ", 1);
+            if (group == "kernels" || group == "runtime") {
+                const std::optional<QColor> color = traceCategoryColor(name);
+                QVERIFY2(color, qPrintable(entry->name()));
                 QCOMPARE(entry->brush().color(), *color);
+                traceColours << color->rgb();
                 ++legend;
+            } else if (group == "operators") {
+                QVERIFY2(!traceCategoryColor(name), qPrintable(entry->name()));
+                operatorColours << entry->brush().color().rgb();
             }
         }
-        QVERIFY(legend >= 4);  // the kernel types and the runtime calls
+        QVERIFY(legend >= 4);                 // the kernel types and the runtime calls
+        QVERIFY(!operatorColours.isEmpty());  // the host operators' categories beside them
+        QVERIFY(!traceColours.intersects(operatorColours));
+        for (const char* category :
+             {"matmul", "attention core", "softmax", "normalisation", "elementwise", "reduction",
+              "copy/cast", "optimizer", "other"}) {
+            QVERIFY2(!traceColours.contains(categoryColor(category).rgb()), category);
+        }
     }
 
     // The app's per-stream rows and profiler steps are the CLI's figures.

@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include <QAbstractItemModelTester>
+#include <QDir>
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -15,8 +16,10 @@
 #include "config/config_field.h"
 #include "engines/runner.h"
 #include "interop/memory_snapshot.h"
+#include "models/file_filters.h"
 #include "models/memory_index.h"
 #include "models/memory_run_data.h"
+#include "models/missing_records.h"
 #include "models/run_document.h"
 #include "models/run_label.h"
 #include "models/snapshot_document.h"
@@ -328,8 +331,12 @@ private Q_SLOTS:
 
         RunDocument foreign = ours;
         foreign.kind = ForeignRun{};
+        foreign.result.origin = kOriginProfilerTrace;
+        foreign.path = "/runs/saved-trace.json";
         QVERIFY(!foreign.canShowConfig() && !foreign.canEstimate() && !foreign.comparesByConfig());
-        QVERIFY(!foreign.snapshot() && !foreign.trace() && foreign.ownTitle().isEmpty());
+        QVERIFY(!foreign.snapshot() && !foreign.trace());
+        // Named by what recorded it, never by the config it does not have.
+        QCOMPARE(foreign.ownTitle(), QString("saved-trace.json · PyTorch profiler trace"));
 
         // A run file's kind is what the file says recorded it, and nothing else.
         RunResult saved = ours.result;
@@ -388,13 +395,136 @@ private Q_SLOTS:
         QVERIFY(rank1.trace()->shown());
         QCOMPARE(rank1.trace()->shown()->file, std::string("rank1.json"));
         QVERIFY(!rank1.canShowConfig() && !rank1.comparesByConfig() && !rank1.snapshot());
-        QVERIFY(rank1.ownTitle().isEmpty());  // named by what differs among the ranks
+        QCOMPARE(rank1.ownTitle(), QString("rank1.json · PyTorch profiler trace · rank 1 of 2"));
         RunDocument missing;
         missing.kind = TraceRank{ranks, 7};
         QVERIFY(!missing.trace()->shown());
         missing.kind = TraceRank{};
         QCOMPARE(missing.trace()->rankCount(), size_t(0));
         QVERIFY(!missing.trace()->shown());
+    }
+
+    // Issue 40, item 4: a trace or a snapshot read "ctx 128 · train-step ·
+    // fp32 · attention naive · cpu · steps 5", the defaults of a config it
+    // does not have. Its title, summary and facts say what it is and holds
+    // (source, file, rank, device, steps found) and no field of a config.
+    void aRecordingOfPyTorchsCarriesNoInventedConfiguration() {
+        std::vector<RankAnalysis> analyses(2);
+        analyses[0].rank = 0;
+        analyses[0].file = "/traces/host_0.pt.trace.json.gz";
+        analyses[1].rank = 1;
+        RunDocument rank0;
+        rank0.kind = TraceRank{std::make_shared<const std::vector<RankAnalysis>>(analyses), 0};
+        rank0.result.origin = kOriginProfilerTrace;
+        rank0.result.environment.deviceName = "NVIDIA H200";
+        rank0.result.steps.resize(5);
+        rank0.result.kernels.resize(3);
+        const RunConfig defaults;
+        const QStringList invented = configFields(defaults);  // "ctx 128", "train-step", …
+        QVERIFY(invented.contains("ctx 128") && invented.contains("steps 5"));
+        QMap<QString, QString> facts;
+        for (const auto& [name, value] : rank0.recordingFacts()) {
+            facts[name] = value;
+        }
+        QCOMPARE(facts.value("Source"), QString("PyTorch profiler trace (torch.profiler)"));
+        QCOMPARE(facts.value("File"), QString("host_0.pt.trace.json.gz"));
+        QCOMPARE(facts.value("Rank"), QString("0 of 2 (a run per rank in the list)"));
+        QCOMPARE(facts.value("Device"), QString("NVIDIA H200"));
+        QCOMPARE(facts.value("Steps found"), QString("5 profiler steps"));
+        QCOMPARE(facts.value("Holds"), QString("kernels"));
+        const QString title = rank0.ownTitle();
+        QCOMPARE(title, QString("host_0.pt.trace.json.gz · PyTorch profiler trace · rank 0 of 2"));
+        for (const QString& field : invented) {
+            for (const QString& said : {title, rank0.summary()}) {
+                QVERIFY2(!said.contains(field), qPrintable(field + " in " + said));
+            }
+        }
+        RunDocument saved;
+        saved.kind = ForeignRun{};
+        saved.result = rank0.result;
+        saved.path = "/runs/rank0.json";
+        QCOMPARE(saved.ownTitle(), QString("rank0.json · PyTorch profiler trace"));
+        QVERIFY(saved.summary().contains("5 profiler steps"));
+        QVERIFY(!saved.summary().contains("ctx"));
+        // A run of ours is summed up by its config, as before.
+        RunDocument ours;
+        ours.result = madeRun(labelConfig(), {10, 11});
+        QCOMPARE(ours.summary(), configSummary(ours.result.config));
+        QVERIFY(ours.recordingFacts().isEmpty());
+    }
+
+    // Issue 40, item 5: an empty view's advice matches the run's state. A
+    // run under way with “Trace operators” ticked gets its operators at the
+    // end (not "tick it"); a finished run without it is told to tick it; a
+    // recording of PyTorch's is told what it holds instead.
+    void anEmptyViewSaysWhyForTheStateItIsIn() {
+        RunDocument live;
+        live.result.config = labelConfig();
+        live.result.config.traceOps = true;
+        live.live = true;
+        const QString arriving = missingRecordsText(&live, Records::Operators);
+        QVERIFY2(arriving.contains("arrive") && arriving.contains("when it ends"),
+                 qPrintable(arriving));
+        QVERIFY2(!arriving.contains("Tick"), qPrintable(arriving));
+        QCOMPARE(missingRecordsNote(&live, Records::Operators),
+                 QString("The operator and kernel records arrive when the run ends"));
+        QVERIFY(missingRecordsText(&live, Records::Memory).contains("tick it for the next run"));
+
+        RunDocument untraced;
+        untraced.result.config = labelConfig();
+        QVERIFY(
+            missingRecordsText(&untraced, Records::Operators).contains("Tick “Trace operators”"));
+        QVERIFY(missingRecordsText(&untraced, Records::Memory).contains("Tick “Trace memory”"));
+        RunDocument cancelled = untraced;
+        cancelled.result.config.traceMemory = true;
+        cancelled.result.status = RunStatus::Cancelled;
+        QCOMPARE(missingRecordsText(&cancelled, Records::Memory),
+                 QString("“Trace memory” was on, but the run recorded no memory trace (it ended "
+                         "cancelled)."));
+
+        RunDocument trace;
+        trace.kind = TraceRank{};
+        const QString memory = missingRecordsText(&trace, Records::Memory);
+        QVERIFY2(memory.contains("profiler trace") && !memory.contains("Tick"), qPrintable(memory));
+        RunDocument snapshot;
+        snapshot.kind = ForeignRun{};
+        snapshot.result.origin = kOriginMemorySnapshot;
+        QVERIFY(missingRecordsText(&snapshot, Records::Operators).contains("memory snapshot"));
+        QCOMPARE(missingRecordsNote(&snapshot, Records::Steps), QString("A snapshot has no steps"));
+        QCOMPARE(missingRecordsNote(nullptr, Records::Steps), QString("No run selected"));
+    }
+
+    // Issue 40, item 7: the Open dialog's filters come from core/files'
+    // table: a filter per kind with the table's name and patterns, one for
+    // all of them (snapshots' *.pickle, traces' *.pt.trace.json.gz, the
+    // files that stand for a folder) first, all files last.
+    void openDialogFiltersComeFromTheTableOfKinds() {
+        const std::vector<FileKind> kinds = {FileKind::RunFile, FileKind::MemorySnapshot,
+                                             FileKind::ProfilerTrace, FileKind::SweepFolder,
+                                             FileKind::TraceFolder};
+        const QStringList filters = openFileFilters(kinds);
+        QVERIFY(filters.contains("Run file (*.json)"));
+        QVERIFY(filters.contains("PyTorch memory snapshot (*.pickle *.pkl *.json)"));
+        QVERIFY(filters.contains("PyTorch profiler trace (*.pt.trace.json.gz *.json.gz *.json)"));
+        QCOMPARE(filters.back(), QString("All files (*)"));
+        QVERIFY(filters.front().startsWith("Everything StepScope opens ("));
+        const QString everything =
+            filters.front().section('(', 1).chopped(1);  // the patterns between the brackets
+        for (const char* name :
+             {"x.pickle", "host_0.pt.trace.json.gz", "run.json", "sweep.csv", "attention.csv"}) {
+            QVERIFY2(QDir::match(everything.split(' '), name), name);
+        }
+        QVERIFY(!QDir::match(everything.split(' '), "model.pt"));  // a run loads it, not the app
+        for (const FileKindInfo& info : fileKinds()) {
+            const bool asked = std::find(kinds.begin(), kinds.end(), info.kind) != kinds.end();
+            const QString name = QString::fromUtf8(info.name.data(), qsizetype(info.name.size()));
+            const bool offered = std::any_of(filters.begin(), filters.end(), [&](const QString& f) {
+                return f.startsWith(name, Qt::CaseInsensitive);
+            });
+            QCOMPARE(offered, asked && !info.folder);
+        }
+        QCOMPARE(openFolderCaption(kinds),
+                 QString("Open a sweep folder or folder of profiler traces"));
     }
 };
 

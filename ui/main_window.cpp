@@ -1,9 +1,9 @@
 #include "main_window.h"
 
+#include <QAbstractItemView>
 #include <QAction>
 #include <QCloseEvent>
 #include <QDockWidget>
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
@@ -33,11 +33,12 @@
 #include "controllers/run_workflow.h"
 #include "engines/build_info.h"
 #include "engines/environment.h"
-#include "models/run_label.h"
+#include "models/file_filters.h"
 #include "pages/config_panel.h"
 #include "results/run_file.h"
 #include "widgets/app_icons.h"
 #include "widgets/corner_toolbar.h"
+#include "widgets/file_dialogs.h"
 #include "widgets/form_scroll_area.h"
 
 namespace stepscope::ui {
@@ -85,6 +86,7 @@ MainWindow::MainWindow(const std::vector<TabSpec>& tabs, QWidget* parent) : QMai
     createTabs(tabs);
     createStatusBar();
     createMenus();
+    createKeys();
     createWorkflows();
     connectWorkflows();
     connectTabs();
@@ -268,23 +270,22 @@ void MainWindow::createMenus() {
 
 void MainWindow::createFileMenu() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
+    // Every kind the opener reads, as core/files' table names it and its patterns.
     openAction_ = file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
-        const QStringList paths = QFileDialog::getOpenFileNames(
-            this, tr("Open run, attention or sweep files"), QString(),
-            tr("StepScope files (*.json sweep.csv sweep.md study.csv study.md);;PyTorch memory "
-               "snapshots (*.pickle *.pkl *.json);;All files (*)"));
+        const QStringList paths = askOpenFiles(this, tr("Open runs, recordings or results"),
+                                               openFileFilters(FileOpener::kindsOpened()));
         if (!paths.isEmpty()) {
             openFiles(paths);
         }
     });
     openAction_->setIcon(appIcon("document-open"));
-    openFolderAction_ = file->addAction(tr("Open &folder (sweep or attention)…"), this, [this] {
-        const QString path = QFileDialog::getExistingDirectory(
-            this, tr("Open a sweep's folder or an attention folder"));
-        if (!path.isEmpty()) {
-            openFiles({path});
-        }
-    });
+    openFolderAction_ =
+        file->addAction(tr("Open &folder (sweep, attention, traces)…"), this, [this] {
+            const QString path = askFolder(this, openFolderCaption(FileOpener::kindsOpened()));
+            if (!path.isEmpty()) {
+                openFiles({path});
+            }
+        });
     openFolderAction_->setIcon(appIcon("folder-open"));
     openFolderAction_->setIconText(tr("Open folder"));
     recent_ = new RecentFiles(file->addMenu(tr("Open &recent")), this);
@@ -321,6 +322,46 @@ void MainWindow::createCornerToolBar() {
     connect(welcome, &QAction::triggered, this, &MainWindow::showWelcome);
     addCornerToolBar(menuBar(), {openAction_, openFolderAction_, saveAction_, nullptr, runAction_,
                                  stopAction_, nullptr, exportAction, nullptr, welcome});
+}
+
+// Keys as a tabbed window has them: Ctrl+Tab and Ctrl+PgDn (Ctrl+Shift+Tab,
+// Ctrl+PgUp back) switch tabs wherever the focus is, not only on the tab bar;
+// Tab leaves a table rather than walking its cells; and Run follows the
+// configuration's last field in the Tab order, Stop and the runs after it.
+void MainWindow::createKeys() {
+    const auto step = [this](int by) {
+        const int count = tabs_->count();
+        for (int i = 1; i < count; ++i) {  // past hidden or disabled tabs
+            const int index = ((tabs_->currentIndex() + by * i) % count + count) % count;
+            if (tabs_->isTabVisible(index) && tabs_->isTabEnabled(index)) {
+                tabs_->setCurrentIndex(index);
+                return;
+            }
+        }
+    };
+    auto* next = new QAction(tr("Next tab"), this);
+    next->setShortcuts(QKeySequence::keyBindings(QKeySequence::NextChild) +
+                       QList<QKeySequence>{QKeySequence(Qt::CTRL | Qt::Key_PageDown)});
+    connect(next, &QAction::triggered, this, [step] { step(1); });
+    auto* previous = new QAction(tr("Previous tab"), this);
+    previous->setShortcuts(QKeySequence::keyBindings(QKeySequence::PreviousChild) +
+                           QList<QKeySequence>{QKeySequence(Qt::CTRL | Qt::Key_PageUp)});
+    connect(previous, &QAction::triggered, this, [step] { step(-1); });
+    addActions({next, previous});
+    for (QAbstractItemView* view : findChildren<QAbstractItemView*>()) {
+        view->setTabKeyNavigation(false);
+    }
+    QWidget* last = nullptr;  // the form's last field that takes Tab
+    for (QWidget* field : config_->findChildren<QWidget*>()) {
+        if (field->focusPolicy() & Qt::TabFocus) {
+            last = field;
+        }
+    }
+    if (last) {
+        setTabOrder(last, runButton_);
+    }
+    setTabOrder(runButton_, stopButton_);
+    setTabOrder(stopButton_, runs_->widget());
 }
 
 // ---- welcome page and examples --------------------------------------------
@@ -469,7 +510,7 @@ void MainWindow::onSelectionChanged() {
         if (document->canShowConfig()) {
             config_->showRunConfig(document->result.config, document->title);
         } else {
-            config_->showNoConfig(document->title);
+            config_->showNoConfig(document->title, document->recordingFacts());
         }
     }
     messages_->clearRunBannerUnlessAbout(document ? document->id : 0);
@@ -510,6 +551,11 @@ bool MainWindow::isRunning() const {
 }
 
 bool MainWindow::startRun() {
+    if (!config_->formShown()) {
+        // A recording's facts stood in the form's place: the run is made from
+        // the form, and its errors are shown beside its fields, so show them.
+        config_->editCopy();
+    }
     return workflow_->startRun();
 }
 
@@ -565,8 +611,7 @@ QString MainWindow::chartTitle(const ExportTarget& target) const {
     }
     if (qobject_cast<RunView*>(page)) {
         if (const RunDocument* document = currentDocument()) {
-            return target.name + " — " + document->title + "\n" +
-                   configSummary(document->result.config);
+            return target.name + " — " + document->title + "\n" + document->summary();
         }
     }
     return target.name;

@@ -186,6 +186,7 @@ private:
     void createFileMenu();
     void createHelpMenu();
     void createCornerToolBar();
+    void createKeys();
     void createWorkflows();
     void connectWorkflows();
     void connectTabs();

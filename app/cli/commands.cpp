@@ -610,6 +610,7 @@ int commandAccumulate(int64_t count, bool json) {
                 std::printf("| %s | %s | %.6f | %.6f |\n", row.accumulator.c_str(),
                             row.addend.c_str(), row.result, row.absoluteError);
             }
+            std::cout << "\n" << accumulationNote(rows) << "\n";
         }
         return kExitOk;
     });

@@ -4,6 +4,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include <cmath>
+#include <sstream>
 
 namespace stepscope {
 
@@ -18,7 +19,73 @@ std::string name(at::ScalarType type) {
     return type == at::kFloat ? "fp32" : type == at::kHalf ? "fp16" : "bf16";
 }
 
+// Three significant digits: "4", "9.95", "10".
+std::string number(double value) {
+    std::ostringstream out;
+    out.precision(3);
+    out << value;
+    return out.str();
+}
+
+std::string pairing(const AccumulationRow& row) {
+    return row.accumulator == row.addend ? row.accumulator + " sum"
+                                         : row.accumulator + " sum of " + row.addend;
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+    std::string text;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        text += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    }
+    return text;
+}
+
+constexpr double kWithin = 1e-3;  // of the exact sum: "within 0.1%"
+
+double relativeError(const AccumulationRow& row) {
+    return row.exact != 0 ? row.absoluteError / std::abs(row.exact) : row.absoluteError;
+}
+
 }  // namespace
+
+std::string accumulationNote(const std::vector<AccumulationRow>& rows) {
+    if (rows.empty()) {
+        return {};
+    }
+    std::vector<std::string> stalled, drifted, within;
+    bool fp32Within = false, fp32Drifts = false, othersWithin = true;
+    for (const AccumulationRow& row : rows) {
+        const bool close = relativeError(row) <= kWithin;
+        if (row.accumulator == "fp32") {
+            (close ? fp32Within : fp32Drifts) = true;
+        } else {
+            othersWithin &= close;
+        }
+        if (close) {
+            within.push_back(pairing(row));
+        } else if (row.stalled) {
+            stalled.push_back(pairing(row) + " stopped growing at " + number(row.result));
+        } else {
+            drifted.push_back(pairing(row) + " reached " + number(row.result) + " (" +
+                              number(100 * relativeError(row)) + "% off)");
+        }
+    }
+    std::string note = "Exact: " + number(rows.front().exact) + ".";
+    if (!stalled.empty()) {
+        note += " The " + joined(stalled) +
+                ": once a sum's spacing exceeds twice the addend, each addition rounds away.";
+    }
+    if (!drifted.empty()) {
+        note += " The " + joined(drifted) + ": each addition rounds, and the errors add up.";
+    }
+    if (!within.empty()) {
+        note += " Within 0.1%: " + joined(within) + ".";
+    }
+    if (fp32Within && !fp32Drifts && !othersWithin) {
+        note += " Accumulate in fp32.";
+    }
+    return note;
+}
 
 std::vector<AccumulationRow> runAccumulationLab(double addend, int64_t count) {
     c10::InferenceMode guard;
@@ -40,6 +107,7 @@ std::vector<AccumulationRow> runAccumulationLab(double addend, int64_t count) {
         row.result = sum.item<double>();
         row.exact = addend * double(count);
         row.absoluteError = std::abs(row.result - row.exact);
+        row.stalled = (sum + term).item<double>() == row.result;
         rows.push_back(row);
     }
     return rows;

@@ -1,7 +1,6 @@
 #include "files/file_kinds.h"
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -237,10 +236,15 @@ FileKind detectFileKind(const std::string& path, std::string* error) {
     return detectFile(path, &message);
 }
 
-bool standsForItsFolder(std::string_view fileName) {
-    constexpr std::array<std::string_view, 5> kNames = {"sweep.csv", "sweep.md", "study.csv",
+const std::vector<std::string_view>& folderStandIns() {
+    static const std::vector<std::string_view> names = {"sweep.csv", "sweep.md", "study.csv",
                                                         "study.md", "attention.csv"};
-    return std::find(kNames.begin(), kNames.end(), fileName) != kNames.end();
+    return names;
+}
+
+bool standsForItsFolder(std::string_view fileName) {
+    const std::vector<std::string_view>& names = folderStandIns();
+    return std::find(names.begin(), names.end(), fileName) != names.end();
 }
 
 }  // namespace stepscope

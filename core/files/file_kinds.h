@@ -54,7 +54,9 @@ FileKind fileKindOfBytes(std::string_view head);
 FileKind detectFileKind(const std::string& path, std::string* error = nullptr);
 
 // The files a user picks that stand for the folder holding them: sweep.csv,
-// sweep.md, study.csv, study.md, attention.csv.
+// sweep.md, study.csv, study.md, attention.csv (a file dialog offers them,
+// where it cannot offer a folder).
+const std::vector<std::string_view>& folderStandIns();
 bool standsForItsFolder(std::string_view fileName);
 
 }  // namespace stepscope

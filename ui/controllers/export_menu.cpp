@@ -2,12 +2,12 @@
 
 #include <QDialog>
 #include <QDialogButtonBox>
-#include <QFileDialog>
 #include <QFormLayout>
 #include <QMenu>
 #include <QSpinBox>
 
 #include "controllers/exporter.h"
+#include "widgets/file_dialogs.h"
 
 namespace stepscope::ui {
 
@@ -39,8 +39,8 @@ void ExportMenu::offer(const QList<ExportTarget>& targets, const QStringList& ch
 }
 
 void ExportMenu::exportChart(const ExportTarget& target, const QString& title) {
-    const QString path = QFileDialog::getSaveFileName(
-        window_, tr("Export chart"), target.name + ".png", tr("PNG image (*.png);;PDF (*.pdf)"));
+    const QString path = askSaveFile(window_, tr("Export chart"), target.name + ".png",
+                                     tr("PNG image (*.png);;PDF (*.pdf)"));
     if (path.isEmpty()) {
         return;
     }
@@ -70,8 +70,8 @@ void ExportMenu::exportChart(const ExportTarget& target, const QString& title) {
 }
 
 void ExportMenu::exportTable(const ExportTarget& target) {
-    const QString path = QFileDialog::getSaveFileName(
-        window_, tr("Export table"), target.name + ".csv", tr("CSV (*.csv);;Markdown (*.md)"));
+    const QString path = askSaveFile(window_, tr("Export table"), target.name + ".csv",
+                                     tr("CSV (*.csv);;Markdown (*.md)"));
     if (!path.isEmpty()) {
         if (const QString error = exporter::saveTable(target.table, path); !error.isEmpty()) {
             Q_EMIT failed(tr("Export failed"), error);
@@ -83,8 +83,8 @@ void ExportMenu::exportReport() {
     if (!report_) {
         return;
     }
-    const QString path = QFileDialog::getSaveFileName(window_, tr("Export report"), "report.md",
-                                                      tr("Markdown (*.md)"));
+    const QString path =
+        askSaveFile(window_, tr("Export report"), "report.md", tr("Markdown (*.md)"));
     if (path.isEmpty()) {
         return;
     }

@@ -6,7 +6,6 @@
 #include <QSaveFile>
 
 #include "models/run_document.h"
-#include "models/run_label.h"
 #include "results/report.h"
 #include "widgets/plot_style.h"
 
@@ -188,9 +187,9 @@ QString saveReport(const RunDocument& document, const QList<ExportTarget>& targe
             continue;
         }
         const QString image = base + "-" + target.name + ".png";
-        if (QString error = savePlot(target.plot, info.dir().filePath(image), 1600, 900,
-                                     target.name + " — " + document.title + "\n" +
-                                         configSummary(document.result.config));
+        if (QString error =
+                savePlot(target.plot, info.dir().filePath(image), 1600, 900,
+                         target.name + " — " + document.title + "\n" + document.summary());
             !error.isEmpty()) {
             return error;
         }

@@ -322,6 +322,16 @@ void FileOpener::deliver(int job, std::vector<OpenedPath>& opened) {
     Q_EMIT finished(job, all);
 }
 
+const std::vector<FileKind>& FileOpener::kindsOpened() {
+    // As readFilePath and readFolder read them.
+    static const std::vector<FileKind> kinds = {
+        FileKind::RunFile,          FileKind::AttentionFile,   FileKind::DtypeFlow,
+        FileKind::MemorySnapshot,   FileKind::ProfilerTrace,   FileKind::SweepFolder,
+        FileKind::SlurmSweepFolder, FileKind::AttentionFolder, FileKind::SlurmAttentionFolder,
+        FileKind::TraceFolder};
+    return kinds;
+}
+
 bool FileOpener::acceptsDrop(const QMimeData* mime) {
     return mime->hasUrls();
 }

@@ -12,6 +12,7 @@
 #include "controllers/job_tracker.h"
 #include "experiments/attention_benchmark.h"
 #include "experiments/dtype_flow.h"
+#include "files/file_kinds.h"
 #include "models/run_document.h"
 #include "results/run_result.h"
 
@@ -58,6 +59,10 @@ public:
 
     // Drag and drop: whether `mime` holds something to open, and the local
     // paths it names.
+    // The kinds of core/files' table that open here, files then folders (a
+    // torch.save file or a from_pretrained folder is what a run loads, not
+    // what the app shows); the Open dialogs offer these.
+    static const std::vector<FileKind>& kindsOpened();
     static bool acceptsDrop(const QMimeData* mime);
     static QStringList droppedPaths(const QMimeData* mime);
 

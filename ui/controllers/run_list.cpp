@@ -104,6 +104,16 @@ const RunDocument* RunList::openedFrom(const QString& file) const {
     return known != documents_.end() ? &*known : nullptr;
 }
 
+void RunList::setLive(int id) {
+    if (RunDocument* before = byId(liveId_)) {
+        before->live = false;
+    }
+    liveId_ = id;
+    if (RunDocument* now = byId(id)) {
+        now->live = true;
+    }
+}
+
 const RunDocument* RunList::addLiveSteps(const std::vector<StepRecord>& steps) {
     RunDocument* document = byId(liveId_);
     if (!document) {
@@ -117,7 +127,7 @@ const RunDocument* RunList::addLiveSteps(const std::vector<StepRecord>& steps) {
 
 void RunList::refresh() {
     // Titles name what differs among the runs of the session; a recording
-    // with a title of its own (a snapshot) keeps it and takes no part.
+    // with a title of its own (a snapshot, a trace) keeps it and takes no part.
     QList<RunConfig> configs;
     for (const RunDocument& document : documents_) {
         if (document.ownTitle().isEmpty()) {
@@ -157,7 +167,7 @@ void RunList::refresh() {
         // run from those like it, the tail says its state.
         item->setData(HeadTailDelegate::HeadRole, heads[document->id]);
         item->setData(HeadTailDelegate::TailRole, int(tail.size()));
-        item->setToolTip(document->title + "\n" + configSummary(document->result.config) + "\n" +
+        item->setToolTip(document->title + "\n" + document->summary() + "\n" +
                          (document->path.isEmpty() ? tr("not saved") : document->path));
     }
 }
@@ -281,9 +291,11 @@ QStringList RunList::compareLabels(const QList<const RunDocument*>& runs) {
 
 QString RunList::compareTitle(const QString& name) const {
     const QList<const RunDocument*> runs = compared();
-    QList<RunConfig> configs;
+    QList<RunConfig> configs;  // a recording of PyTorch's has none to share
     for (const RunDocument* run : runs) {
-        configs << run->result.config;
+        if (run->comparesByConfig()) {
+            configs << run->result.config;
+        }
     }
     return name + " — " + compareLabels(runs).join(" vs ") + "\n" +
            sharedFields(configs).join(" · ");

@@ -51,7 +51,8 @@ public:
     // nothing to keep); no other document is selected in its place.
     void remove(int id);
     // The document a run in progress fills (0: none), listed as running.
-    void setLive(int id) { liveId_ = id; }
+    // Marks the document `live` too, and the one before no longer.
+    void setLive(int id);
     int liveId() const { return liveId_; }
     // Steps of the run in progress, its summary made again; the document,
     // or nullptr when no run is in progress (a sweep's points arrive whole).

@@ -9,6 +9,7 @@
 
 #include "controllers/run_list.h"
 #include "controllers/run_workflow.h"
+#include "widgets/file_dialogs.h"
 #include "widgets/unsaved_runs.h"
 
 namespace stepscope::ui {
@@ -47,8 +48,7 @@ void RunSaving::saveCurrent(bool askForPath) {
     }
     QString path = document->path;
     if (askForPath || path.isEmpty()) {
-        path = QFileDialog::getSaveFileName(window_, tr("Save run"), path,
-                                            tr("StepScope runs (*.json)"));
+        path = askSaveFile(window_, tr("Save run"), path, tr("StepScope runs (*.json)"));
     }
     if (!path.isEmpty()) {
         save(document->id, path);

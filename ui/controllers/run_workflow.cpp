@@ -108,7 +108,19 @@ bool RunWorkflow::isRunning() const {
 
 void RunWorkflow::configChanged() {
     ConfigPanel* config = parts_.config;
-    const bool errors = config->showErrors(validate(config->config(), validationContext()));
+    ValidationContext context = validationContext();
+    // A past run's configuration is shown as it ran: a device this machine
+    // lacks is no error of that run, only why it cannot run again here.
+    QString cannotRunHere;
+    if (config->isReadOnly() && !context.cudaAvailable &&
+        config->config().device == DeviceKind::Cuda) {
+        context.cudaAvailable = true;
+        cannotRunHere =
+            tr("It ran on a CUDA device; this machine has none, so it cannot run "
+               "again here (stepscope-cli on a GPU server can).");
+    }
+    config->setViewingNote(cannotRunHere);
+    const bool errors = config->showErrors(validate(config->config(), context));
     if (!errors) {
         parts_.messages->clearBannerAbout(Messages::About::ConfigErrors);  // they are fixed
     }

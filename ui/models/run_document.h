@@ -5,6 +5,8 @@
 // formats, run labels, the memory index, sweep chart data, the step table.
 // Includes core/ and Qt Core/Gui only.
 
+#include <QList>
+#include <QPair>
 #include <QString>
 
 #include <cstdint>
@@ -89,6 +91,9 @@ struct RunDocument {
     QString path;        // empty until saved or when made in this session
     QString title;
     bool modified = false;  // made or changed since last saved
+    // A run under way: its steps still arrive, and what it traces (operators,
+    // kernels, memory) comes with its result when it ends.
+    bool live = false;
     // What the memory views draw of `result`, prepared where the run file was
     // read (off the UI thread); null for a run made here, whose views work it
     // out themselves. Views only read it.
@@ -113,10 +118,20 @@ struct RunDocument {
     std::shared_ptr<const SnapshotRecording> sharedSnapshot() const;
     // A rank of a PyTorch profiler trace; nullptr otherwise.
     const TraceRank* trace() const;
-    // A title of its own, kept in lists instead of one made from its config
-    // ("x.pickle · PyTorch memory snapshot · device 0"); empty when the
-    // config names it.
+    // A title of its own, kept in lists instead of one made from its config:
+    // what recorded it and which part of the recording it is ("x.pickle ·
+    // PyTorch memory snapshot · device 0", "r0.pt.trace.json · PyTorch
+    // profiler trace · rank 0 of 2"); empty for a run of ours, whose config
+    // names it. A recording of PyTorch's has no config of ours: its title
+    // never borrows the panel's defaults.
     QString ownTitle() const;
+    // What a recording PyTorch made is and holds, as name and value (its
+    // source, file, ranks or device, the device's name, the steps found,
+    // what it holds), and nothing it lacks; empty for a run of ours.
+    QList<QPair<QString, QString>> recordingFacts() const;
+    // One line for tooltips and exported charts' titles: a run of ours, its
+    // whole config (configSummary); a recording of PyTorch's, its facts.
+    QString summary() const;
     // The file its recording was read from when that is not `path`: a
     // snapshot's document has no path until saved, so that Save never writes
     // over the snapshot. Empty otherwise.

@@ -29,6 +29,7 @@
 #include "util/strings.h"
 #include "widgets/list_input.h"
 #include "widgets/plot_style.h"
+#include "widgets/thinned_ticker.h"
 
 namespace stepscope::ui {
 
@@ -65,7 +66,8 @@ void legendByKeys(QCustomPlot* plot, const std::map<std::string, int>& colours,
 
 void useLogAxis(QCPAxis* axis, double base) {
     axis->setScaleType(QCPAxis::stLogarithmic);
-    QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
+    // Context lengths side by side overlap on a narrow chart: thinned.
+    QSharedPointer<QCPAxisTickerLog> ticker(new ThinnedTicker<QCPAxisTickerLog>(axis));
     ticker->setLogBase(base);
     axis->setTicker(ticker);
 }

@@ -6,7 +6,6 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -14,6 +13,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -28,6 +28,7 @@
 #include "attention/attention_registry.h"
 #include "config/config_field.h"
 #include "config/limits.h"
+#include "widgets/file_dialogs.h"
 
 namespace stepscope::ui {
 
@@ -361,7 +362,7 @@ void ConfigPanel::addPythonModelRow() {
            "d_model, num_layers, num_heads, d_ff, rope_theta (the dims above).");
     pyModel_ = new QLineEdit;
     // Wide enough for a module and callable such as "user_models:tied_bag_lm".
-    pyModel_->setMinimumWidth(pyModel_->fontMetrics().horizontalAdvance(QString(24, 'x')));
+    pyModel_->setMinimumWidth(pyModel_->fontMetrics().horizontalAdvance(QString(16, 'x')));
     pyModel_->setPlaceholderText(tr("the reference model"));
     pyModel_->setToolTip(tr("MODULE:CALLABLE building your nn.Module, for example "
                             "my_model:build. Empty: StepScope's reference model.\n%1")
@@ -376,8 +377,8 @@ void ConfigPanel::addPythonModelRow() {
     pyModelLayout->addWidget(pyModel_, 1);
     pyModelLayout->addWidget(pyBrowse_);
     connect(pyBrowse_, &QToolButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Python model file"), pyPathEdit()->text(), tr("Python (*.py)"));
+        const QString path =
+            askOpenFile(this, tr("Python model file"), tr("Python (*.py)"), pyPathEdit()->text());
         if (!path.isEmpty()) {
             choosePythonFile(path);
         }
@@ -458,6 +459,11 @@ void ConfigPanel::addViewingBanner() {
     viewingLabel_ = new QLabel;
     viewingLabel_->setWordWrap(true);
     viewingLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    viewingNote_ = new QLabel;
+    viewingNote_->setWordWrap(true);
+    viewingNote_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    viewingNote_->setStyleSheet("color: #555;");  // a fact about this machine, not an error
+    viewingNote_->hide();
     runAgain_ = new QPushButton(tr("Run again with this configuration"));
     editCopy_ = new QPushButton(tr("Edit a copy"));
     editCopy_->setToolTip(tr("Make the form editable, starting from this run's values"));
@@ -470,6 +476,7 @@ void ConfigPanel::addViewingBanner() {
     viewing_->setObjectName("viewing");
     auto* viewingLayout = new QVBoxLayout(viewing_);
     viewingLayout->addWidget(viewingLabel_);
+    viewingLayout->addWidget(viewingNote_);
     viewingLayout->addLayout(viewingButtons);
     viewing_->hide();
     connect(runAgain_, &QPushButton::clicked, this, &ConfigPanel::runAgainRequested);
@@ -680,8 +687,8 @@ void ConfigPanel::attentionChanged() {
 }
 
 void ConfigPanel::browseAttentionFile() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Your attention's Python file"),
-                                                      pyPathEdit()->text(), tr("Python (*.py)"));
+    const QString path = askOpenFile(this, tr("Your attention's Python file"), tr("Python (*.py)"),
+                                     pyPathEdit()->text());
     if (!path.isEmpty()) {
         chooseAttentionFile(path);
     }
@@ -847,36 +854,79 @@ void ConfigPanel::setConfig(const RunConfig& config) {
 }
 
 void ConfigPanel::showRunConfig(const RunConfig& config, const QString& who) {
+    readOnly_ = true;  // before its values: they are checked as a past run's
     setConfig(config);
     runAgain_->show();
     editCopy_->setText(tr("Edit a copy"));
-    readOnly_ = true;
+    editCopy_->setToolTip(tr("Make the form editable, starting from this run's values"));
     // The container, not each field, is disabled: fields keep their own
     // enabled state (preset dims, CUDA-only options) for when editing resumes.
     fields_->setEnabled(false);
+    fields_->show();
+    estimate_->show();
+    viewingLabel_->setTextFormat(Qt::PlainText);
     viewingLabel_->setText(tr("Configuration of run %1 (read-only)").arg(who));
     viewing_->show();
+    revealBanner();
 }
 
-void ConfigPanel::showNoConfig(const QString& who) {
+void ConfigPanel::showNoConfig(const QString& who, const QList<QPair<QString, QString>>& facts) {
     readOnly_ = true;
     fields_->setEnabled(false);
+    // Not the user's form under the recording's name: its values would read
+    // as the recording's configuration.
+    fields_->hide();
+    estimate_->hide();
+    setViewingNote(QString());
     runAgain_->hide();
-    editCopy_->setText(tr("Edit"));
+    editCopy_->setText(tr("Configure a new run"));
+    editCopy_->setToolTip(tr("Show the form again, with the values it had"));
+    QString rows;
+    for (const auto& [name, value] : facts) {
+        rows += QString("<tr><td style='padding-right: 8px'>%1</td><td>%2</td></tr>")
+                    .arg(name.toHtmlEscaped(), value.toHtmlEscaped());
+    }
+    viewingLabel_->setTextFormat(Qt::RichText);
     viewingLabel_->setText(
-        tr("%1 was recorded by PyTorch, not run by StepScope: it has no configuration. The "
-           "form below is yours, unchanged.")
-            .arg(who));
+        tr("<p><b>%1</b> was recorded by PyTorch, not run by StepScope: it has no configuration "
+           "of ours to show or run again.</p>")
+            .arg(who.toHtmlEscaped()) +
+        "<table>" + rows + "</table>");
     viewing_->show();
+    revealBanner();
+}
+
+void ConfigPanel::revealBanner() {
+    for (QWidget* up = parentWidget(); up; up = up->parentWidget()) {
+        if (auto* scroll = qobject_cast<QScrollArea*>(up)) {
+            scroll->ensureWidgetVisible(viewing_, 0, 0);
+            return;
+        }
+    }
 }
 
 QString ConfigPanel::viewingText() const {
     return viewingLabel_->text();
 }
 
+void ConfigPanel::setViewingNote(const QString& note) {
+    viewingNote_->setText(note);
+    viewingNote_->setVisible(!note.isEmpty());
+}
+
+QString ConfigPanel::viewingNote() const {
+    return viewingNote_->text();
+}
+
+bool ConfigPanel::formShown() const {
+    return !fields_->isHidden();
+}
+
 void ConfigPanel::editCopy() {
     readOnly_ = false;
     fields_->setEnabled(true);
+    fields_->show();
+    estimate_->show();
     viewing_->hide();
     Q_EMIT changed();
 }

@@ -4,6 +4,8 @@
 // of one run: the sweep, attention, precision and welcome pages, the example
 // runs. Includes ui/views, ui/widgets, ui/models and core/.
 
+#include <QList>
+#include <QPair>
 #include <QWidget>
 
 #include <map>
@@ -55,9 +57,14 @@ public:
     // with this configuration" and "Edit a copy".
     void showRunConfig(const RunConfig& config, const QString& who);
     // A recording StepScope did not make (a PyTorch memory snapshot or
-    // profiler trace) has no configuration: the form keeps the user's values,
-    // read-only, under a line saying so, with "Edit" only.
-    void showNoConfig(const QString& who);
+    // profiler trace) has no configuration: what it is and holds (`facts`,
+    // RunDocument::recordingFacts) in place of the form, which keeps the
+    // user's values, hidden, for "Configure a new run".
+    void showNoConfig(const QString& who, const QList<QPair<QString, QString>>& facts);
+    // A line under the read-only banner about running the shown run here
+    // ("it ran on a CUDA device; this machine has none"); empty hides it.
+    void setViewingNote(const QString& note);
+    QString viewingNote() const;
     // Makes the form editable again, keeping the values it shows.
     void editCopy();
     bool isReadOnly() const { return readOnly_; }
@@ -77,6 +84,8 @@ public:
     void chooseAttentionFile(const QString& path);
     QPushButton* runAgainButton() const { return runAgain_; }
     QString viewingText() const;
+    // Whether the form's rows are shown (not while a recording of PyTorch's is).
+    bool formShown() const;
     QPushButton* editCopyButton() const { return editCopy_; }
 
     // The widget of a field's row made from its declaration, by the field's
@@ -122,6 +131,8 @@ private:
     void disableCudaOnly();
     void addCarriedRow();
     void addViewingBanner();
+    // The banner in view, wherever the panel's scroll area was scrolled to.
+    void revealBanner();
     void connectFields();
     // The rows made from a declaration: their values into and out of a config.
     void readFieldRows(RunConfig& config) const;
@@ -140,6 +151,7 @@ private:
     QWidget* fields_;
     QWidget* viewing_;
     QLabel* viewingLabel_;
+    QLabel* viewingNote_;
     QLabel* estimate_;
     QPushButton *runAgain_, *editCopy_;
     bool readOnly_ = false;

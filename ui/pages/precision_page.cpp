@@ -75,10 +75,17 @@ PrecisionPage::PrecisionPage(QWidget* parent) : QWidget(parent) {
     sum_ = new QPushButton(tr("Sum"));
     status_ = new QLabel;
     status_->setWordWrap(true);
+    sumNote_ = new QLabel;
+    sumNote_->setWordWrap(true);
+    sumNote_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     dtypes_ = new QStandardItemModel(this);
     sums_ = new QStandardItemModel(this);
 
-    auto* flowBox = new QGroupBox(tr("Dtype flow under autocast (one forward and backward, CPU)"));
+    // Short titles, the detail wrapped beneath: a group box is at least as
+    // wide as its title, and the long ones made the window too wide for 1024 px.
+    auto* flowBox = new QGroupBox(tr("Dtype flow under autocast"));
+    auto* flowAbout = new QLabel(tr("One forward and backward, on the CPU."));
+    flowAbout->setWordWrap(true);
     auto* flowControls = new QHBoxLayout;
     flowControls->addWidget(new QLabel(tr("Model")));
     flowControls->addWidget(model_);
@@ -87,18 +94,23 @@ PrecisionPage::PrecisionPage(QWidget* parent) : QWidget(parent) {
     flowControls->addWidget(inspect_);
     flowControls->addStretch();
     auto* flowLayout = new QVBoxLayout(flowBox);
+    flowLayout->addWidget(flowAbout);
     flowLayout->addLayout(flowControls);
     flowLayout->addWidget(fittedTable(dtypes_));
 
-    auto* sumBox = new QGroupBox(tr("Accumulation lab: 0.01 added N times"));
+    auto* sumBox = new QGroupBox(tr("Accumulation lab"));
+    auto* sumAbout = new QLabel(tr("0.01 added N times."));
+    sumAbout->setWordWrap(true);
     auto* sumControls = new QHBoxLayout;
     sumControls->addWidget(new QLabel(tr("N")));
     sumControls->addWidget(count_);
     sumControls->addWidget(sum_);
     sumControls->addStretch();
     auto* sumLayout = new QVBoxLayout(sumBox);
+    sumLayout->addWidget(sumAbout);
     sumLayout->addLayout(sumControls);
     sumLayout->addWidget(fittedTable(sums_));
+    sumLayout->addWidget(sumNote_);
 
     auto* layout = new QHBoxLayout;
     layout->addWidget(flowBox, 3);
@@ -180,11 +192,15 @@ bool PrecisionPage::openDtypeFlowFile(const QString& path, QString* error) {
     return true;
 }
 
+QString PrecisionPage::accumulationText() const {
+    return sumNote_->text();
+}
+
 void PrecisionPage::accumulate(int count) {
     status_->setText(tr("Summing 0.01 %1 times…").arg(count));
     runInBackground([this, count] {
         const std::vector<AccumulationRow> rows = runAccumulationLab(0.01, count);
-        return std::function<void()>([this, rows] {
+        return std::function<void()>([this, rows, count] {
             sums_->clear();
             sums_->setHorizontalHeaderLabels(
                 {tr("accumulator"), tr("addend"), tr("result"), tr("exact"), tr("abs. error")});
@@ -196,9 +212,9 @@ void PrecisionPage::accumulate(int count) {
                                   new QStandardItem(QString::number(row.exact, 'g', 8)),
                                   new QStandardItem(QString::number(row.absoluteError, 'g', 4))});
             }
-            status_->setText(
-                tr("An fp16 sum stops growing once its spacing exceeds twice the "
-                   "addend; accumulate in fp32."));
+            // Said from the rows above it, never written beside them.
+            sumNote_->setText(QString::fromStdString(accumulationNote(rows)));
+            status_->setText(tr("Summed 0.01 %1 times.").arg(count));
         });
     });
 }

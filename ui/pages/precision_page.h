@@ -34,6 +34,8 @@ public:
     void accumulate(int count);
     QStandardItemModel* dtypeModel() const { return dtypes_; }
     QStandardItemModel* accumulationModel() const { return sums_; }
+    // What the accumulation table shows, said under it (accumulationNote).
+    QString accumulationText() const;
     bool busy() const { return running_ > 0; }
 
 Q_SIGNALS:
@@ -50,6 +52,7 @@ private:
     QSpinBox* count_;
     QPushButton* sum_;
     QLabel* status_;
+    QLabel* sumNote_;  // under the accumulation table, from its rows
     QStandardItemModel* dtypes_;
     QStandardItemModel* sums_;
     int running_ = 0;

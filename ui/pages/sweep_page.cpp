@@ -270,22 +270,37 @@ void SweepPage::onStudyChanged() {
     }
 }
 
+// Every input's errors at once (the lists', then the axes'), not the first
+// list's alone: a user fixes them in one pass.
 SweepSpec SweepPage::spec(const RunConfig& base, const QString& outDir) const {
     std::vector<ConfigError> errors;
+    const auto keep = [&errors](const auto& check) {
+        try {
+            check();
+        } catch (const InvalidConfigError& error) {
+            errors.insert(errors.end(), error.errors().begin(), error.errors().end());
+        }
+    };
     const std::vector<int64_t> contexts = positiveList(contexts_->text(), "ctx", errors);
-    if (!errors.empty()) {
-        throw InvalidConfigError(errors);
-    }
-    SweepSpec spec =
-        makeSweepSpec(base, splitList(models_->text()), contexts, splitList(modes_->text()),
-                      splitList(precisions_->text()), outDir.toStdString());
+    const bool badContexts = !errors.empty();
+    SweepSpec spec;
+    keep([&] {
+        // The other lists are checked too, with the base's context for a bad list.
+        spec = makeSweepSpec(base, splitList(models_->text()),
+                             badContexts ? std::vector<int64_t>{base.contextLength} : contexts,
+                             splitList(modes_->text()), splitList(precisions_->text()),
+                             outDir.toStdString());
+    });
     for (const auto& field : sweepAxisFields()) {
         const std::vector<std::string> values = splitList(axisEdits_.at(field)->text());
         if (!values.empty()) {
             spec.axes.push_back({field, values});
         }
     }
-    checkSweepAxes(spec.axes);
+    keep([&] { checkSweepAxes(spec.axes); });
+    if (!errors.empty()) {
+        throw InvalidConfigError(errors);
+    }
     return spec;
 }
 

@@ -19,12 +19,14 @@
 #include <set>
 
 #include "models/format.h"
+#include "models/missing_records.h"
 #include "models/run_document.h"
 #include "views/parts/trace_ranks_panel.h"
 #include "widgets/kernel_type_colors.h"
 #include "widgets/plot_style.h"
 #include "widgets/read_only_table.h"
 #include "widgets/table_items.h"
+#include "widgets/thinned_ticker.h"
 
 namespace stepscope::ui {
 
@@ -112,10 +114,6 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     by_->setCurrentText("op");
     phase_ = new QComboBox;
     phase_->addItems({"all", "forward", "backward", "optimizer"});
-    noRecords_ =
-        tr("This run has no operator or kernel records. Tick “Trace operators” "
-           "(or “Trace CUDA kernels” on a GPU) before running, or make it with "
-           "stepscope-cli run --ops / --kernels.");
     empty_ = new QLabel;
     empty_->setWordWrap(true);
 
@@ -247,9 +245,7 @@ void BreakdownView::refresh() {
     flops_->clear();
     const RunResult* run = document_ ? &document_->result : nullptr;
     const bool traced = run && (!run->operators.empty() || !run->kernels.empty());
-    empty_->setText(run ? noRecords_
-                        : tr("No run selected: pick one in the Runs list or open a "
-                             "run file."));
+    empty_->setText(missingRecordsText(document_, Records::Operators));
     empty_->setVisible(!traced);
     const QString by = by_->currentText();
     if (traced) {
@@ -321,8 +317,10 @@ void BreakdownView::plotTopRows() {
     const int count = std::min<int>(kTopBars, int(rows_.size()));
     if (count == 0) {
         top_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-        setNoData(top_, document_ ? tr("No traced rows for this grouping and phase")
-                                  : tr("No run selected"));
+        const bool traced = document_ && (!document_->result.operators.empty() ||
+                                          !document_->result.kernels.empty());
+        setNoData(top_, traced ? tr("No traced rows for this grouping and phase")
+                               : missingRecordsNote(document_, Records::Operators));
         top_->replot();
         return;
     }
@@ -330,7 +328,8 @@ void BreakdownView::plotTopRows() {
     // Horizontal bars, each in its category's colour as in the shares chart
     // beside it: a QCPBars per category.
     std::map<std::string, QCPBars*> byCategory;
-    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    // Fifteen names on a short axis overlap: every other one, or fewer, then.
+    QSharedPointer<QCPAxisTickerText> ticker(new ThinnedTicker<QCPAxisTickerText>(top_->yAxis));
     double largest = 0;
     for (int i = 0; i < count; ++i) {
         const auto& row = rows_[size_t(i)];
@@ -405,7 +404,7 @@ void BreakdownView::plotShares() {
     const RunResult* run = document_ ? &document_->result : nullptr;
     if (!run || (run->operators.empty() && run->kernels.empty())) {
         shares_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-        setNoData(shares_, run ? tr("No operator or kernel records") : tr("No run selected"));
+        setNoData(shares_, missingRecordsNote(document_, Records::Operators));
         shares_->replot();
         return;
     }
@@ -426,7 +425,7 @@ void BreakdownView::plotShares() {
             categories.insert(category);
         }
     }
-    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    QSharedPointer<QCPAxisTickerText> ticker(new ThinnedTicker<QCPAxisTickerText>(shares_->xAxis));
     for (size_t i = 0; i < columns.size(); ++i) {
         ticker->addTick(double(i + 1), columns[i].first);
         StackedColumn stacked{columns[i].first, {}};

@@ -88,7 +88,6 @@ private:
     QComboBox* by_;
     QComboBox* phase_;
     QLabel* empty_;
-    QString noRecords_;  // what empty_ says about a run without records
     QStandardItemModel* model_;
     QSortFilterProxyModel* sorted_;
     QSortFilterProxyModel* exported_;

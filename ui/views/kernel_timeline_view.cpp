@@ -7,8 +7,10 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <tuple>
 
 #include "models/format.h"
+#include "models/missing_records.h"
 #include "models/run_document.h"
 #include "views/parts/timeline_bars.h"
 #include "widgets/kernel_type_colors.h"
@@ -125,11 +127,13 @@ KernelTimelineView::KernelTimelineView(QWidget* parent) : RunView(parent) {
 void KernelTimelineView::showRun(const RunDocument* document) {
     const int id = document ? document->id : -1;
     const size_t spans = document ? document->result.timeline.spans.size() : 0;
-    if (id == shownId_ && spans == shownSpans_) {
+    const bool live = document && document->live;
+    if (id == shownId_ && spans == shownSpans_ && live == shownLive_) {
         return;  // already drawn; a live run grows its steps, not its traced step
     }
     shownId_ = id;
     shownSpans_ = spans;
+    shownLive_ = live;
     plot_->clearItems();
     plot_->clearPlottables();
     bars_ = nullptr;
@@ -139,14 +143,10 @@ void KernelTimelineView::showRun(const RunDocument* document) {
     const StepTimeline* timeline = document ? &document->result.timeline : nullptr;
     if (!timeline || timeline->step < 0) {
         index_ = TimelineIndex();
-        caption_->setText(
-            document ? tr("This run has no traced step. Tick “Trace operators” (or “Trace CUDA "
-                          "kernels” on a GPU) before running to see its operators and "
-                          "kernels here.")
-                     : tr("No run selected: pick one in the Runs list or open a run file."));
+        caption_->setText(missingRecordsText(document, Records::Timeline));
         plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
         plot_->yAxis->setRangeReversed(false);
-        setNoData(plot_, document ? tr("No traced step in this run") : tr("No run selected"));
+        setNoData(plot_, missingRecordsNote(document, Records::Timeline));
         plot_->replot();
         return;
     }
@@ -216,18 +216,34 @@ double KernelTimelineView::drawPhases() {
     return endUs;
 }
 
-// The spans, drawn from the index at each replot, and a legend row per category.
+// The spans, drawn from the index at each replot, and a legend row per
+// category. In a trace, HTA's kernel types and the runtime calls stand beside
+// the host operators' categories: each row then says which it is, kernels
+// first ("kernels: COMPUTATION", "runtime: cuda_runtime", "operators: matmul").
 void KernelTimelineView::drawSpans() {
     std::vector<QColor> colors;
-    std::vector<std::pair<QString, QColor>> legend;
-    for (const std::string& category : index_.categories()) {
+    const std::vector<std::string>& categories = index_.categories();
+    const bool mixed = std::any_of(categories.begin(), categories.end(), [](const auto& c) {
+        return traceCategoryColor(QString::fromStdString(c)).has_value();
+    });
+    std::vector<std::tuple<int, QString, QColor>> legend;  // group, name, colour
+    for (const std::string& category : categories) {
         const QString name = QString::fromStdString(category);
         colors.push_back(categoryOrKernelTypeColor(name));
-        legend.emplace_back(name.isEmpty() ? tr("(no category)") : name, colors.back());
+        const bool runtime = name.startsWith("cuda_");
+        const int group = !mixed ? 0 : runtime ? 1 : traceCategoryColor(name) ? 0 : 2;
+        const QString shown = name.isEmpty() ? tr("(no category)") : name;
+        legend.emplace_back(group,
+                            !mixed       ? shown
+                            : group == 0 ? tr("kernels: %1").arg(shown)
+                            : group == 1 ? tr("runtime: %1").arg(shown)
+                                         : tr("operators: %1").arg(shown),
+                            colors.back());
     }
-    std::sort(legend.begin(), legend.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [name, color] : legend) {
+    std::sort(legend.begin(), legend.end(), [](const auto& a, const auto& b) {
+        return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+    });
+    for (const auto& [group, name, color] : legend) {
         addLegendEntry(plot_, name, color, Qt::NoPen);
     }
     bars_ = new TimelineBars(plot_, index_, std::move(colors));

@@ -76,6 +76,7 @@ private:
 
     int shownId_ = -2;  // the document drawn, and its span count
     size_t shownSpans_ = 0;
+    bool shownLive_ = false;  // a run under way: its traced step is still to come
     QCustomPlot* plot_;
     QLabel* caption_;
     TimelineIndex index_;

@@ -26,6 +26,7 @@
 #include "estimate/memory_estimate.h"
 #include "models/allocation_stack.h"
 #include "models/format.h"
+#include "models/missing_records.h"
 #include "models/run_document.h"
 #include "models/snapshot_recording.h"
 #include "results/memory_report.h"
@@ -85,8 +86,10 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     splitter->setCollapsible(0, false);
     // The chart two thirds from the start: on a 768 px screen it had a
     // third, its axis title cut.
-    lower_->setMinimumHeight(140);
-    splitter->setSizes({440, 220});
+    // With the controls on two rows (for a 1024 px screen) the chart needs
+    // the room they took: the lower tables start shorter, and drag taller.
+    lower_->setMinimumHeight(100);
+    splitter->setSizes({520, 140});
     // The axis's room above the peak is in pixels: once the chart has its
     // height (after the first layout, a resize), the axis fits it again.
     connect(plot_, &QCustomPlot::afterLayout, this, [this] {
@@ -134,15 +137,21 @@ QLayout* MemoryView::createControls() {
     fitButton_->setToolTip(tr("Show the whole run (or double-click the chart)"));
     follow_ = new QCheckBox(tr("Follow the Timeline's zoom"));
     follow_->setChecked(true);
-    auto* controls = new QHBoxLayout;
-    controls->addWidget(modeBox_);
-    controls->addWidget(colourBox_);
+    // Two rows: on one, the window could not be narrower than 1225 px.
+    auto* what = new QHBoxLayout;
+    what->addWidget(modeBox_);
+    what->addWidget(colourBox_);
+    what->addStretch(1);
+    what->addWidget(fitButton_);
+    what->addWidget(follow_);
+    auto* floor = new QHBoxLayout;
     // Named for what it does: further right hides more (memory_viz calls it Detail).
-    controls->addWidget(new QLabel(tr("Hide smaller than")));
-    controls->addWidget(detail_);
-    controls->addWidget(detailLabel_, 1);
-    controls->addWidget(fitButton_);
-    controls->addWidget(follow_);
+    floor->addWidget(new QLabel(tr("Hide smaller than")));
+    floor->addWidget(detail_);
+    floor->addWidget(detailLabel_, 1);
+    auto* controls = new QVBoxLayout;
+    controls->addLayout(what);
+    controls->addLayout(floor);
     return controls;
 }
 
@@ -271,11 +280,13 @@ void MemoryView::showRun(const RunDocument* document) {
     const int id = document ? document->id : -1;
     const size_t events = document ? document->result.memory.size() : 0;
     const MemoryRunData* data = document ? document->memoryData.get() : nullptr;
-    if (id == shownId_ && events == shownEvents_ && data == shownData_) {
+    const bool live = document && document->live;
+    if (id == shownId_ && events == shownEvents_ && data == shownData_ && live == shownLive_) {
         return;
     }
     shownId_ = id;
     shownEvents_ = events;
+    shownLive_ = live;
     shownData_ = data;
     clearShown();
     snapshotRow_->setVisible(document && document->snapshot());
@@ -351,10 +362,9 @@ void MemoryView::showNoTrace(const RunDocument* document) {
             ? tr("Device %1 of this snapshot has no events in its trace (its segments "
                  "only); choose another device above.")
                   .arg(document->snapshot()->device)
-            : tr("This run has no memory trace. Tick “Trace memory” before running, "
-                 "or make it with stepscope-cli run --memory."));
+            : missingRecordsText(document, Records::Memory));
     // Not the last run's axes: they would read as this run's memory.
-    setNoData(plot_, document ? tr("No memory trace in this run") : tr("No run selected"));
+    setNoData(plot_, missingRecordsNote(document, Records::Memory));
     plot_->replot();
     saved_->showRun(nullptr, nullptr);
 }

@@ -201,6 +201,7 @@ private:
 
     int shownId_ = -2;
     size_t shownEvents_ = 0;
+    bool shownLive_ = false;  // a run under way: its memory trace is still to come
     const MemoryRunData* shownData_ = nullptr;  // a snapshot categorised again has new data
     const MemoryTrace* trace_ = nullptr;
     static constexpr size_t kCheckpoint = 4096;

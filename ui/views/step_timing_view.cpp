@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include "models/format.h"
+#include "models/missing_records.h"
 #include "models/run_document.h"
 #include "models/step_table_model.h"
 #include "widgets/plot_style.h"
@@ -106,7 +107,7 @@ void StepTimingView::showRun(const RunDocument* document) {
     steps_->setSteps(document->id, run.steps);
     // Nothing to rescale to: fixed axes and a note, not a range that grows
     // with every refresh of a run that has no steps yet.
-    setNoData(plot_, run.steps.empty() ? tr("No steps measured yet") : QString());
+    setNoData(plot_, run.steps.empty() ? missingRecordsNote(document, Records::Steps) : QString());
     if (int(run.steps.size()) <= kMaxBars) {
         drawStepBars(run);
     } else {

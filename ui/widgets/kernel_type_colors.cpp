@@ -7,19 +7,21 @@
 namespace stepscope::ui {
 
 std::optional<QColor> traceCategoryColor(const QString& name) {
-    // Computation blue, communication orange, memory green; an overlap takes a
-    // hue between its parts, darker with each part, so the three read apart.
+    // Hues of their own, none near the operator categories' (categoryColor):
+    // a trace's Timeline shows HTA's kernel types beside the host operators'
+    // categories, and the same blue for COMPUTATION and matmul read as one.
+    // An overlap takes a hue between its parts.
     static const std::pair<const char*, QColor> colors[] = {
-        {"COMPUTATION", QColor(52, 101, 164)},
-        {"COMMUNICATION", QColor(245, 121, 0)},
-        {"MEMORY", QColor(78, 154, 6)},
-        {"OTHER", QColor(186, 189, 182)},
-        {"COMPUTATION overlapping COMMUNICATION", QColor(117, 80, 123)},
-        {"COMPUTATION overlapping MEMORY", QColor(6, 152, 154)},
-        {"COMMUNICATION overlapping MEMORY", QColor(196, 160, 0)},
-        {"COMPUTATION overlapping COMMUNICATION overlapping MEMORY", QColor(46, 52, 54)},
-        {"cuda_runtime", QColor(239, 41, 41)},
-        {"cuda_driver", QColor(164, 0, 0)},
+        {"COMPUTATION", QColor(86, 180, 233)},
+        {"COMMUNICATION", QColor(204, 121, 167)},
+        {"MEMORY", QColor(240, 228, 66)},
+        {"OTHER", QColor(150, 110, 80)},
+        {"COMPUTATION overlapping COMMUNICATION", QColor(145, 120, 220)},
+        {"COMPUTATION overlapping MEMORY", QColor(160, 215, 100)},
+        {"COMMUNICATION overlapping MEMORY", QColor(250, 180, 130)},
+        {"COMPUTATION overlapping COMMUNICATION overlapping MEMORY", QColor(60, 40, 90)},
+        {"cuda_runtime", QColor(255, 60, 120)},
+        {"cuda_driver", QColor(0, 210, 200)},
     };
     for (const auto& [known, color] : colors) {
         if (name == QLatin1String(known)) {

@@ -2,6 +2,7 @@
 
 #include <QColor>
 #include <QFont>
+#include <QList>
 #include <QString>
 
 #include "profile/memory_trace.h"
@@ -35,6 +36,12 @@ void fitLegendToWidth(QCustomPlot* plot);
 void removeLegend(QCustomPlot* plot);
 
 void useIntegerTicks(QCPAxis* axis);  // step numbers: 1, 2, 5, 10, … never 2.5
+
+// Blanks the tick labels that would be drawn over the one kept before them,
+// measured with the axis's font and its length on screen (text width along
+// a horizontal axis, text height along a vertical one), keeping the first
+// from the top or the left. Ticks stay; only their labels thin out.
+void thinTickLabels(const QCPAxis* axis, const QVector<double>& ticks, QVector<QString>& labels);
 
 // Empty charts keep a size a reader can see: no run or a run without data
 // must not squeeze a chart to a sliver.

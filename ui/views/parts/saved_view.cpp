@@ -117,6 +117,12 @@ void SavedView::showRun(const RunResult* run, const MemoryIndex* index,
         }
         saved_ = std::move(blocks.saved);
         members_ = std::move(blocks.members);
+        if (why.isEmpty() && saved_.blocks.empty()) {
+            // Not the last run's axes under no bars: they would read as this one's.
+            why =
+                tr("Nothing to show: no block (layers.N) of this recording kept tensors for "
+                   "backward; a run of ours with “Trace memory” and a backward names them.");
+        }
     }
     members_.resize(saved_.blocks.size());
     caption_->setText(

@@ -59,9 +59,19 @@ TraceRanksPanel::TraceRanksPanel(QWidget* parent) : QWidget(parent) {
     summary_->setWordWrap(true);
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     ranks_ = new QStandardItemModel(this);
-    ranks_->setHorizontalHeaderLabels({tr("rank"), tr("mean step µs"), tr("idle µs"),
-                                       tr("compute µs"), tr("non-compute µs"),
-                                       tr("communication µs"), tr("slowest rank in steps")});
+    // One figure a step beside four over the whole trace: each header says which.
+    ranks_->setHorizontalHeaderLabels({tr("rank"), tr("µs per step (mean)"), tr("idle µs (total)"),
+                                       tr("compute µs (total)"), tr("non-compute µs (total)"),
+                                       tr("communication µs (total)"), tr("slowest in steps")});
+    ranks_->horizontalHeaderItem(1)->setToolTip(
+        tr("The mean of the rank's analysed profiler steps (ProfilerStep#N on the host)"));
+    for (int column = 2; column <= 5; ++column) {
+        ranks_->horizontalHeaderItem(column)->setToolTip(
+            tr("Summed over the whole trace, from its first device event to its last, every "
+               "stream merged (HTA's temporal breakdown); the share is of that span"));
+    }
+    ranks_->horizontalHeaderItem(6)->setToolTip(
+        tr("The profiler steps in which this rank was the slowest of the recording"));
     types_ = new QStandardItemModel(this);
     types_->setHorizontalHeaderLabels({tr("µs"), tr("kernel type (HTA)")});
     QTableView* ranks = readOnlyTable(ranks_);
