@@ -312,7 +312,19 @@ int commandEval(const ConfigFlags& flags, const std::string& weights, const std:
         }
         EvalResult result;
         try {
-            result = evaluateCheckpoint(config, weights, tokens);
+            // The tokens give the batch and context: held to the limits and
+            // the pre-flight that `run` has, before any tensor of the model.
+            const at::Tensor batch = readTokenBatch(tokens, config.model);
+            const RunConfig evalRun = evalConfig(config, batch);
+            if (auto limits = validate(evalRun, validationContext()); !limits.empty()) {
+                throw InvalidConfigError(limits);
+            }
+            if (const auto refusal = preflightRefusal(evalRun, availableSystemMemory())) {
+                std::cerr << "stepscope-cli: eval refused: " << *refusal
+                          << "; or pass --force to run anyway\n";
+                return kExitRunFailed;
+            }
+            result = evaluateTokens(evalRun, weights, batch);
         } catch (const std::runtime_error& error) {
             std::cerr << "stepscope-cli: " << error.what() << "\n";
             return kExitBadInput;
