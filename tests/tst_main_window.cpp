@@ -1506,6 +1506,63 @@ private Q_SLOTS:
                  std::string("bf16"));  // a copy of it
     }
 
+    // Issue 45: "Run again" of a received run imported its sender's Python
+    // without a word. The app asks first, naming the module and the folder;
+    // Cancel runs nothing, "Run the code" runs it.
+    void receivedRunAsksBeforeItsCodeRuns() {
+        QTemporaryDir sender;
+        QFile module(sender.filePath("evilmod.py"));
+        QVERIFY(module.open(QIODevice::WriteOnly));
+        module.write(
+            "import os\n"
+            "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'MARKER'),"
+            " 'w').write('imported')\n"
+            "def build(**kwargs):\n"
+            "    raise SystemExit('evilmod ran')\n");
+        module.close();
+        const QString marker = sender.filePath("MARKER");
+        RunDocument sent = handMadeRun(1, {10, 11});
+        sent.result.config = quickConfig(0, 1);
+        sent.result.config.engine = Engine::PyTorch;
+        sent.result.config.pyModel = "evilmod:build";
+        sent.result.config.pyPath = sender.path().toStdString();
+        const QString path = sender.filePath("sent.json");
+        writeRunFile(sent.result, path.toStdString());
+
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        ConfigPanel* panel = window.configPanel();
+        QVERIFY2(panel->viewingText().contains("evilmod:build") &&
+                     panel->viewingText().contains(sender.path()),
+                 qPrintable(panel->viewingText()));
+        QCOMPARE(panel->pyModelEdit()->text(), QString("evilmod:build"));
+        QCOMPARE(panel->pyPathEdit()->text(), sender.path());
+
+        QString shown;
+        answerNextMessageBox("Cancel", &shown);
+        panel->runAgainButton()->click();
+        QVERIFY2(shown.contains("py_model 'evilmod:build'") &&
+                     shown.contains("py_path '" + sender.path() + "'"),
+                 qPrintable(shown));
+        QCOMPARE(defaultButton, QString("Cancel"));
+        QCOMPARE(int(window.documents().size()), 1);  // nothing started
+        QVERIFY(!QFile::exists(marker));
+        // Edit a copy keeps the file's values: Run asks too.
+        panel->editCopyButton()->click();
+        answerNextMessageBox("Cancel", &shown);
+        QVERIFY(!window.startRun());
+        QVERIFY(shown.contains("evilmod:build"));
+
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        answerNextMessageBox("Run the code", &shown);
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(120000));
+        QVERIFY(QFile::exists(marker));
+        // Said yes once: the same code runs again without asking.
+        QVERIFY(panel->codeFromFile().empty());
+    }
+
     void runLabelsSayWhatDiffers() {
         const QString naive = dir_.filePath("label-naive.json");
         const QString sdpa = dir_.filePath("label-sdpa.json");

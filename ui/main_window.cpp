@@ -467,7 +467,7 @@ void MainWindow::onSelectionChanged() {
     const RunDocument* document = currentDocument();
     if (document) {
         if (document->canShowConfig()) {
-            config_->showRunConfig(document->result.config, document->title);
+            config_->showRunConfig(document->result.config, document->title, !document->madeHere);
         } else {
             config_->showNoConfig(document->title);
         }

@@ -9,6 +9,7 @@
 
 #include "cli/guarded.h"
 #include "cli/stderr_progress.h"
+#include "config/config_field.h"
 #include "engines/environment.h"
 #include "engines/isolated_run.h"
 #include "engines/runner.h"
@@ -49,8 +50,10 @@ private:
     }
 };
 
-// A run file, or a JSON object that is a run file's "config".
-RunConfig readConfigFile(const std::string& path) {
+// A run file, or a JSON object that is a run file's "config". The code it
+// names (a Python model, attention, the folder they come from) runs only with
+// the user's say-so: --trust-code, as trust_remote_code is the ecosystem's.
+RunConfig readConfigFile(const std::string& path, bool trustCode) {
     std::string text;
     try {
         text = readFile(path);
@@ -61,11 +64,19 @@ RunConfig readConfigFile(const std::string& path) {
     if (document.is_discarded() || !document.is_object()) {
         throw RunFileError("--config '" + path + "': not a JSON object");
     }
+    RunConfig config;
     try {
-        return runConfigFromJson(document.contains("config") ? document["config"].dump() : text);
+        config = runConfigFromJson(document.contains("config") ? document["config"].dump() : text);
     } catch (const RunFileError& error) {
         throw RunFileError("--config '" + path + "': " + error.what());
     }
+    if (const auto code = codeNamedBy(config); !code.empty() && !trustCode) {
+        throw RunFileError("--config '" + path +
+                           "' names Python code that would run: " + describeNamedCode(code) +
+                           "; code a file names runs only with your say-so: read it, then pass "
+                           "--trust-code");
+    }
+    return config;
 }
 
 int exitCodeFor(const RunResult& result) {
@@ -183,10 +194,10 @@ void throwIfPyAttentionUnloadable(const RunResult& result) {
 }  // namespace
 
 int commandRun(const ConfigFlags& flags, const std::string& configFile, const std::string& outFile,
-               bool json, bool events) {
+               bool json, bool events, bool trustCode) {
     return guarded([&] {
         const RunConfig config =
-            configFile.empty() ? flags.toRunConfig() : readConfigFile(configFile);
+            configFile.empty() ? flags.toRunConfig() : readConfigFile(configFile, trustCode);
         // Before the run, not after it: a run can take hours.
         if (const auto reason = outFile.empty() ? std::nullopt : whyCannotWriteFile(outFile)) {
             throw InvalidConfigError(std::vector<ConfigError>{{"--out", *reason}});

@@ -1,5 +1,6 @@
 #include "cluster/slurm_sweep.h"
 
+#include "config/config_field.h"
 #include "engines/environment.h"
 #include "results/report.h"
 #include "results/run_file.h"
@@ -46,6 +47,11 @@ SlurmArray sweepSlurmArray(const SweepSpec& spec, SlurmRunner runner) {
         task.inputText = runConfigToJson(point);
         task.resultFile = "points/" + file;
         task.arguments = {"--config", task.inputFile, "--out", task.resultFile};
+        if (!codeNamedBy(point).empty()) {
+            // The user's own flags named the code (a sweep reads only flags):
+            // their say-so, carried to the task that reads the config back.
+            task.arguments.push_back("--trust-code");
+        }
         if (!recorder) {
             task.arguments.insert(task.arguments.begin(), "run");
         }

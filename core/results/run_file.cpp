@@ -1006,7 +1006,8 @@ nlohmann::ordered_json fieldSchema(const ConfigField& field) {
                    {"engines", engines},
                    {"sweep", field.sweep},
                    {"required", field.requiredInFile},
-                   {"written_when_default", field.writtenWhenDefault}};
+                   {"written_when_default", field.writtenWhenDefault},
+                   {"names_code", field.code}};
     out["default"] =
         field.type == FieldType::Model
             ? ordered(nullptr)

@@ -89,6 +89,9 @@ struct RunDocument {
     QString path;        // empty until saved or when made in this session
     QString title;
     bool modified = false;  // made or changed since last saved
+    // Run in this session (its config's code the user's own); otherwise read
+    // from a file, whose code runs again only with the user's say-so.
+    bool madeHere = false;
     // What the memory views draw of `result`, prepared where the run file was
     // read (off the UI thread); null for a run made here, whose views work it
     // out themselves. Views only read it.

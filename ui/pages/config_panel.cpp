@@ -846,7 +846,7 @@ void ConfigPanel::setConfig(const RunConfig& config) {
     Q_EMIT changed();
 }
 
-void ConfigPanel::showRunConfig(const RunConfig& config, const QString& who) {
+void ConfigPanel::showRunConfig(const RunConfig& config, const QString& who, bool fromFile) {
     setConfig(config);
     runAgain_->show();
     editCopy_->setText(tr("Edit a copy"));
@@ -854,8 +854,26 @@ void ConfigPanel::showRunConfig(const RunConfig& config, const QString& who) {
     // The container, not each field, is disabled: fields keep their own
     // enabled state (preset dims, CUDA-only options) for when editing resumes.
     fields_->setEnabled(false);
-    viewingLabel_->setText(tr("Configuration of run %1 (read-only)").arg(who));
+    fileCode_ = fromFile ? codeNamedBy(config) : std::vector<NamedCode>();
+    QString text = tr("Configuration of run %1 (read-only)").arg(who);
+    if (!fileCode_.empty()) {
+        text += "\n" + tr("Its file names Python code to import: %1. Running it asks first.")
+                           .arg(QString::fromStdString(describeNamedCode(fileCode_)));
+    }
+    viewingLabel_->setText(text);
     viewing_->show();
+}
+
+std::vector<NamedCode> ConfigPanel::codeFromFile() const {
+    std::vector<NamedCode> fromFile;
+    for (const NamedCode& item : codeNamedBy(config())) {
+        if (std::any_of(fileCode_.begin(), fileCode_.end(), [&](const NamedCode& held) {
+                return held.field == item.field && held.value == item.value;
+            })) {
+            fromFile.push_back(item);
+        }
+    }
+    return fromFile;
 }
 
 void ConfigPanel::showNoConfig(const QString& who) {
