@@ -815,7 +815,7 @@ private Q_SLOTS:
                                << "external_annotations[0].stage: expected \"START\" or \"END\"";
         QTest::newRow("no keys") << R"({"a": 1})"
                                  << "x.json: not a PyTorch memory snapshot: a dict without";
-        QTest::newRow("bad json") << R"({"segments": [1e999)"
+        QTest::newRow("bad json") << R"({"segments": [)"
                                   << "x.json: not valid JSON";
         QTest::newRow("past a double") << R"({"segments": [1e999]})"
                                        << "x.json: a number is out of range";
