@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "results/attention_file.h"
 #include "results/run_file.h"
@@ -17,7 +18,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             attentionFileFromJson(std::string(reinterpret_cast<const char*>(data), size));
         formatAttentionCsv(file.points);
     } catch (const RunFileError& error) {
-        if (std::string(error.what()).find("json.exception") != std::string::npos) {
+        // The tag, unless the bytes themselves hold it (a message may quote them).
+        const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+        if (std::string(error.what()).find("[json.exception") != std::string::npos &&
+            bytes.find("json.exception") == std::string_view::npos) {
             __builtin_trap();
         }
     }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "config/limits.h"
 #include "model/pretrained_folder.h"
@@ -22,7 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             __builtin_trap();
         }
     } catch (const std::runtime_error& error) {
-        if (std::string(error.what()).find("json.exception") != std::string::npos) {
+        // The tag, unless the bytes themselves hold it (a message may quote them).
+        const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+        if (std::string(error.what()).find("[json.exception") != std::string::npos &&
+            bytes.find("json.exception") == std::string_view::npos) {
             __builtin_trap();
         }
     }
