@@ -1268,6 +1268,33 @@ private Q_SLOTS:
         QCOMPARE(restored.measuredSteps, 7);
     }
 
+    // Issue 45: a received run's code, shown or copied but never trusted,
+    // must not come back at the next start as the user's own config (it
+    // would run without the question).
+    void untrustedCodeIsNotRememberedAsTheLastConfig() {
+        {
+            MainWindow window;
+            window.configPanel()->setConfig(quickConfig(3, 7, 48));
+            window.close();
+        }
+        RunDocument sent = handMadeRun(1, {10, 11});
+        sent.result.config = quickConfig(0, 1);
+        sent.result.config.engine = Engine::PyTorch;
+        sent.result.config.pyModel = "evilmod:build";
+        const QString path = dir_.filePath("sent-code.json");
+        writeRunFile(sent.result, path.toStdString());
+        {
+            MainWindow window;
+            QVERIFY(window.openRunFile(path));
+            window.configPanel()->editCopyButton()->click();
+            QCOMPARE(window.configPanel()->config().pyModel, std::string("evilmod:build"));
+            window.close();
+        }
+        MainWindow again;
+        QCOMPARE(again.configPanel()->config().pyModel, std::string());
+        QCOMPARE(again.configPanel()->config().contextLength, int64_t{48});
+    }
+
     void breakdownViewGroupsATracedRun() {
         const QString path = dir_.filePath("traced.json");
         QCOMPARE(cliRun(path, {"--ops", "--mode", "train-step"}), QString());
