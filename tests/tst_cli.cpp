@@ -514,6 +514,61 @@ private Q_SLOTS:
         }
     }
 
+    // Issue 45: `run --config sent.json` whose config names py_model
+    // evilmod:build and py_path "." imported evilmod.py from the current
+    // folder without a word, and `show` did not say so. Code a file names runs
+    // only with --trust-code; show names it.
+    void receivedRunFileRunsItsCodeOnlyWithTrustCode() {
+        QTemporaryDir dir;
+        QFile module(dir.filePath("evilmod.py"));
+        QVERIFY(module.open(QIODevice::WriteOnly));
+        module.write(
+            "import os\n"
+            "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'MARKER'),"
+            " 'w').write('imported')\n"
+            "def build(**kwargs):\n"
+            "    raise SystemExit('evilmod ran')\n");
+        module.close();
+        RunResult sent;
+        sent.config = test::tinyCpuConfig();
+        sent.config.engine = Engine::PyTorch;
+        sent.config.pyModel = "evilmod:build";
+        sent.config.pyPath.push_back('.');  // `= "."`: GCC 12's false stringop-overflow
+        QFile file(dir.filePath("sent.json"));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QByteArray::fromStdString(runResultToJson(sent)));
+        file.close();
+        const QString marker = dir.filePath("MARKER");
+        const auto cli = [&](const QStringList& arguments) {
+            QProcess process;
+            process.setWorkingDirectory(dir.path());
+            process.start(QStringLiteral(STEPSCOPE_CLI), arguments);
+            process.waitForFinished(300000);
+            return std::pair{process.exitCode(), QString::fromUtf8(process.readAllStandardOutput() +
+                                                                   process.readAllStandardError())};
+        };
+        const auto [shownCode, shown] = cli({"show", "sent.json"});
+        QCOMPARE(shownCode, 0);
+        QVERIFY2(shown.contains("py_model 'evilmod:build'") &&
+                     shown.contains("py_path '.' (" + dir.path() + ")"),
+                 qPrintable(shown));
+        const auto [refusedCode, refused] = cli({"run", "--config", "sent.json"});
+        QCOMPARE(refusedCode, 2);
+        QVERIFY2(refused.contains("evilmod:build") && refused.contains("--trust-code"),
+                 qPrintable(refused));
+        QVERIFY(!QFile::exists(marker));
+        // The user's say-so: the file's code runs (it then fails, as this one does).
+        const auto [trustedCode, trusted] = cli({"run", "--config", "sent.json", "--trust-code"});
+        QVERIFY2(trustedCode != 2, qPrintable(trusted));
+        QVERIFY2(QFile::exists(marker), qPrintable(trusted));
+        // Flags the user types are their say-so already.
+        QFile::remove(marker);
+        const auto [typedCode, typed] = cli(QStringList{"run", "--engine", "pytorch", "--py-model",
+                                                        "evilmod:build", "--py-path", "."} +
+                                            kTinyRun);
+        QVERIFY2(typedCode != 2 && QFile::exists(marker), qPrintable(typed));
+    }
+
     void studyWarmupPrintsARowPerCount() {
         QTemporaryDir dir;
         const CliResult r =

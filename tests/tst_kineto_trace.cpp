@@ -686,6 +686,42 @@ private Q_SLOTS:
                  nested.what());
     }
 
+    // Issue 45: a 10 MB .json.gz under an 8 GB limit ended in a bare
+    // std::bad_alloc: the buffer doubled toward 4 GiB. Inflating stops at the
+    // text that memory could parse, naming the file. Built here: 64 gzip
+    // members of 1 MiB of spaces each, 64 KiB that inflate to 64 MiB.
+    void gzipBombStopsAtTheMemoryItWouldTake() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("bomb.pt.trace.json.gz");
+        const QString error = test::runPython({"-c",
+                                               "import gzip, sys\n"
+                                               "member = gzip.compress(b' ' * (1 << 20), 9)\n"
+                                               "open(sys.argv[1], 'wb').write(member * 64)\n",
+                                               path});
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(QFileInfo(path).size() < (1 << 20));
+        KinetoTraceLimits limits;
+        limits.memoryRoomBytes = int64_t(64) << 20;
+        try {
+            readKinetoTrace(path.toStdString(), limits);
+            QFAIL("a gzip bomb was read");
+        } catch (const KinetoTraceError& refused) {
+            const QString message = QString::fromUtf8(refused.what());
+            QVERIFY2(refused.kind() == KinetoTraceError::Kind::TooLarge &&
+                         message.startsWith("'" + path + "': inflates to more than") &&
+                         message.contains("in memory") && message.contains("64.00 MiB"),
+                     qPrintable(message));
+        }
+        // The same text read whole where memory holds it: only white space.
+        limits.memoryRoomBytes = int64_t(1) << 30;
+        try {
+            readKinetoTrace(path.toStdString(), limits);
+            QFAIL("white space was read as a trace");
+        } catch (const KinetoTraceError& refused) {
+            QVERIFY2(refused.kind() == KinetoTraceError::Kind::NotJson, refused.what());
+        }
+    }
+
     // Mutated fixtures (bounded, deterministic): a refusal or a trace, never a crash.
     void mutatedFixturesNeverCrash() {
         const std::vector<std::string> seeds = {

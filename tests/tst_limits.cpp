@@ -440,6 +440,70 @@ private Q_SLOTS:
         QVERIFY2(eval.err.contains("the loss is NaN"), qPrintable(eval.err));
         QVERIFY2(!eval.out.contains("null"), eval.out.constData());
     }
+
+    // --- issue 45: files that claim more than they hold -----------------------
+
+    // A 623-byte tokens file of shape [1048576, 2049], strides [0, 0]: eval
+    // materialised 21 GB (under 8 GB, a raw c10 error with 24 "frame #"
+    // lines). Refused by the reader, for eval and run alike.
+    void zeroStrideTokensAreRefusedFast() {
+        const QString tokens = path("zero-stride.pt");
+        QVERIFY(test::runPython({"-c",
+                                 "import sys, torch; torch.save(torch.zeros(1, dtype=torch.int64)"
+                                 ".expand(1048576, 2049), sys.argv[1])",
+                                 tokens})
+                    .isEmpty());
+        QVERIFY(QFileInfo(tokens).size() < 2000);
+        for (const QStringList& command :
+             {QStringList{"eval", "--weights", path("huge-context/model.pt"), "--model", "nano",
+                          "--vocab", "97", "--tokens", tokens},
+              QStringList{"run", "--model", "nano", "--vocab", "97", "--tokens", tokens}}) {
+            const CliResult r = runBounded(command, 60);
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains("zero-stride.pt") && r.err.contains("strides [0, 0]") &&
+                         r.err.contains("overlap") && !r.err.contains("frame #"),
+                     qPrintable(r.err));
+        }
+    }
+
+    // eval had no pre-flight: tokens of honest size whose attention scores
+    // take 137 GB went straight to the forward. Now held to run's rules.
+    void evalHasRunsPreflight() {
+        const QString tokens = path("long-tokens.pt");
+        QVERIFY(test::runPython({"-c",
+                                 "import sys, torch; torch.manual_seed(0); "
+                                 "torch.save(torch.randint(0, 97, (2, 65537)), sys.argv[1])",
+                                 tokens})
+                    .isEmpty());
+        const CliResult r =
+            runBounded({"eval", "--weights", path("huge-context/model.pt"), "--model", "nano",
+                        "--vocab", "97", "--max-ctx", "65536", "--tokens", tokens},
+                       60);
+        QCOMPARE(r.exitCode, 3);
+        QVERIFY2(r.err.contains("eval refused: the run needs about") && r.err.contains("--force") &&
+                     !r.err.contains("frame #"),
+                 qPrintable(r.err));
+    }
+
+    // A 6 MB .json.gz of 6 GiB under an 8 GiB limit ended in a bare
+    // std::bad_alloc; inflating stops where memory could not parse it.
+    void gzipTraceBombStopsBeforeMemoryDoes() {
+#ifdef __SANITIZE_ADDRESS__
+        QSKIP("AddressSanitizer runs without the address-space limit this case needs");
+#endif
+        const QString bomb = path("bomb.pt.trace.json.gz");
+        QVERIFY(test::runPython({"-c",
+                                 "import gzip, sys; member = gzip.compress(b' ' * (64 << 20), 9); "
+                                 "open(sys.argv[1], 'wb').write(member * 96)",
+                                 bomb})
+                    .isEmpty());
+        QVERIFY(QFileInfo(bomb).size() < (16 << 20));
+        const CliResult r = runBounded({"breakdown", bomb}, 120);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("bomb.pt.trace.json.gz") && r.err.contains("inflates to more") &&
+                     r.err.contains("memory") && !r.err.contains("bad_alloc"),
+                 qPrintable(r.err));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLimits)

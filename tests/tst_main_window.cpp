@@ -1333,6 +1333,33 @@ private Q_SLOTS:
         QCOMPARE(restored.measuredSteps, 7);
     }
 
+    // Issue 45: a received run's code, shown or copied but never trusted,
+    // must not come back at the next start as the user's own config (it
+    // would run without the question).
+    void untrustedCodeIsNotRememberedAsTheLastConfig() {
+        {
+            MainWindow window;
+            window.configPanel()->setConfig(quickConfig(3, 7, 48));
+            window.close();
+        }
+        RunDocument sent = handMadeRun(1, {10, 11});
+        sent.result.config = quickConfig(0, 1);
+        sent.result.config.engine = Engine::PyTorch;
+        sent.result.config.pyModel = "evilmod:build";
+        const QString path = dir_.filePath("sent-code.json");
+        writeRunFile(sent.result, path.toStdString());
+        {
+            MainWindow window;
+            QVERIFY(window.openRunFile(path));
+            window.configPanel()->editCopyButton()->click();
+            QCOMPARE(window.configPanel()->config().pyModel, std::string("evilmod:build"));
+            window.close();
+        }
+        MainWindow again;
+        QCOMPARE(again.configPanel()->config().pyModel, std::string());
+        QCOMPARE(again.configPanel()->config().contextLength, int64_t{48});
+    }
+
     void breakdownViewGroupsATracedRun() {
         const QString path = dir_.filePath("traced.json");
         QCOMPARE(cliRun(path, {"--ops", "--mode", "train-step"}), QString());
@@ -1571,6 +1598,63 @@ private Q_SLOTS:
         QVERIFY(window.configPanel()->presetBox()->isEnabledTo(window.configPanel()));
         QCOMPARE(toString(window.configPanel()->config().precision),
                  std::string("bf16"));  // a copy of it
+    }
+
+    // Issue 45: "Run again" of a received run imported its sender's Python
+    // without a word. The app asks first, naming the module and the folder;
+    // Cancel runs nothing, "Run the code" runs it.
+    void receivedRunAsksBeforeItsCodeRuns() {
+        QTemporaryDir sender;
+        QFile module(sender.filePath("evilmod.py"));
+        QVERIFY(module.open(QIODevice::WriteOnly));
+        module.write(
+            "import os\n"
+            "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'MARKER'),"
+            " 'w').write('imported')\n"
+            "def build(**kwargs):\n"
+            "    raise SystemExit('evilmod ran')\n");
+        module.close();
+        const QString marker = sender.filePath("MARKER");
+        RunDocument sent = handMadeRun(1, {10, 11});
+        sent.result.config = quickConfig(0, 1);
+        sent.result.config.engine = Engine::PyTorch;
+        sent.result.config.pyModel = "evilmod:build";
+        sent.result.config.pyPath = sender.path().toStdString();
+        const QString path = sender.filePath("sent.json");
+        writeRunFile(sent.result, path.toStdString());
+
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        ConfigPanel* panel = window.configPanel();
+        QVERIFY2(panel->viewingText().contains("evilmod:build") &&
+                     panel->viewingText().contains(sender.path()),
+                 qPrintable(panel->viewingText()));
+        QCOMPARE(panel->pyModelEdit()->text(), QString("evilmod:build"));
+        QCOMPARE(panel->pyPathEdit()->text(), sender.path());
+
+        QString shown;
+        answerNextMessageBox("Cancel", &shown);
+        panel->runAgainButton()->click();
+        QVERIFY2(shown.contains("py_model 'evilmod:build'") &&
+                     shown.contains("py_path '" + sender.path() + "'"),
+                 qPrintable(shown));
+        QCOMPARE(defaultButton, QString("Cancel"));
+        QCOMPARE(int(window.documents().size()), 1);  // nothing started
+        QVERIFY(!QFile::exists(marker));
+        // Edit a copy keeps the file's values: Run asks too.
+        panel->editCopyButton()->click();
+        answerNextMessageBox("Cancel", &shown);
+        QVERIFY(!window.startRun());
+        QVERIFY(shown.contains("evilmod:build"));
+
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        answerNextMessageBox("Run the code", &shown);
+        QVERIFY(window.startRun());
+        QVERIFY(finished.wait(120000));
+        QVERIFY(QFile::exists(marker));
+        // Said yes once: the same code runs again without asking.
+        QVERIFY(panel->codeFromFile().empty());
     }
 
     void runLabelsSayWhatDiffers() {

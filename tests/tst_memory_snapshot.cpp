@@ -825,8 +825,22 @@ private Q_SLOTS:
                                << "external_annotations[0].stage: expected \"START\" or \"END\"";
         QTest::newRow("no keys") << R"({"a": 1})"
                                  << "x.json: not a PyTorch memory snapshot: a dict without";
-        QTest::newRow("bad json") << R"({"segments": [1e999]})"
+        QTest::newRow("bad json") << R"({"segments": [)"
                                   << "x.json: not valid JSON";
+        QTest::newRow("past a double") << R"({"segments": [1e999]})"
+                                       << "x.json: a number is out of range";
+        // Issue 45: numbers where integers belong, through the one checked conversion.
+        QTest::newRow("fraction") << R"({"device_traces": [[{"action": "alloc", "addr": 1,
+                                       "size": 1.5}]]})"
+                                  << "x.json: device_traces[0][0].size: expected an integer, "
+                                     "got 1.5";
+        QTest::newRow("past int64")
+            << R"({"segments": [{"device": 0, "address": 0, "total_size": 1e300}]})"
+            << "x.json: segments[0].total_size: must be ≤ 9223372036854775807, got 1e+300";
+        QTest::newRow("line") << R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": 2,
+                                   "frames": [{"filename": "a.py", "line": 2.5, "name": "f"}]}]]})"
+                              << "x.json: device_traces[0][0].frames[0].line: expected an "
+                                 "integer, got 2.5";
         QTest::newRow("text") << R"({"segments": "x"})"
                               << "x.json: segments: expected a list, got a string";
     }
@@ -836,6 +850,14 @@ private Q_SLOTS:
         const SnapshotError error =
             snapshotError([&] { parseMemorySnapshot(json.toStdString(), "x.json"); });
         QVERIFY2(QString(error.what()).contains(message), error.what());
+    }
+
+    // A whole number written as 4096.0 or 4e3 is that number (issue 45).
+    void wholeNumbersWrittenAsDoublesAreRead() {
+        const MemorySnapshot snapshot = parseMemorySnapshot(
+            R"({"segments": [{"device": 0, "address": 4e3, "total_size": 4096.0}]})", "x.json");
+        QCOMPARE(snapshot.segments.at(0).totalSize, int64_t(4096));
+        QCOMPARE(snapshot.segments.at(0).address, uint64_t(4000));
     }
 
     // Sizes near 2^63 from a hostile file: a message, never a wrapped sum.

@@ -1217,7 +1217,9 @@ private Q_SLOTS:
             runResultFromJson(QJsonDocument(root).toJson().toStdString());
             QFAIL("category 257 was accepted");
         } catch (const RunFileError& error) {
-            QVERIFY2(QString(error.what()).contains("memory.category: 257"), error.what());
+            QVERIFY2(QString(error.what())
+                         .contains("memory.category[0]: 257 is out of range; allowed: 0.."),
+                     error.what());
         }
         // And a wrong length in an older column too, on the fast path.
         memory.remove("op");

@@ -164,6 +164,35 @@ private Q_SLOTS:
         err = refusal("big", "{" + fields + ", \"pad\": \"" + QByteArray(2 << 20, 'x') + "\"}");
         QVERIFY2(err.contains("bytes; a model's keyword arguments fit in 1048576 bytes"),
                  qPrintable(err));
+        // Issue 45: the parser's own messages leaked ("[json.exception.out_of_range.406]
+        // number overflow parsing '1e309'"), and 1.5 was "no whole-number".
+        const struct {
+            const char* name;
+            QByteArray config;
+            const char* says;
+        } leaks[] = {
+            {"overflow", "{" + fields + R"(, "rope_theta": 1e309})", "a number is out of range"},
+            {"fraction",
+             R"({"vocab_size": 53, "context_length": 24, "d_model": 32, "num_layers": 1.5,
+                 "num_heads": 4, "d_ff": 80})",
+             "\"num_layers\" expected an integer, got 1.5"},
+            {"past-int64",
+             R"({"vocab_size": 53, "context_length": 24, "d_model": 1e300, "num_layers": 3,
+                 "num_heads": 4, "d_ff": 80})",
+             "\"d_model\" must be ≤ 9223372036854775807, got 1e+300"},
+            {"broken", "{" + fields, "not valid JSON"},
+            {"empty", "", "empty, not JSON"},
+        };
+        for (const auto& leak : leaks) {
+            err = refusal(leak.name, leak.config);
+            QVERIFY2(err.contains("model_config.json") && err.contains(leak.says) &&
+                         !err.contains("json.exception"),
+                     qPrintable(QString(leak.name) + ": " + err));
+        }
+        // A whole number with an exponent is that number.
+        err = refusal("exponent", R"({"vocab_size": 53, "context_length": 24, "d_model": 32,
+            "num_layers": 3, "num_heads": 4, "d_ff": 8e1, "rope_theta": -1})");
+        QVERIFY2(err.contains("rope_theta"), qPrintable(err));
     }
 };
 

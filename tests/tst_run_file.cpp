@@ -241,6 +241,103 @@ private Q_SLOTS:
             qPrintable(shown.err));
     }
 
+    // Issue 45: numbers where integers belong were cast unchecked (undefined
+    // behaviour): memory.step 1e300 showed as -2^63, device_peak_allocated
+    // 1e300 printed a negative peak, 1.5 read as 1, negative sizes passed.
+    void integersFromTheFileAreChecked() {
+        RunResult traced = result_;
+        MemoryTrace& memory = traced.memory;  // one allocation of 64 bytes
+        memory.device = "cpu";
+        memory.paths = {"root"};
+        memory.timeUs = {0};
+        memory.address = {4096};
+        memory.bytes = {64};
+        memory.category = {0};
+        memory.phase = {0};
+        memory.step = {0};
+        memory.path = {0};
+        memory.allocated = {64};
+        memory.reserved = {64};
+        const QJsonObject run =
+            QJsonDocument::fromJson(QByteArray::fromStdString(runResultToJson(traced))).object();
+        const auto withMemory = [&](const char* key, const QJsonValue& value) {
+            QJsonObject changed = run;
+            QJsonObject section = changed["memory"].toObject();
+            section[key] = value;
+            changed["memory"] = section;
+            return QJsonDocument(changed).toJson();
+        };
+        QJsonObject badStep = run;
+        QJsonArray steps = badStep["steps"].toArray();
+        QJsonObject first = steps[0].toObject();
+        first["index"] = 1.5;
+        steps[0] = first;
+        badStep["steps"] = steps;
+        const struct {
+            const char* name;
+            QByteArray text;
+            const char* says;
+        } cases[] = {
+            {"step.json", withMemory("step", QJsonArray{1e300}),
+             "run.memory.step[0]: 1e+300 is out of range; allowed: -1..2147483647"},
+            {"bytes.json", withMemory("bytes", QJsonArray{1.5}),
+             "run.memory.bytes[0]: expected an integer, got 1.5"},
+            {"allocated.json", withMemory("allocated", QJsonArray{-64}),
+             "run.memory.allocated[0]: must be ≥ 0, got -64"},
+            {"peak.json", withMemory("device_peak_allocated", 1e300),
+             "run.memory.device_peak_allocated: 1e+300 is out of range"},
+            {"reserved-peak.json", withMemory("device_peak_reserved", -1),
+             "run.memory.device_peak_reserved: must be ≥ 0, got -1"},
+            {"index.json", QJsonDocument(badStep).toJson(),
+             "run.steps[0].index: expected an integer, got 1.5"},
+        };
+        for (const auto& bad : cases) {
+            const QString file = dir_.filePath(bad.name);
+            writeText(file, bad.text);
+            const QString message = readError(file);
+            QVERIFY2(message.contains(file) && message.contains(bad.says),
+                     qPrintable(QString(bad.name) + ": " + message));
+        }
+        // The command line refuses it too (it printed a negative peak with exit 0).
+        const test::CliResult shown = test::runCli({"memory", dir_.filePath("peak.json")});
+        QCOMPARE(shown.exitCode, 2);
+        QVERIFY2(shown.err.contains("device_peak_allocated"), qPrintable(shown.err));
+        // A whole number written with an exponent is still that number.
+        const QString whole = dir_.filePath("whole.json");
+        writeText(whole,
+                  withMemory("device_peak_allocated", 1)
+                      .replace("\"device_peak_allocated\": 1", "\"device_peak_allocated\": 1e3"));
+        QCOMPARE(readRunFile(whole.toStdString()).memory.devicePeakAllocated, int64_t(1000));
+    }
+
+    // Issue 45: a folder or an empty file in an attention grid's points/ was
+    // "not valid JSON" with the parser's tag.
+    void attentionFilesThatAreNotFilesSaySo() {
+        QTemporaryDir points;
+        QVERIFY(QDir(points.path()).mkdir("folder.json"));
+        writeText(points.filePath("empty.json"), "");
+        writeText(points.filePath("version.json"),
+                  R"({"format": "stepscope-attention", "version": "1", "points": []})");
+        const std::pair<const char*, const char*> cases[] = {
+            {"folder.json", "a folder, not a StepScope attention file"},
+            {"empty.json", "empty, not JSON"},
+            {"version.json", "attention file.version: expected an integer"},
+        };
+        for (const auto& [name, says] : cases) {
+            const QString file = points.filePath(name);
+            try {
+                readAttentionFile(file.toStdString());
+                QFAIL(name);
+            } catch (const RunFileError& error) {
+                const QString message = error.what();
+                QVERIFY2(message.contains(file) && message.contains(says) &&
+                             !message.contains("json.exception") &&
+                             !message.contains("not valid JSON"),
+                         qPrintable(message));
+            }
+        }
+    }
+
     void attentionFileFieldsAreNamed() {
         const std::string point =
             R"({"backend": "naive", "d": 64, "seq": 128, "batch": 1, "heads": 2,

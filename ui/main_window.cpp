@@ -442,7 +442,13 @@ void MainWindow::saveSettings() {
     settings.setValue("window/geometry", saveGeometry());
     settings.setValue("window/state", saveState());
     recent_->save();
-    settings.setValue("run/lastConfig", QString::fromStdString(runConfigToJson(config_->config())));
+    // Code a received file names is not carried into the next start, where
+    // it would run without the question (issue 45): the last config of the
+    // user's own stays.
+    if (config_->codeFromFile().empty()) {
+        settings.setValue("run/lastConfig",
+                          QString::fromStdString(runConfigToJson(config_->config())));
+    }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -508,7 +514,7 @@ void MainWindow::onSelectionChanged() {
     const RunDocument* document = currentDocument();
     if (document) {
         if (document->canShowConfig()) {
-            config_->showRunConfig(document->result.config, document->title);
+            config_->showRunConfig(document->result.config, document->title, !document->madeHere);
         } else {
             config_->showNoConfig(document->title, document->recordingFacts());
         }

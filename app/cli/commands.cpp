@@ -10,6 +10,7 @@
 
 #include "cli/guarded.h"
 #include "cli/stderr_progress.h"
+#include "config/config_field.h"
 #include "engines/environment.h"
 #include "engines/isolated_run.h"
 #include "engines/runner.h"
@@ -52,8 +53,10 @@ private:
     }
 };
 
-// A run file, or a JSON object that is a run file's "config".
-RunConfig readConfigFile(const std::string& path) {
+// A run file, or a JSON object that is a run file's "config". The code it
+// names (a Python model, attention, the folder they come from) runs only with
+// the user's say-so: --trust-code, as trust_remote_code is the ecosystem's.
+RunConfig readConfigFile(const std::string& path, bool trustCode) {
     std::string text;
     try {
         text = readFile(path);
@@ -64,11 +67,19 @@ RunConfig readConfigFile(const std::string& path) {
     if (document.is_discarded() || !document.is_object()) {
         throw RunFileError("--config '" + path + "': not a JSON object");
     }
+    RunConfig config;
     try {
-        return runConfigFromJson(document.contains("config") ? document["config"].dump() : text);
+        config = runConfigFromJson(document.contains("config") ? document["config"].dump() : text);
     } catch (const RunFileError& error) {
         throw RunFileError("--config '" + path + "': " + error.what());
     }
+    if (const auto code = codeNamedBy(config); !code.empty() && !trustCode) {
+        throw RunFileError("--config '" + path +
+                           "' names Python code that would run: " + describeNamedCode(code) +
+                           "; code a file names runs only with your say-so: read it, then pass "
+                           "--trust-code");
+    }
+    return config;
 }
 
 int exitCodeFor(const RunResult& result) {
@@ -233,10 +244,10 @@ std::string runFileDestination(const RunResult& result, const std::string& outFi
 }  // namespace
 
 int commandRun(const ConfigFlags& flags, const std::string& configFile, const std::string& outFile,
-               bool json, bool events) {
+               bool json, bool events, bool trustCode) {
     return guarded([&] {
         const RunConfig config =
-            configFile.empty() ? flags.toRunConfig() : readConfigFile(configFile);
+            configFile.empty() ? flags.toRunConfig() : readConfigFile(configFile, trustCode);
         // Before the run, not after it: a run can take hours.
         checkInputFiles(config);
         if (const auto reason = outFile.empty() ? std::nullopt : whyCannotWriteFile(outFile)) {
@@ -367,7 +378,19 @@ int commandEval(const ConfigFlags& flags, const std::string& weights, const std:
         }
         EvalResult result;
         try {
-            result = evaluateCheckpoint(config, weights, tokens);
+            // The tokens give the batch and context: held to the limits and
+            // the pre-flight that `run` has, before any tensor of the model.
+            const at::Tensor batch = readTokenBatch(tokens, config.model);
+            const RunConfig evalRun = evalConfig(config, batch);
+            if (auto limits = validate(evalRun, validationContext()); !limits.empty()) {
+                throw InvalidConfigError(limits);
+            }
+            if (const auto refusal = preflightRefusal(evalRun, availableSystemMemory())) {
+                std::cerr << "stepscope-cli: eval refused: " << *refusal
+                          << "; or pass --force to run anyway\n";
+                return kExitRunFailed;
+            }
+            result = evaluateTokens(evalRun, weights, batch);
         } catch (const std::runtime_error& error) {
             std::cerr << "stepscope-cli: " << error.what() << "\n";
             return kExitBadInput;

@@ -30,9 +30,11 @@ int commandParams(const ConfigFlags& flags, bool all, bool json);
 // `configFile` (a run file, or a JSON object that is a run file's "config")
 // replaces the flags when given. `events`: stdout carries the worker
 // protocol's progress and step events, one JSON object per line, instead of
-// the report (how a sweep's isolated point reports back).
+// the report (how a sweep's isolated point reports back). `trustCode`: the
+// user's say-so to the code a config file names (codeNamedBy()); without it
+// such a file is refused.
 int commandRun(const ConfigFlags& flags, const std::string& configFile, const std::string& outFile,
-               bool json, bool events);
+               bool json, bool events, bool trustCode = false);
 int commandEstimate(const ConfigFlags& flags, bool json);
 // `isolate`: each point in a fresh `stepscope-cli run` process.
 int commandSweep(const ConfigFlags& flags, const std::string& outDir, bool resume, bool isolate);

@@ -108,7 +108,7 @@ struct Cli {
     CLI::App* params = nullptr;
     ConfigFlags runFlags;
     std::string outFile, configFile;
-    bool events = false;
+    bool events = false, trustCode = false;
     CLI::App* run = nullptr;
     ConfigFlags estimateFlags;
     CLI::App* estimate = nullptr;
@@ -164,6 +164,10 @@ void addInfoParamsAndRun(CLI::App& app, Cli& c) {
     c.run->add_option("--config", c.configFile,
                       "the config from a file instead of flags: a run file (its \"config\") or "
                       "a JSON object like a run file's \"config\"; no other config flag with it");
+    c.run->add_flag("--trust-code", c.trustCode,
+                    "run the Python code a --config file names (py_model, py_attention, their "
+                    "py_path): without it such a file is refused, as trust_remote_code does; "
+                    "flags you type need no say-so");
     c.run->add_option("--out", c.outFile, "write the run file here");
     c.run->add_flag("--json", c.json, "print the run file's JSON instead of the report");
     c.run->add_flag("--events", c.events,
@@ -357,15 +361,16 @@ int dispatchRun(const Cli& c) {
         for (const CLI::Option* option : c.run->get_options()) {
             const std::string name = option->get_name();
             if (option->count() > 0 && name != "--config" && name != "--out" && name != "--json" &&
-                name != "--events") {
+                name != "--events" && name != "--trust-code") {
                 std::cerr << "stepscope-cli: run: " << name
                           << " cannot be given with --config; the file holds the whole "
-                             "config (allowed beside it: --out, --json, --events)\n";
+                             "config (allowed beside it: --out, --json, --events, "
+                             "--trust-code)\n";
                 return kExitBadInput;
             }
         }
     }
-    return commandRun(c.runFlags, c.configFile, c.outFile, c.json, c.events);
+    return commandRun(c.runFlags, c.configFile, c.outFile, c.json, c.events, c.trustCode);
 }
 
 int dispatchSweep(const Cli& c) {

@@ -1,5 +1,6 @@
 #include "cluster/slurm_sweep.h"
 
+#include "config/config_field.h"
 #include "engines/environment.h"
 #include "results/report.h"
 #include "results/run_file.h"
@@ -10,8 +11,12 @@ namespace stepscope {
 namespace {
 
 // What a sweep task runs: its config in, its run file out; nothing else.
-std::vector<std::string> sweepTaskArguments(const SlurmTask& task, SlurmRunner runner) {
+std::vector<std::string> sweepTaskArguments(const SlurmTask& task, SlurmRunner runner,
+                                            bool trustCode) {
     std::vector<std::string> arguments = {"--config", task.inputFile, "--out", task.resultFile};
+    if (trustCode) {
+        arguments.push_back("--trust-code");
+    }
     if (runner != SlurmRunner::Recorder) {
         arguments.insert(arguments.begin(), "run");
     }
@@ -60,7 +65,9 @@ SlurmArray sweepSlurmArray(const SweepSpec& spec, SlurmRunner runner) {
         task.inputFile = "inputs/" + file;
         task.inputText = runConfigToJson(point);
         task.resultFile = "points/" + file;
-        task.arguments = sweepTaskArguments(task, runner);
+        // The user's own flags named any code (a sweep reads only flags):
+        // their say-so, carried to the task that reads the config back.
+        task.arguments = sweepTaskArguments(task, runner, !codeNamedBy(point).empty());
         array.tasks.push_back(std::move(task));
     }
     if (!errors.empty()) {
@@ -84,12 +91,20 @@ SlurmArray replannedSlurmSweep(const SlurmArray& held, const std::string& direct
                              ".input: empty; every sweep point reads its config from "
                              "inputs/NAME.json");
         }
+        RunConfig config;
         try {
-            runConfigFromJson(task.inputText);
+            config = runConfigFromJson(task.inputText);
         } catch (const std::exception& error) {
             throw SlurmError(where + ".input_text: not a run config: " + error.what());
         }
-        const std::vector<std::string> planned = sweepTaskArguments(task, array.runner);
+        // The folder's files are no one's say-so (issue 45, item 4).
+        if (const auto code = codeNamedBy(config); !code.empty()) {
+            throw SlurmError(where + ".input_text: names code to run (" +
+                             describeNamedCode(code) +
+                             "); --resume runs no code a folder's files name. Write the sweep "
+                             "again, with your own flags, into a new folder.");
+        }
+        const std::vector<std::string> planned = sweepTaskArguments(task, array.runner, false);
         if (task.arguments != planned) {
             throw SlurmError(where + ".arguments: '" + argumentsText(task.arguments) +
                              "' is not what StepScope writes for this point ('" +

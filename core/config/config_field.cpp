@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <stdexcept>
 
 #include "config/limits.h"
@@ -140,6 +141,10 @@ ConfigField& ConfigField::forEngines(unsigned engineBits) {
 }
 ConfigField& ConfigField::sweepAxis() {
     sweep = true;
+    return *this;
+}
+ConfigField& ConfigField::namesCode() {
+    code = true;
     return *this;
 }
 ConfigField& ConfigField::required() {
@@ -351,6 +356,37 @@ void setConfigField(RunConfig& config, const std::string& field, const std::stri
         rejectFieldText(field, "not a config field; allowed: " + joinNames(configFieldNames()));
     }
     found->setText(config, text);
+}
+
+std::vector<NamedCode> codeNamedBy(const RunConfig& config) {
+    std::vector<NamedCode> named;
+    for (const ConfigField& field : configFields()) {
+        if (field.code && field.get(config) != field.defaultValue()) {
+            named.push_back(
+                {field.name, field.key.empty() ? field.name : field.key, field.text(config)});
+        }
+    }
+    return named;
+}
+
+std::string describeNamedCode(const std::vector<NamedCode>& code) {
+    std::string text;
+    for (const NamedCode& item : code) {
+        text += (text.empty() ? "" : ", ") + item.key + " '" + printableText(item.value) + "'";
+        const ConfigField* field = findConfigField(item.field);
+        std::error_code error;
+        if (field && field->type == FieldType::Path) {
+            std::string absolute =
+                std::filesystem::absolute(item.value, error).lexically_normal().string();
+            if (absolute.size() > 1 && absolute.back() == '/') {
+                absolute.pop_back();
+            }
+            if (!error && absolute != item.value) {
+                text += " (" + printableText(absolute) + ")";
+            }
+        }
+    }
+    return text;
 }
 
 std::string configFieldText(const RunConfig& config, const std::string& field) {

@@ -64,6 +64,10 @@ struct ConfigField {
     bool requiredInFile = false;     // in every run file since version 1; else defaulted
     bool writtenWhenDefault = true;  // false: the run file has the key only when set
     bool flagChecked = true;         // the CLI checks the range or values while parsing
+    // It names code that runs (a module imported, a folder imported from, an
+    // interpreter): a value from a file runs only with the user's say-so
+    // (codeNamedBy(), --trust-code, the app's question).
+    bool code = false;
     // Integer: what validate() allows; `maxNow` where the maximum is this machine's.
     int64_t min = 0;
     int64_t max = std::numeric_limits<int64_t>::max();
@@ -98,6 +102,7 @@ struct ConfigField {
     ConfigField& in(FieldSection where);
     ConfigField& forEngines(unsigned engineBits);
     ConfigField& sweepAxis();
+    ConfigField& namesCode();
     ConfigField& required();
     ConfigField& fileKey(std::string runFileKey);  // "" for a property of this machine
     ConfigField& onlyWhenSet();
@@ -157,6 +162,22 @@ const ConfigField* findConfigField(const std::string& name);
 // table sees it from then on. Register before any thread reads the table.
 // Throws std::invalid_argument for a name or key already taken.
 void registerConfigField(ConfigField field);
+
+// One value of a field that names code (ConfigField::code), set in a config.
+struct NamedCode {
+    std::string field;  // "py-model"
+    std::string key;    // as the run file spells it: "py_model"
+    std::string value;  // "evilmod:build", "." (a folder as written)
+};
+// What `config` would import or run besides StepScope's own code: each field
+// declared namesCode() whose value is set, in the table's order. A config a
+// file gives (run --config, a run opened in the app) runs only when this is
+// empty or the user has said yes to it.
+std::vector<NamedCode> codeNamedBy(const RunConfig& config);
+// "py_model 'evilmod:build', py_path '.' (/home/me/x)": a folder also as an
+// absolute path, from this process's working folder; for messages and the
+// app's question.
+std::string describeNamedCode(const std::vector<NamedCode>& code);
 
 // The fields a sweep can vary and a table shows, by name, in the table's
 // order: model (a preset name; the vocabulary and maximum context stay),

@@ -313,6 +313,7 @@ void addPython(std::vector<ConfigField>& table) {
         "or pytorch-compile";
     table.push_back(
         textField("py-model", &RunConfig::pyModel)
+            .namesCode()
             .forEngines(kWorkerEngines)
             .withEngineMessage([inWorker](const RunConfig&) -> std::optional<std::string> {
                 return "a Python model " + inWorker;
@@ -325,6 +326,7 @@ void addPython(std::vector<ConfigField>& table) {
             .in(FieldSection::Engine));
     table.push_back(
         textField("py-attention", &RunConfig::pyAttention)
+            .namesCode()
             .onlyWhenSet()  // files without the user's attention stay as before
             .forEngines(kWorkerEngines)
             .withEngineMessage([inWorker](const RunConfig&) -> std::optional<std::string> {
@@ -339,6 +341,7 @@ void addPython(std::vector<ConfigField>& table) {
             .in(FieldSection::Engine));
     table.push_back(
         textField("py-path", &RunConfig::pyPath, FieldType::Path)
+            .namesCode()  // what is imported from it
             .forEngines(kWorkerEngines)
             .withEngineMessage([inWorker](const RunConfig& c) -> std::optional<std::string> {
                 if (!c.pyModel.empty()) {
@@ -371,6 +374,7 @@ void addRest(std::vector<ConfigField>& table) {
     // carried unchanged when the engine changes.
     table.push_back(textField("python", &RunConfig::python, FieldType::Path)
                         .fileKey("")
+                        .namesCode()  // an interpreter runs
                         .forEngines(kWorkerEngines)
                         .withEngineMessage([](const RunConfig&) -> std::optional<std::string> {
                             return std::nullopt;

@@ -72,9 +72,11 @@ std::unique_ptr<ChildProcess> startCli(const RunConfig& config, const std::strin
     if (!config.python.empty()) {  // not part of the run file's config
         environment.push_back("STEPSCOPE_PYTHON=" + config.python);
     }
+    // The config is this process's own, already run by the user's say-so
+    // (their flags, or a file they trusted): the child may run its code.
     return std::make_unique<ChildProcess>(
         std::vector<std::string>{cli, "run", "--config", directory.file("config.json"), "--out",
-                                 directory.file("run.json"), "--events"},
+                                 directory.file("run.json"), "--events", "--trust-code"},
         environment);
 }
 

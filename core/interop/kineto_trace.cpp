@@ -15,6 +15,9 @@
 #include <unordered_map>
 
 #include "util/atomic_file.h"
+#include "util/checked_math.h"
+#include "util/strings.h"
+#include "util/system_memory.h"
 
 namespace stepscope {
 
@@ -84,9 +87,37 @@ bool isGzip(std::string_view bytes) {
     return bytes.size() >= 2 && uint8_t(bytes[0]) == 0x1f && uint8_t(bytes[1]) == 0x8b;
 }
 
+// The most JSON text this process can read: the limit, and what memory holds
+// with the parse (a 10 MB .json.gz of 10 GB under an 8 GB limit ended in a
+// bare std::bad_alloc).
+struct TextBudget {
+    uint64_t limit = 0;
+    uint64_t room = 0;  // memory this process may still take
+    uint64_t most() const { return std::min(limit, room / kParseBytesPerTextByte); }
+    // What a refusal of more than `most()` says.
+    std::string refusal(const std::string& what) const {
+        if (limit <= room / kParseBytesPerTextByte) {
+            return what + " more than the limit of " + std::to_string(limit >> 20) + " MiB";
+        }
+        return what + " more than " + formatBytes(double(most())) +
+               ": reading that much JSON takes " + std::to_string(kParseBytesPerTextByte) +
+               " times it in memory, and this process may take " + formatBytes(double(room)) +
+               " more";
+    }
+};
+
+TextBudget budgetOf(const KinetoTraceLimits& limits) {
+    const int64_t room = limits.memoryRoomBytes.value_or(memoryRoomBytes());
+    return {limits.maxBytes, uint64_t(std::max<int64_t>(room, 0))};
+}
+
 // Inflates one or more concatenated gzip members into padded bytes, at most
-// `limit` of them; a stream that ends early or does not inflate has its own message.
-PaddedBytes gunzip(std::string_view compressed, uint64_t limit, const std::string& label) {
+// `budget.most()` of them, growing the buffer as the stream says it goes on
+// (its declared size is a hint only); a stream that ends early or does not
+// inflate has its own message.
+PaddedBytes gunzip(std::string_view compressed, const TextBudget& budget,
+                   const std::string& label) {
+    const uint64_t limit = budget.most();
     PaddedBytes out;
     // The trailer's size (mod 2^32) is a hint only: a truncated file's trailer
     // is compressed data, so the hint is capped by a generous ratio.
@@ -114,8 +145,7 @@ PaddedBytes gunzip(std::string_view compressed, uint64_t limit, const std::strin
     while (true) {
         if (produced == out.size) {
             if (out.size >= limit) {
-                fail(Kind::TooLarge, label,
-                     "inflates to more than " + std::to_string(limit >> 20) + " MiB");
+                fail(Kind::TooLarge, label, budget.refusal("inflates to"));
             }
             out.resizeKeepingPadding(size_t(std::min<uint64_t>(uint64_t(out.size) * 2, limit)));
         }
@@ -343,10 +373,11 @@ private:
         }
         // 7.0 is an integer written as a double; anything else is refused.
         const double wide = get(value.get_double(), path, "an integer");
-        if (!std::isfinite(wide) || wide != std::floor(wide) || std::fabs(wide) > 9.0e18) {
-            invalid(path, "not an integer");
+        const std::optional<int64_t> whole = integerFromDouble(wide);
+        if (!whole) {
+            invalid(path, integerProblem(wide));
         }
-        return int64_t(wide);
+        return *whole;
     }
     double readTime(ValueResult value, const FieldPath& path, double low, double high) {
         const double number = get(value.get_double(), path, "a finite number");
@@ -915,13 +946,18 @@ PaddedBytes padded(std::string_view bytes) {
 
 KinetoTrace parseBytes(PaddedBytes bytes, const std::string& label,
                        const KinetoTraceLimits& limits) {
+    const TextBudget budget = budgetOf(limits);
     if (isGzip(bytes.view())) {
-        bytes = gunzip(bytes.view(), limits.maxBytes, label);
-    } else if (bytes.size > limits.maxBytes) {
-        fail(Kind::TooLarge, label,
-             "larger than the limit of " + std::to_string(limits.maxBytes >> 20) + " MiB");
+        bytes = gunzip(bytes.view(), budget, label);
+    } else if (bytes.size > budget.most()) {
+        fail(Kind::TooLarge, label, budget.refusal("holds"));
     }
-    return Reader(label, limits).read(bytes);
+    try {
+        return Reader(label, limits).read(bytes);
+    } catch (const std::bad_alloc&) {  // the budget leaves this to other programs
+        fail(Kind::TooLarge, label,
+             "memory ran out reading its " + formatBytes(double(bytes.size)) + " of JSON");
+    }
 }
 
 }  // namespace
@@ -950,9 +986,8 @@ KinetoTrace readKinetoTrace(const std::string& path, const KinetoTraceLimits& li
         fail(Kind::Unreadable, path, "cannot tell its size");
     }
     // A compressed file may be a tenth of what it inflates to; both are capped.
-    if (uint64_t(size) > limits.maxBytes) {
-        fail(Kind::TooLarge, path,
-             "larger than the limit of " + std::to_string(limits.maxBytes >> 20) + " MiB");
+    if (const TextBudget budget = budgetOf(limits); uint64_t(size) > budget.most()) {
+        fail(Kind::TooLarge, path, budget.refusal("holds"));
     }
     PaddedBytes bytes;
     bytes.resizeKeepingPadding(size_t(size));

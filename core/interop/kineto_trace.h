@@ -140,7 +140,16 @@ struct KinetoTraceLimits {
     size_t maxStringBytes = size_t(1) << 20;  // a kernel's demangled name is a few kB
     int64_t maxDevices = 4096;
     int64_t maxTracks = 1'000'000;
+    // The memory this process may still take (util/system_memory.h) where
+    // nullopt: text that would not fit with its parse (about
+    // kParseBytesPerTextByte times its size) is refused before it is
+    // inflated further or parsed, not left to end in std::bad_alloc.
+    std::optional<int64_t> memoryRoomBytes;
 };
+
+// What reading a trace takes per byte of its JSON: the text, and simdjson's
+// structural index (4) and string buffer (5/3) over it.
+inline constexpr uint64_t kParseBytesPerTextByte = 7;
 
 // Reads `path` (gzip by its magic bytes, whatever the extension).
 KinetoTrace readKinetoTrace(const std::string& path, const KinetoTraceLimits& limits = {});

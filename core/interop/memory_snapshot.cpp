@@ -12,7 +12,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "results/json_text.h"
 #include "util/atomic_file.h"
+#include "util/checked_math.h"
 
 namespace stepscope {
 
@@ -300,6 +302,9 @@ struct JsonTree {
             n->get<uint64_t>() <= uint64_t(std::numeric_limits<int64_t>::max())) {
             return static_cast<int64_t>(n->get<uint64_t>());
         }
+        if (n->is_number_float()) {  // 4096.0, 1e3: whole; 1.5 and 1e300 are not
+            return integerFromDouble(n->get<double>());
+        }
         return std::nullopt;
     }
     std::optional<uint64_t> uint64(Node n) const {
@@ -308,6 +313,10 @@ struct JsonTree {
         }
         if (n->is_number_integer() && n->get<int64_t>() >= 0) {
             return static_cast<uint64_t>(n->get<int64_t>());
+        }
+        if (const auto whole =
+                n->is_number_float() ? integerFromDouble(n->get<double>(), 0) : std::nullopt) {
+            return static_cast<uint64_t>(*whole);
         }
         return std::nullopt;
     }
@@ -567,9 +576,16 @@ private:
         push({key, 0});
         expected(what, got);
     }
+    // A number where an integer belongs says why it is not one (1.5, 1e300).
+    void refuseFraction(Node n, const char* key) {
+        if (tree_.type(n) == Type::Float) {
+            failField(key, Kind::Malformed, integerProblem(*tree_.number(n)));
+        }
+    }
     int64_t integer(Node n, const char* key) {
         const auto value = tree_.int64(n);
         if (!value) {
+            refuseFraction(n, key);
             expectedField(key, "an integer", n);
         }
         return *value;
@@ -581,6 +597,7 @@ private:
                 failField(key, Kind::Malformed,
                           "expected a size in bytes, got " + std::to_string(*value));
             }
+            refuseFraction(n, key);
             expectedField(key, "a size in bytes (an integer)", n);
         }
         return *value;
@@ -1063,13 +1080,7 @@ MemorySnapshot fromJson(const std::string& bytes, const std::string& source,
     try {
         json = nlohmann::json::parse(bytes);
     } catch (const nlohmann::json::exception& error) {
-        // nlohmann's "[json.exception.parse_error.101] " says nothing to a user.
-        std::string what = error.what();
-        if (const size_t end = what.find("] ");
-            what.rfind("[json.exception.", 0) == 0 && end != std::string::npos) {
-            what = what.substr(end + 2);
-        }
-        throw SnapshotError(Kind::Malformed, source + ": not valid JSON: " + what);
+        throw SnapshotError(Kind::Malformed, source + ": " + jsonParseProblem(error, bytes));
     }
     MemorySnapshot snapshot;
     snapshot.source = source;

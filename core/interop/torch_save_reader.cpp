@@ -14,8 +14,13 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "config/limits.h"
 #include "interop/torch_storage_types.h"
+#include "util/checked_math.h"
 #include "util/pickle_reader.h"
+#include "util/strings.h"
+#include "util/system_memory.h"
+#include "util/zip_directory.h"
 
 namespace stepscope {
 
@@ -144,6 +149,64 @@ PickleDocument readDataPickle(std::string bytes) {
     }
 }
 
+// "[1048576, 2049]": a size or stride list in messages.
+std::string listText(const std::vector<int64_t>& values) {
+    std::string text = "[";
+    for (size_t i = 0; i < values.size(); ++i) {
+        text += (i ? ", " : "") + std::to_string(values[i]);
+    }
+    return text + "]";
+}
+
+// Why a view of `sizes`, `strides` and `offset` cannot be read from a storage
+// of `stored` elements as a tensor of distinct elements; empty when it can.
+// ATen would accept a stride of 0, and a 623-byte file then stood for a
+// [1048576, 2049] tensor that eval turned into 21 GB: the elements must not
+// overlap, so a tensor never holds more elements than its storage.
+std::string tensorLayoutProblem(const std::vector<int64_t>& sizes,
+                                const std::vector<int64_t>& strides, int64_t offset,
+                                int64_t stored) {
+    const std::string layout = "shape " + listText(sizes) + " with strides " + listText(strides);
+    if (sizes.size() != strides.size() || sizes.size() > 64) {
+        return layout + ": the size and stride lists must be as long, at most 64";
+    }
+    std::optional<int64_t> elements = 1, last = offset;  // the last element's index
+    std::vector<std::pair<int64_t, int64_t>> dims;       // (stride, size) of each size > 1
+    for (size_t d = 0; d < sizes.size(); ++d) {
+        if (sizes[d] < 0 || strides[d] < 0 || offset < 0) {
+            return layout + " and offset " + std::to_string(offset) + ": negative";
+        }
+        elements = elements ? checkedMultiply(*elements, sizes[d]) : std::nullopt;
+        const auto reach = sizes[d] > 0 ? checkedMultiply(sizes[d] - 1, strides[d]) : 0;
+        last = last && reach ? checkedAdd(*last, *reach) : std::nullopt;
+        if (sizes[d] > 1) {
+            dims.emplace_back(strides[d], sizes[d]);
+        }
+    }
+    if (!elements || *elements > kMaxTensorElements) {
+        return layout + ": more than 2^50 elements";
+    }
+    if (*elements > 0 && (!last || *last >= stored)) {
+        return layout + " and offset " + std::to_string(offset) + " reaches past its storage of " +
+               std::to_string(stored) + " elements";
+    }
+    // Each dimension's stride must pass every offset the smaller ones reach.
+    std::sort(dims.begin(), dims.end());
+    int64_t reached = 0;
+    for (const auto& [stride, size] : dims) {
+        if (stride <= reached) {
+            return layout + ": its elements overlap (" +
+                   (stride == 0
+                        ? "a stride of 0 repeats one value " + std::to_string(size) + " times"
+                        : "a stride of " + std::to_string(stride) +
+                              " revisits what smaller strides reach") +
+                   "); StepScope reads tensors of distinct elements: save t.contiguous()";
+        }
+        reached += (size - 1) * stride;  // ≤ last, checked above
+    }
+    return {};
+}
+
 // Builds the PyValue the pickle's root stands for, in two passes over the
 // pickle machine's records. First every storage, tensor and parameter the
 // file names, in the file's order, whether the root reaches it or not (so a
@@ -155,12 +218,18 @@ PickleDocument readDataPickle(std::string bytes) {
 // holds itself, so whoever frees it later recurses at most kMaxDepth levels.
 class ValueBuilder {
 public:
-    ValueBuilder(const PickleDocument& doc, caffe2::serialize::PyTorchStreamReader& archive)
-        : doc_(doc), archive_(archive) {}
+    ValueBuilder(const PickleDocument& doc, caffe2::serialize::PyTorchStreamReader& archive,
+                 int64_t memoryRoom)
+        : doc_(doc), archive_(archive), memoryRoom_(memoryRoom) {}
 
     PyValue build() {
         for (PickleRef ref = 0; ref < doc_.valueCount(); ++ref) {
             rebuildTensor(ref);
+        }
+        for (const PickleRef id : bareStorages_) {  // storages no tensor views, as values
+            if (!tensors_.contains(id)) {
+                tensors_[id] = loadStorage(id, "a storage");
+            }
         }
         const PickleRef root = doc_.root();
         if (enter(root)) {  // a leaf: no frame to walk
@@ -239,7 +308,7 @@ private:
             throw std::runtime_error("integer too large");
         }
         if (kind == PickleKind::PersistentId) {
-            tensors_[ref] = loadStorage(doc_.persistentId(ref));
+            bareStorages_.push_back(ref);  // loaded by the tensor that views it, else after
             return;
         }
         const Role role = roleOf(ref);
@@ -261,18 +330,27 @@ private:
         }
     }
 
-    // _rebuild_tensor_v2(storage, offset, size, stride, ...): a view of the storage.
-    at::Tensor tensor(PickleRef ref, std::span<const PickleRef> args) const {
+    // _rebuild_tensor_v2(storage, offset, size, stride, ...): a view of the
+    // storage, whose layout is checked before ATen sees it (tensorLayoutProblem).
+    at::Tensor tensor(PickleRef ref, std::span<const PickleRef> args) {
         if (args.size() < 4) {
             throw std::runtime_error(callName(ref) + " called with too few arguments");
         }
-        const auto storage = tensors_.find(args[0]);
         const std::optional<int64_t> offset = doc_.toInt64(args[1]);  // an int, never a bool
-        if (storage == tensors_.end() || !offset) {
+        if (doc_.kind(args[0]) != PickleKind::PersistentId || !offset) {
             throw std::runtime_error(callName(ref) + " without a storage and offset");
         }
-        return storage->second.as_strided(intList(args[2], "size"), intList(args[3], "stride"),
-                                          *offset);
+        const std::vector<int64_t> sizes = intList(args[2], "size");
+        const std::vector<int64_t> strides = intList(args[3], "stride");
+        auto& storage = tensors_[args[0]];
+        if (!storage.defined()) {
+            storage = loadStorage(args[0], tensorLabel(ref));
+        }
+        const std::string problem = tensorLayoutProblem(sizes, strides, *offset, storage.numel());
+        if (!problem.empty()) {
+            throw std::runtime_error(tensorLabel(ref) + ": " + problem);
+        }
+        return storage.as_strided(sizes, strides, *offset);
     }
 
     std::vector<int64_t> intList(PickleRef ref, const char* what) const {
@@ -290,23 +368,126 @@ private:
         return out;
     }
 
-    // The storage a persistent id names (checkStorageId passed it), read
-    // from the archive once however many tensors view it.
-    at::Tensor loadStorage(PickleRef id) {
-        const auto items = doc_.items(id);
+    // The storage the persistent id `ref` names (checkStorageId passed it),
+    // read from the archive once however many tensors view it: as many
+    // elements as the id says, streamed from its entry, which must hold
+    // them, into memory that is there (what all storages read so far take
+    // and this one). `who` names the tensor for messages.
+    at::Tensor loadStorage(PickleRef ref, const std::string& who) {
+        const auto items = doc_.items(doc_.persistentId(ref));
         const std::string key(doc_.text(items[2]));
         if (const auto cached = storages_.find(key); cached != storages_.end()) {
             return cached->second;
         }
         const at::ScalarType dtype = storageDtype(std::string(doc_.globalName(items[1])));
-        auto [bytes, size] = archive_.getRecord("data/" + key);
-        const int64_t elements = static_cast<int64_t>(size / c10::elementSize(dtype));
-        at::Tensor storage = at::empty({elements}, at::TensorOptions().dtype(dtype));
-        if (size > 0) {
-            std::memcpy(storage.data_ptr(), bytes.get(), elements * c10::elementSize(dtype));
+        const std::string entry = "data/" + key;
+        const std::optional<int64_t> elements = doc_.toInt64(items[4]);
+        if (!elements || *elements < 0 || *elements > kMaxTensorElements) {
+            throw std::runtime_error(who + ": its storage '" + entry +
+                                     "' gives no element count from 0 to 2^50");
         }
+        const auto bytes = uint64_t(*elements) * c10::elementSize(dtype);
+        if (!archive_.hasRecord(entry)) {
+            throw std::runtime_error(who + ": its storage '" + entry +
+                                     "' is missing from the archive");
+        }
+        checkStorageFits(who, entry, bytes);
+        at::Tensor storage = at::empty({*elements}, at::TensorOptions().dtype(dtype));
+        try {
+            auto iterator = archive_.createChunkReaderIter(entry, bytes, kChunkBytes);
+            for (uint64_t done = 0; done < bytes;) {
+                done += iterator.next(static_cast<char*>(storage.data_ptr()) + done);
+            }
+        } catch (const c10::Error&) {  // miniz's "internal error", "corrupted": ours instead
+            throw std::runtime_error(who + ": its storage '" + entry +
+                                     "' cannot be read: the archive is damaged there");
+        }
+        loadedBytes_ += bytes;
         storages_[key] = storage;
         return storage;
+    }
+
+    // A storage's bytes against its entry's and the memory left.
+    void checkStorageFits(const std::string& who, const std::string& entry, uint64_t bytes) {
+        const uint64_t recorded = archive_.getRecordSize(entry);
+        if (recorded < bytes) {
+            throw std::runtime_error(who + ": its storage '" + entry + "' holds " +
+                                     std::to_string(recorded) + " bytes, fewer than the " +
+                                     std::to_string(bytes) + " its elements take");
+        }
+        if (bytes > uint64_t(memoryRoom_) - std::min(loadedBytes_, uint64_t(memoryRoom_))) {
+            throw std::runtime_error(
+                who + ": its storage '" + entry + "' takes " + formatBytes(double(bytes)) +
+                (loadedBytes_ > 0 ? " beyond the " + formatBytes(double(loadedBytes_)) + " read"
+                                  : std::string()) +
+                ", more than the " + formatBytes(double(memoryRoom_)) +
+                " of memory this process may still take");
+        }
+    }
+
+    // Where the root holds the tensor `target`, for messages: "tensor
+    // 'layers.0.w'", "the tensor" (the root itself). Looked for only when a
+    // message needs it, with a stack of its own.
+    std::string tensorLabel(PickleRef target) const {
+        const PickleRef root = doc_.root();
+        std::unordered_map<PickleRef, std::pair<PickleRef, std::string>> parent{{root, {root, ""}}};
+        std::vector<PickleRef> pending{root};
+        while (!pending.empty() && !parent.contains(target)) {
+            const PickleRef ref = pending.back();
+            pending.pop_back();
+            for (auto& [child, label] : labelledChildren(ref)) {
+                if (parent.try_emplace(child, ref, std::move(label)).second) {
+                    pending.push_back(child);
+                }
+            }
+        }
+        if (!parent.contains(target)) {
+            return "a tensor the file's value does not hold";
+        }
+        std::string path;
+        for (PickleRef ref = target; ref != root; ref = parent.at(ref).first) {
+            const std::string& label = parent.at(ref).second;
+            if (!label.empty()) {
+                path = label + (path.empty() ? "" : "." + path);
+            }
+        }
+        if (path.empty()) {
+            return "the tensor";
+        }
+        return "tensor '" + printableText(path.size() > 200 ? path.substr(0, 200) + "…" : path) +
+               "'";
+    }
+
+    // What `ref` holds, each with its label in a path: a dict's values by
+    // their keys, a list's items by index; what a parameter or a type tag wraps.
+    std::vector<std::pair<PickleRef, std::string>> labelledChildren(PickleRef ref) const {
+        std::vector<std::pair<PickleRef, std::string>> out;
+        const Role role = roleOf(ref);
+        if (role == Role::Parameter || role == Role::TypeTag) {
+            const auto args = doc_.items(doc_.call(ref).args);
+            if (!args.empty()) {
+                out.emplace_back(args[0], "");
+            }
+            return out;
+        }
+        if (role != Role::Container && role != Role::Dict) {
+            return out;
+        }
+        const std::span<const PickleRef> items = childrenOf(ref, role);
+        if (role == Role::Container && doc_.kind(ref) != PickleKind::Dict) {
+            for (size_t i = 0; i < items.size(); ++i) {
+                out.emplace_back(items[i], std::to_string(i));
+            }
+            return out;
+        }
+        for (size_t i = 0; i + 1 < items.size(); i += 2) {
+            const PickleKind kind = doc_.kind(items[i]);
+            out.emplace_back(items[i + 1],
+                             kind == PickleKind::String ? std::string(doc_.text(items[i]))
+                             : kind == PickleKind::Int  ? std::to_string(doc_.integer(items[i]))
+                                                        : "?");
+        }
+        return out;
     }
 
     // The second pass, one step down: the height of a value built before (0
@@ -419,10 +600,16 @@ private:
         }
     }
 
+    // A storage is streamed into its tensor this much at a time.
+    static constexpr size_t kChunkBytes = size_t(64) << 20;
+
     const PickleDocument& doc_;
     caffe2::serialize::PyTorchStreamReader& archive_;
     std::unordered_map<PickleRef, at::Tensor> tensors_;
+    std::vector<PickleRef> bareStorages_;  // persistent ids, in the file's order
     std::map<std::string, at::Tensor> storages_;
+    uint64_t loadedBytes_ = 0;  // what storages_ take
+    const int64_t memoryRoom_;  // what this process may take, when reading began
     std::vector<Frame> path_;
     size_t containersOnPath_ = 0;
     std::unordered_map<PickleRef, Built> built_;
@@ -453,6 +640,42 @@ void checkLooksLikeTorchSave(const std::string& path) {
     throw std::runtime_error("'" + path + "' is not a torch.save file: " + hint);
 }
 
+// A torch.save archive's entries hold a few small records, data.pkl and the
+// storages: about 20,000 for a model of a thousand layers with its optimizer.
+constexpr size_t kMaxEntries = size_t(1) << 20;
+// data.pkl of such a checkpoint is a few MB; a larger one is not read.
+constexpr uint64_t kMaxPickleBytes = uint64_t(1) << 30;
+// "version", "byteorder", ".data/serialization_id": a few bytes each.
+constexpr uint64_t kMaxSmallRecordBytes = 4096;
+
+// What every entry declares, checked before the zip reader inflates any of
+// it (its constructor alone reads the version record): a size that the
+// compressed bytes cannot make, or that memory does not hold, is refused
+// naming the entry. Storages are checked again as they are read, against
+// what the pickle says they hold.
+void checkArchiveEntries(const std::string& path, int64_t room) {
+    const std::vector<ZipEntry> entries = readZipDirectory(path, kMaxEntries);
+    const uint64_t fileBytes = std::filesystem::file_size(path);
+    for (const ZipEntry& entry : entries) {
+        std::string problem = zipEntryProblem(entry, fileBytes);
+        // Records are named "ARCHIVE/data.pkl", "ARCHIVE/data/0", ...
+        const std::string record = entry.name.substr(entry.name.find('/') + 1);
+        const bool storage = record.starts_with("data/");
+        const uint64_t limit = storage                ? uint64_t(room)
+                               : record == "data.pkl" ? std::min(kMaxPickleBytes, uint64_t(room))
+                                                      : kMaxSmallRecordBytes;
+        if (problem.empty() && entry.size > limit) {
+            problem = "declares " + formatBytes(double(entry.size)) + ", more than " +
+                      (storage ? "the " + formatBytes(double(room)) +
+                                     " of memory this process may still take"
+                               : formatBytes(double(limit)) + ", the most such a record holds");
+        }
+        if (!problem.empty()) {
+            throw std::runtime_error("entry '" + printableText(entry.name) + "' " + problem);
+        }
+    }
+}
+
 }  // namespace
 
 std::string PyValue::typeName() const {
@@ -480,9 +703,11 @@ std::string PyValue::typeName() const {
     }
 }
 
-PyValue readTorchSave(const std::string& path) {
+PyValue readTorchSave(const std::string& path, const TorchSaveLimits& limits) {
     checkLooksLikeTorchSave(path);
+    const int64_t room = std::max<int64_t>(0, limits.memoryRoomBytes.value_or(memoryRoomBytes()));
     try {
+        checkArchiveEntries(path, room);
         caffe2::serialize::PyTorchStreamReader archive(path);
         if (archive.hasRecord("byteorder")) {
             auto [bytes, size] = archive.getRecord("byteorder");
@@ -495,12 +720,14 @@ PyValue readTorchSave(const std::string& path) {
         const PickleDocument doc =
             readDataPickle(std::string(static_cast<const char*>(pickle.get()), size));
         pickle.clear();
-        return ValueBuilder(doc, archive).build();
+        return ValueBuilder(doc, archive, room).build();
     } catch (const c10::Error& error) {
         throw std::runtime_error("'" + path +
                                  "' is not a torch.save file in the zip format (PyTorch 1.6 "
                                  "and later): " +
                                  error.what_without_backtrace());
+    } catch (const std::bad_alloc&) {  // the checks above leave this to other programs
+        throw std::runtime_error("'" + path + "': memory ran out while reading it");
     } catch (const std::runtime_error& error) {
         throw std::runtime_error("'" + path + "': " + error.what());
     }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -54,7 +55,20 @@ struct PyValue {
     std::string typeName() const;  // "dict", "tensor", "str", ... for messages
 };
 
-// Throws std::runtime_error naming the file and what is wrong.
-PyValue readTorchSave(const std::string& path);
+// What a torch.save file may take: every zip entry's declared size is
+// checked before anything is inflated (deflate makes at most 1,032 bytes of
+// one; small records and data.pkl have caps of their own), and each storage
+// is read, only as many bytes as its tensor's element count says, into
+// memory that is there.
+struct TorchSaveLimits {
+    // What this process may still take; nullopt: util/system_memory.h's measure.
+    std::optional<int64_t> memoryRoomBytes;
+};
+
+// Throws std::runtime_error naming the file and what is wrong: the entry, or
+// the tensor by where the file's value holds it ("tensor 'layers.0.w'"). A
+// tensor's elements must not overlap (no stride 0 over a size > 1), so none
+// stands for more elements than its storage holds.
+PyValue readTorchSave(const std::string& path, const TorchSaveLimits& limits = {});
 
 }  // namespace stepscope

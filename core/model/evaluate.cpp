@@ -35,10 +35,16 @@ at::Tensor readTokenBatch(const std::string& path, const ModelDims& dims) {
     return tokens;
 }
 
-EvalResult evaluateCheckpoint(const RunConfig& config, const std::string& weightsPath,
-                              const std::string& tokensPath) {
+RunConfig evalConfig(RunConfig config, const at::Tensor& tokens) {
+    config.mode = RunMode::Inference;
+    config.batchSize = tokens.size(0);
+    config.contextLength = tokens.size(1) - 1;
+    return config;
+}
+
+EvalResult evaluateTokens(const RunConfig& config, const std::string& weightsPath,
+                          const at::Tensor& tokens) {
     const at::Device device(config.device == DeviceKind::Cuda ? at::kCUDA : at::kCPU, 0);
-    const at::Tensor tokens = readTokenBatch(tokensPath, config.model);
 
     TransformerLM model(config.model,
                         std::shared_ptr<AttentionBackend>(makeAttentionBackend(config.attention)),
@@ -53,6 +59,11 @@ EvalResult evaluateCheckpoint(const RunConfig& config, const std::string& weight
     result.loss = crossEntropyLoss(logits, onDevice.narrow(1, 1, positions)).item<double>();
     result.predictions = tokens.size(0) * positions;
     return result;
+}
+
+EvalResult evaluateCheckpoint(const RunConfig& config, const std::string& weightsPath,
+                              const std::string& tokensPath) {
+    return evaluateTokens(config, weightsPath, readTokenBatch(tokensPath, config.model));
 }
 
 }  // namespace stepscope

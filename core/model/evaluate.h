@@ -19,10 +19,19 @@ struct EvalResult {
     int64_t predictions = 0;
 };
 
+// What eval runs, as a config: `config` in inference mode with the batch and
+// context of `tokens` (readTokenBatch's), so that validate()'s limits and the
+// CPU pre-flight (estimate/fit_check.h) hold eval to what they hold `run` to
+// before any of its tensors is made.
+RunConfig evalConfig(RunConfig config, const at::Tensor& tokens);
+
 // Loads `weightsPath` (torch.save'd state dict or training checkpoint) into
-// the model of `config`, reads a torch.save'd int64 tensor of token ids
-// (batch × seq) and returns the mean cross-entropy of predicting tokens[:, 1:]
-// from tokens[:, :-1]. Throws std::runtime_error saying what is wrong.
+// the model of `config` and returns the mean cross-entropy of predicting
+// tokens[:, 1:] from tokens[:, :-1] (`tokens` as readTokenBatch gives them).
+// Throws std::runtime_error saying what is wrong.
+EvalResult evaluateTokens(const RunConfig& config, const std::string& weightsPath,
+                          const at::Tensor& tokens);
+// The same, the tokens read from `tokensPath` (no pre-flight: the CLI's eval has it).
 EvalResult evaluateCheckpoint(const RunConfig& config, const std::string& weightsPath,
                               const std::string& tokensPath);
 

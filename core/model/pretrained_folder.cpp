@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "config/limits.h"
+#include "results/json_text.h"
 
 namespace stepscope {
 
@@ -18,14 +19,22 @@ constexpr const char* kExpected =
     "expected a file written by torch.save (a state dict or a training checkpoint), or the "
     "course's from_pretrained folder holding model_config.json and model.pt";
 
+// One of the model's numbers, a whole number through the one checked
+// conversion (1.5 and 1e300 are not), named as the course's config names it.
 int64_t configField(const nlohmann::json& config, const std::string& file, const char* key) {
     const auto found = config.find(key);
-    if (found == config.end() || !found->is_number_integer()) {
+    if (found == config.end()) {
         throw std::runtime_error("'" + file + "' has no whole-number \"" + key +
                                  "\" (the course's config names vocab_size, context_length, "
                                  "d_model, num_layers, num_heads and d_ff)");
     }
-    return found->get<int64_t>();
+    std::string problem;
+    const std::optional<int64_t> value = jsonInteger(*found, problem);
+    if (!value) {
+        throw std::runtime_error("'" + file + "': \"" + key + "\" " + problem +
+                                 " (a whole number of the model's)");
+    }
+    return *value;
 }
 
 // A model's keyword arguments are a few hundred bytes: a bigger file is not
@@ -75,7 +84,7 @@ ModelDims pretrainedConfigDims(const std::string& text, const std::string& confi
     try {
         config = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& parseError) {
-        throw std::runtime_error("'" + configFile + "' is not JSON: " + parseError.what());
+        throw std::runtime_error("'" + configFile + "': " + jsonParseProblem(parseError, text));
     }
     if (!config.is_object()) {
         throw std::runtime_error("'" + configFile +

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <limits>
 #include <sstream>
 #include <type_traits>
 #include <utility>
 
 #include "estimate/cost_model.h"
+#include "results/json_text.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
 #include "util/strings.h"
@@ -84,12 +87,21 @@ const char* kindOf() {
     }
 }
 
-// `object[key]` as a T, or RunFileError naming `where`.`key`.
+// `object[key]` as a T, or RunFileError naming `where`.`key`. Every integer
+// of the file is a count or a size: a whole number ≥ 0, checked as such.
 template <typename T>
 T field(const json& object, const char* key, const std::string& where) {
     const auto found = object.find(key);
     if (found == object.end()) {
         throw RunFileError(where + "." + key + ": missing");
+    }
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        std::string problem;
+        const auto value = jsonInteger(*found, problem, 0, std::numeric_limits<T>::max());
+        if (!value) {
+            throw RunFileError(where + "." + key + ": " + problem);
+        }
+        return T(*value);
     }
     if (!holds<T>(*found)) {
         throw RunFileError(where + "." + key + ": expected " + kindOf<T>());
@@ -150,12 +162,7 @@ EnvironmentInfo environmentFromJson(const json& object) {
     env.libtorchVersion = fieldOr<std::string>(object, "libtorch_version", where, "");
     env.cudaVersion = fieldOr<std::string>(object, "cuda_version", where, "");
     env.deviceName = fieldOr<std::string>(object, "device_name", where, "");
-    const int64_t threads = fieldOr<int64_t>(object, "cpu_threads", where, 0);
-    if (!std::in_range<int>(threads) || threads < 0) {
-        throw RunFileError("environment.cpu_threads: " + std::to_string(threads) +
-                           " is not a thread count");
-    }
-    env.cpuThreads = int(threads);
+    env.cpuThreads = fieldOr<int>(object, "cpu_threads", where, 0);
     env.startedAt = fieldOr<std::string>(object, "started_at", where, "");
     if (const auto slurm = object.find("slurm"); slurm != object.end() && slurm->is_object()) {
         const std::string at = "environment.slurm";
@@ -201,69 +208,79 @@ std::vector<AttentionPoint> attentionResultFromJson(const std::string& text) {
     return attentionFileFromJson(text).points;
 }
 
+namespace {
+
+// The format and version, which say whether the rest can be read at all.
+void checkAttentionHeader(const json& document) {
+    const auto format = document.is_object() ? document.find("format") : document.end();
+    if (!document.is_object() || format == document.end() || *format != "stepscope-attention") {
+        throw RunFileError("not a StepScope attention file (format \"stepscope-attention\")");
+    }
+    const int64_t version = fieldOr<int64_t>(document, "version", "attention file", 0);
+    if (version != 1) {
+        throw RunFileError("attention file version " + std::to_string(version) +
+                           " is not supported; this StepScope reads version 1");
+    }
+}
+
+AttentionPoint pointFromJson(const json& item, const std::string& where) {
+    if (!item.is_object()) {
+        throw RunFileError(where + ": expected an object");
+    }
+    AttentionPoint p;
+    p.backend = field<std::string>(item, "backend", where);
+    p.kernel = fieldOr<std::string>(item, "kernel", where, p.backend);
+    p.d = field<int64_t>(item, "d", where);
+    p.seq = field<int64_t>(item, "seq", where);
+    p.batch = field<int64_t>(item, "batch", where);
+    p.heads = field<int64_t>(item, "heads", where);
+    p.precision =
+        parsePrecision(field<std::string>(item, "precision", where)).value_or(Precision::Fp32);
+    p.causal = field<bool>(item, "causal", where);
+    p.status = field<std::string>(item, "status", where);
+    p.message = fieldOr<std::string>(item, "message", where, "");
+    p.forwardMs = optionalField<double>(item, "forward_ms", where);
+    p.backwardMs = optionalField<double>(item, "backward_ms", where);
+    p.memBeforeBackwardBytes = optionalField<int64_t>(item, "mem_before_backward_bytes", where);
+    p.peakBytes = optionalField<int64_t>(item, "peak_bytes", where);
+    p.forwardTflops = optionalField<double>(item, "forward_tflops", where);
+    p.backwardTflops = optionalField<double>(item, "backward_tflops", where);
+    p.scoreMatrixBytes = fieldOr<int64_t>(item, "score_matrix_bytes", where, 0);
+    p.gate = gateFromJson(item, where);
+    return p;
+}
+
+}  // namespace
+
 AttentionFile attentionFileFromJson(const std::string& text) {
-    AttentionFile file;
-    std::vector<AttentionPoint>& points = file.points;
+    json document;
     try {
-        const json document = json::parse(text);
-        if (!document.is_object()) {
-            throw RunFileError("not a StepScope attention file (format \"stepscope-attention\")");
-        }
-        if (document.value("format", "") != "stepscope-attention") {
-            throw RunFileError("not a StepScope attention file (format \"stepscope-attention\")");
-        }
-        if (document.value("version", 0) != 1) {
-            throw RunFileError("attention file version " +
-                               std::to_string(document.value("version", 0)) +
-                               " is not supported; this StepScope reads version 1");
-        }
-        const json environment = document.value("environment", json::object());
-        if (!environment.is_object()) {
-            throw RunFileError("environment: expected an object");
-        }
-        file.environment = environmentFromJson(environment);
-        const auto list = document.find("points");
-        if (list == document.end() || !list->is_array()) {
-            throw RunFileError("points: expected an array");
-        }
-        for (size_t i = 0; i < list->size(); ++i) {
-            const json& item = (*list)[i];
-            const std::string where = "points[" + std::to_string(i) + "]";
-            if (!item.is_object()) {
-                throw RunFileError(where + ": expected an object");
-            }
-            AttentionPoint p;
-            p.backend = field<std::string>(item, "backend", where);
-            p.kernel = fieldOr<std::string>(item, "kernel", where, p.backend);
-            p.d = field<int64_t>(item, "d", where);
-            p.seq = field<int64_t>(item, "seq", where);
-            p.batch = field<int64_t>(item, "batch", where);
-            p.heads = field<int64_t>(item, "heads", where);
-            p.precision = parsePrecision(field<std::string>(item, "precision", where))
-                              .value_or(Precision::Fp32);
-            p.causal = field<bool>(item, "causal", where);
-            p.status = field<std::string>(item, "status", where);
-            p.message = fieldOr<std::string>(item, "message", where, "");
-            p.forwardMs = optionalField<double>(item, "forward_ms", where);
-            p.backwardMs = optionalField<double>(item, "backward_ms", where);
-            p.memBeforeBackwardBytes =
-                optionalField<int64_t>(item, "mem_before_backward_bytes", where);
-            p.peakBytes = optionalField<int64_t>(item, "peak_bytes", where);
-            p.forwardTflops = optionalField<double>(item, "forward_tflops", where);
-            p.backwardTflops = optionalField<double>(item, "backward_tflops", where);
-            p.scoreMatrixBytes = fieldOr<int64_t>(item, "score_matrix_bytes", where, 0);
-            p.gate = gateFromJson(item, where);
-            points.push_back(p);
-        }
-    } catch (const json::out_of_range& error) {  // 1e999
-        throw RunFileError(std::string("a number is out of range: ") + error.what());
+        document = json::parse(text);
     } catch (const json::exception& error) {
-        throw RunFileError(std::string("not valid JSON: ") + error.what());
+        throw RunFileError(jsonParseProblem(error, text));
+    }
+    checkAttentionHeader(document);
+    AttentionFile file;
+    const json environment = document.value("environment", json::object());
+    if (!environment.is_object()) {
+        throw RunFileError("environment: expected an object");
+    }
+    file.environment = environmentFromJson(environment);
+    const auto list = document.find("points");
+    if (list == document.end() || !list->is_array()) {
+        throw RunFileError("points: expected an array");
+    }
+    for (size_t i = 0; i < list->size(); ++i) {
+        file.points.push_back(pointFromJson((*list)[i], "points[" + std::to_string(i) + "]"));
     }
     return file;
 }
 
 AttentionFile readAttentionFile(const std::string& path) {
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error)) {
+        throw RunFileError("'" + path + "': a folder, not a StepScope attention file");
+    }
     try {
         return attentionFileFromJson(readFile(path));
     } catch (const std::runtime_error& error) {

@@ -107,6 +107,11 @@ std::string formatRunReport(const RunResult& r) {
         << "device     " << toString(c.device) << ": " << r.environment.deviceName << " ("
         << r.environment.cpuThreads << " CPU threads)\n"
         << "engine     " << engineLabel(r) << "\n";
+    // A received file names its sender's code: said before anyone runs it.
+    if (const std::vector<NamedCode> code = codeNamedBy(c); !code.empty()) {
+        out << "code       " << describeNamedCode(code)
+            << " (Python it imports; run --config runs it only with --trust-code)\n";
+    }
     if (r.cudaGraphKernels) {
         out << "cuda graph captured once; each measured step replays its " << *r.cudaGraphKernels
             << " kernels\n";

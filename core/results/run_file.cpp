@@ -13,7 +13,9 @@
 #include "config/config_field.h"
 #include "config/limits.h"
 #include "results/breakdown.h"
+#include "results/json_text.h"
 #include "util/atomic_file.h"
+#include "util/checked_math.h"
 #include "util/strings.h"
 
 namespace stepscope {
@@ -84,12 +86,29 @@ public:
         }
         return value.get<double>();
     }
-    int64_t integer(const std::string& key) const {
-        const json& value = required(key);
-        if (!value.is_number_integer()) {
-            throw RunFileError(where(key) + ": expected an integer");
+    // A whole number in min..max (util/checked_math.h's one conversion).
+    int64_t integer(const std::string& key, int64_t min = std::numeric_limits<int64_t>::min(),
+                    int64_t max = std::numeric_limits<int64_t>::max()) const {
+        std::string problem;
+        const auto value = jsonInteger(required(key), problem, min, max);
+        if (!value) {
+            throw RunFileError(where(key) + ": " + problem);
         }
-        return value.get<int64_t>();
+        return *value;
+    }
+    // A whole number in 0..2^64-1 (a seed).
+    uint64_t unsignedInteger(const std::string& key) const {
+        const json& value = required(key);
+        if (value.is_number_unsigned()) {
+            return value.get<uint64_t>();
+        }
+        return uint64_t(integer(key, 0));
+    }
+    // A count or a size: a whole number ≥ 0.
+    int64_t count(const std::string& key) const { return integer(key, 0); }
+    // A whole number that an `int` holds, at least `min`.
+    int smallInteger(const std::string& key, int min) const {
+        return int(integer(key, min, std::numeric_limits<int>::max()));
     }
     bool boolean(const std::string& key) const {
         const json& value = required(key);
@@ -124,26 +143,17 @@ private:
     std::string path_;
 };
 
-// nlohmann's message without its "[json.exception.parse_error.101] " tag.
-std::string withoutTag(const json::exception& error) {
-    const std::string text = error.what();
-    const size_t end = text.rfind("] ", text.find(' '));
-    return text.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? text.substr(end + 2)
-                                                                              : text;
-}
-
 json parseJson(std::string_view text) {
     try {
         return json::parse(text);
-    } catch (const json::out_of_range& error) {  // 1e999
-        throw RunFileError("a number is out of range: " + withoutTag(error));
     } catch (const json::exception& error) {
         const size_t first = text.find_first_not_of(" \t\r\n");
-        if (first == std::string_view::npos || (text[first] != '{' && text[first] != '[')) {
+        if (!dynamic_cast<const json::out_of_range*>(&error) &&
+            (first == std::string_view::npos || (text[first] != '{' && text[first] != '['))) {
             throw RunFileError(
                 "not a StepScope run file (a JSON file made by StepScope; this one is not JSON)");
         }
-        throw RunFileError("not valid JSON: " + withoutTag(error));
+        throw RunFileError(jsonParseProblem(error, text));
     }
 }
 
@@ -194,6 +204,20 @@ ModelDims readModel(const FieldReader& model) {
     return dims;
 }
 
+// An integer field's value, within what its member holds (an `int` must not
+// take 2^40 as 0): its declared range, which validate() checks again with its
+// own message; a range checked with the model (config/limits.h) is checked
+// after reading.
+ConfigValue readInteger(const FieldReader& reader, const ConfigField& field) {
+    if (std::holds_alternative<uint64_t>(field.defaultValue())) {
+        return reader.unsignedInteger(field.key);
+    }
+    if (field.rangeElsewhere) {
+        return reader.integer(field.key);
+    }
+    return reader.integer(field.key, field.min, field.max);
+}
+
 // One field's value, with a message that names its key and what it allows.
 void readField(const FieldReader& reader, const ConfigField& field, RunConfig& config) {
     switch (field.type) {
@@ -201,7 +225,7 @@ void readField(const FieldReader& reader, const ConfigField& field, RunConfig& c
             config.model = readModel(reader.object(field.key));
             return;
         case FieldType::Integer:
-            field.set(config, reader.integer(field.key));
+            field.set(config, readInteger(reader, field));
             return;
         case FieldType::Switch:
             field.set(config, reader.boolean(field.key));
@@ -268,7 +292,7 @@ std::vector<TimeRow> readTimeRows(const FieldReader& root, const std::string& ke
         row.name = item.string("name");
         row.category = item.string("category");
         row.phase = item.string("phase");
-        row.calls = item.integer("calls");
+        row.calls = item.count("calls");
         row.totalMs = item.number("total_ms");
         rows.push_back(row);
     });
@@ -302,7 +326,7 @@ json timelineJson(const StepTimeline& timeline) {
 
 StepTimeline readTimeline(const FieldReader& reader) {
     StepTimeline timeline;
-    timeline.step = static_cast<int>(reader.integer("step"));
+    timeline.step = reader.smallInteger("step", -1);
     timeline.clockOriginUs = reader.optionalNumber("clock_origin_us").value_or(0);
     reader.forEachItem("spans", [&](const FieldReader& item) {
         TimelineSpan span;
@@ -352,10 +376,13 @@ json memoryJson(const MemoryTrace& trace) {
 }
 
 // Columns of equal length with values in range; a million events read in
-// one pass each.
+// one pass each. Integers go through the one checked conversion, within
+// `min`..`max` and what T holds: 257 must not pass as category 1, 1.5 as 1,
+// or 1e300 as -2^63.
 template <typename T>
 std::vector<T> readColumn(const FieldReader& reader, const std::string& key, size_t expected,
-                          int64_t limit = -1) {
+                          int64_t min = std::numeric_limits<int64_t>::min(),
+                          int64_t max = std::numeric_limits<int64_t>::max()) {
     const json& column = reader.required(key);
     if (!column.is_array() || (expected != size_t(-1) && column.size() != expected)) {
         throw RunFileError(reader.where(key) + ": expected an array of " +
@@ -364,26 +391,26 @@ std::vector<T> readColumn(const FieldReader& reader, const std::string& key, siz
     }
     std::vector<T> values;
     values.reserve(column.size());
-    for (const json& value : column) {
+    if constexpr (!std::is_floating_point_v<T>) {
+        min = std::max(min, int64_t(std::numeric_limits<T>::min()));
+        max = int64_t(std::min<uint64_t>(uint64_t(max), uint64_t(std::numeric_limits<T>::max())));
+    }
+    for (size_t i = 0; i < column.size(); ++i) {
+        const json& value = column[i];
         if (!value.is_number()) {
             throw RunFileError(reader.where(key) + ": expected numbers only");
         }
-        if constexpr (std::is_floating_point_v<T> || sizeof(T) == 8) {
+        if constexpr (std::is_floating_point_v<T>) {
             values.push_back(value.get<T>());
+        } else if (std::is_same_v<T, uint64_t> && value.is_number_unsigned()) {
+            values.push_back(T(value.get<uint64_t>()));  // an address past 2^63
         } else {
-            // Checked before narrowing: 257 must not pass as category 1.
-            const auto wide = value.get<int64_t>();
-            const int64_t lowest = std::is_unsigned_v<T> ? 0 : -1;
-            if (limit >= 0 && (wide < lowest || wide >= limit)) {
-                throw RunFileError(reader.where(key) + ": " + std::to_string(wide) +
-                                   " is out of range 0.." + std::to_string(limit - 1));
+            std::string problem;
+            const auto whole = jsonInteger(value, problem, min, max);
+            if (!whole) {
+                throw RunFileError(reader.where(key) + "[" + std::to_string(i) + "]: " + problem);
             }
-            if (wide < int64_t(std::numeric_limits<T>::min()) ||
-                wide > int64_t(std::numeric_limits<T>::max())) {
-                throw RunFileError(reader.where(key) + ": " + std::to_string(wide) +
-                                   " is out of range");
-            }
-            values.push_back(T(wide));
+            values.push_back(T(*whole));
         }
     }
     return values;
@@ -406,17 +433,18 @@ MemoryTrace readMemory(const FieldReader& reader) {
     }
     trace.timeUs = readColumn<double>(reader, "time_us", size_t(-1));
     const size_t n = trace.timeUs.size();
+    const auto pathCount = int64_t(trace.paths.size());
     trace.address = readColumn<uint64_t>(reader, "address", n);
-    trace.bytes = readColumn<int64_t>(reader, "bytes", n);
-    trace.category = readColumn<uint8_t>(reader, "category", n, int64_t(kMemoryCategories));
-    trace.phase = readColumn<uint8_t>(reader, "phase", n, 4);
-    trace.step = readColumn<int32_t>(reader, "step", n);
-    trace.path = readColumn<int32_t>(reader, "path", n, int64_t(trace.paths.size()));
+    trace.bytes = readColumn<int64_t>(reader, "bytes", n);  // + allocated, − freed
+    trace.category = readColumn<uint8_t>(reader, "category", n, 0, int64_t(kMemoryCategories) - 1);
+    trace.phase = readColumn<uint8_t>(reader, "phase", n, 0, 3);
+    trace.step = readColumn<int32_t>(reader, "step", n, -1);
+    trace.path = readColumn<int32_t>(reader, "path", n, -1, pathCount - 1);
     if (reader.has("op")) {
-        trace.op = readColumn<int32_t>(reader, "op", n, int64_t(trace.paths.size()));
+        trace.op = readColumn<int32_t>(reader, "op", n, -1, pathCount - 1);
     }
-    trace.allocated = readColumn<int64_t>(reader, "allocated", n);
-    trace.reserved = readColumn<int64_t>(reader, "reserved", n);
+    trace.allocated = readColumn<int64_t>(reader, "allocated", n, 0);  // sizes
+    trace.reserved = readColumn<int64_t>(reader, "reserved", n, 0);
     const json& phases = reader.required("phases");
     if (!phases.is_array()) {
         throw RunFileError(reader.where("phases") + ": expected an array");
@@ -435,11 +463,11 @@ MemoryTrace readMemory(const FieldReader& reader) {
         trace.phases.push_back({range[0].get<uint8_t>(), range[1].get<int32_t>(),
                                 range[2].get<double>(), range[3].get<double>()});
     }
-    if (const auto peak = reader.optionalNumber("device_peak_allocated")) {
-        trace.devicePeakAllocated = int64_t(*peak);
-    }
-    if (const auto peak = reader.optionalNumber("device_peak_reserved")) {
-        trace.devicePeakReserved = int64_t(*peak);
+    for (const auto& [key, peak] : {std::pair{"device_peak_allocated", &trace.devicePeakAllocated},
+                                    std::pair{"device_peak_reserved", &trace.devicePeakReserved}}) {
+        if (reader.has(key) && !reader.required(key).is_null()) {
+            *peak = reader.count(key);
+        }
     }
     return trace;
 }
@@ -466,8 +494,12 @@ T check(simdjson_result<T> result) {
     return value;
 }
 
+// Integers in min..max and what T holds; anything else (1.5, 1e300, a
+// negative size) sends the file down the careful path, which names it.
 template <typename T>
-void readColumn(ondemand::value value, int64_t limit, std::vector<T>& out) {
+void readColumn(ondemand::value value, std::vector<T>& out,
+                int64_t min = std::numeric_limits<int64_t>::min(),
+                int64_t max = std::numeric_limits<int64_t>::max()) {
     out.clear();
     for (auto element : check(value.get_array())) {
         T number;
@@ -477,10 +509,7 @@ void readColumn(ondemand::value value, int64_t limit, std::vector<T>& out) {
             number = T(check(element.get_uint64()));
         } else {
             const int64_t wide = check(element.get_int64());
-            const int64_t lowest = std::is_unsigned_v<T> ? 0 : -1;
-            if ((limit >= 0 && (wide < lowest || wide >= limit)) ||
-                wide < int64_t(std::numeric_limits<T>::min()) ||
-                wide > int64_t(std::numeric_limits<T>::max())) {
+            if (wide < min || wide > max || !std::in_range<T>(wide)) {
                 throw Failed{};  // the careful path says which value
             }
             number = T(wide);
@@ -494,6 +523,19 @@ std::optional<double> optionalNumber(ondemand::value value) {
         return std::nullopt;
     }
     return check(value.get_double());
+}
+
+// A size the file may leave null: a whole number ≥ 0, or the careful path.
+std::optional<int64_t> optionalSize(ondemand::value value) {
+    const std::optional<double> number = optionalNumber(value);
+    if (!number) {
+        return std::nullopt;
+    }
+    const std::optional<int64_t> size = integerFromDouble(*number, 0);
+    if (!size || *size >= int64_t(1) << 53) {  // a double holds it exactly: the careful path
+        throw Failed{};
+    }
+    return size;
 }
 
 // The memory object's parts as they are read, in any order: the columns
@@ -517,13 +559,16 @@ void readPhases(ondemand::value value, std::vector<MemoryTrace::PhaseRange>& pha
         for (auto number : check(item.get_array())) {
             range.push_back(check(number.get_double()));
         }
-        // Casting a double that does not fit is undefined: the careful path says which.
-        if (range.size() != 4 || !(range[0] >= 0 && range[0] < 4) ||
-            !(range[1] >= std::numeric_limits<int32_t>::min() &&
-              range[1] <= std::numeric_limits<int32_t>::max())) {
+        // Only through the checked conversion: the careful path says which is wrong.
+        const auto phase = range.size() == 4 ? integerFromDouble(range[0], 0, 3) : std::nullopt;
+        const auto step = range.size() == 4
+                              ? integerFromDouble(range[1], std::numeric_limits<int32_t>::min(),
+                                                  std::numeric_limits<int32_t>::max())
+                              : std::nullopt;
+        if (!phase || !step) {
             throw Failed{};
         }
-        phases.push_back({uint8_t(range[0]), int32_t(range[1]), range[2], range[3]});
+        phases.push_back({uint8_t(*phase), int32_t(*step), range[2], range[3]});
     }
 }
 
@@ -541,46 +586,42 @@ void readMemoryField(std::string_view key, ondemand::value value, PendingMemory&
         }
         memory.seen |= kPaths;
     } else if (key == "time_us") {
-        readColumn(value, -1, trace.timeUs);
+        readColumn(value, trace.timeUs);
         memory.columns |= 1;
     } else if (key == "address") {
-        readColumn(value, -1, trace.address);
+        readColumn(value, trace.address);
         memory.columns |= 2;
     } else if (key == "bytes") {
-        readColumn(value, -1, trace.bytes);
+        readColumn(value, trace.bytes);
         memory.columns |= 4;
     } else if (key == "category") {
-        readColumn(value, int64_t(kMemoryCategories), memory.category);
+        readColumn(value, memory.category, 0, int64_t(kMemoryCategories) - 1);
         memory.columns |= 8;
     } else if (key == "phase") {
-        readColumn(value, 4, memory.phase);
+        readColumn(value, memory.phase, 0, 3);
         memory.columns |= 16;
     } else if (key == "step") {
-        readColumn(value, -1, trace.step);
+        readColumn(value, trace.step, -1);
         memory.columns |= 32;
     } else if (key == "path") {
-        readColumn(value, -1, memory.path);
+        readColumn(value, memory.path, -1);
         memory.columns |= 64;
     } else if (key == "op") {
-        readColumn(value, -1, memory.op);
+        readColumn(value, memory.op, -1);
         memory.hasOp = true;
     } else if (key == "allocated") {
-        readColumn(value, -1, trace.allocated);
+        readColumn(value, trace.allocated, 0);
         memory.columns |= 128;
     } else if (key == "reserved") {
-        readColumn(value, -1, trace.reserved);
+        readColumn(value, trace.reserved, 0);
         memory.columns |= 256;
     } else if (key == "phases") {
         readPhases(value, trace.phases);
         memory.seen |= kPhases;
     } else if (key == "device_peak_allocated") {
-        if (const auto peak = optionalNumber(value)) {
-            trace.devicePeakAllocated = int64_t(*peak);
-        }
+        trace.devicePeakAllocated = optionalSize(value);
     } else if (key == "device_peak_reserved") {
-        if (const auto peak = optionalNumber(value)) {
-            trace.devicePeakReserved = int64_t(*peak);
-        }
+        trace.devicePeakReserved = optionalSize(value);
     }
 }
 
@@ -740,7 +781,7 @@ void checkFormatAndVersion(const FieldReader& root) {
     if (root.stringOr("format", "") != "stepscope-run") {
         throw RunFileError("run.format: not a StepScope run file (expected \"stepscope-run\")");
     }
-    const int64_t version = root.integer("version");
+    const int64_t version = root.integer("version");  // any whole number: the message says which
     if (version != kRunFileVersion) {
         throw RunFileError("run.version: version " + std::to_string(version) +
                            " is not supported; this StepScope reads version " +
@@ -772,12 +813,12 @@ EnvironmentInfo readEnvironment(const FieldReader& env) {
     environment.cudaVersion = env.stringOr("cuda_version", "");
     environment.deviceName = env.stringOr("device_name", "");
     environment.cpuModel = env.stringOr("cpu_model", "");
-    environment.cpuThreads = static_cast<int>(env.integer("cpu_threads"));
+    environment.cpuThreads = env.smallInteger("cpu_threads", 0);
     environment.hostname = env.stringOr("hostname", "");
     environment.startedAt = env.stringOr("started_at", "");
     environment.python = env.stringOr("python", "");
     environment.pythonTorchVersion = env.stringOr("python_torch_version", "");
-    environment.processId = env.has("pid") ? static_cast<int>(env.integer("pid")) : 0;
+    environment.processId = env.has("pid") ? env.smallInteger("pid", 0) : 0;
     environment.isolated = env.has("isolated") ? env.boolean("isolated") : false;
     if (env.has("slurm") && !env.required("slurm").is_null()) {
         const FieldReader slurm = env.object("slurm");
@@ -793,7 +834,7 @@ std::vector<StepRecord> readSteps(const FieldReader& root) {
     std::vector<StepRecord> steps;
     root.forEachItem("steps", [&](const FieldReader& step) {
         StepRecord record;
-        record.index = static_cast<int>(step.integer("index"));
+        record.index = step.smallInteger("index", 0);
         record.warmup = step.boolean("warmup");
         record.totalMs = step.number("total_ms");
         record.forwardMs = step.optionalNumber("forward_ms");
@@ -843,12 +884,12 @@ RunResult fromJson(std::string_view text, [[maybe_unused]] const char* padded) {
                                            "ok, oom, failed, cancelled, refused, unavailable");
     result.message = root.stringOr("message", "");
     result.config = configFromJson(root.object("config"));
-    result.parameterCount = root.object("model").integer("parameters");
+    result.parameterCount = root.object("model").count("parameters");
     result.environment = readEnvironment(root.object("environment"));
     result.compileMs = root.optionalNumber("compile_ms");
     result.origin = readOrigin(root, result.config);
     if (root.has("cuda_graph_kernels")) {
-        result.cudaGraphKernels = root.integer("cuda_graph_kernels");
+        result.cudaGraphKernels = root.count("cuda_graph_kernels");
     }
     result.steps = readSteps(root);
     result.operators = readTimeRows(root, "operators");
@@ -966,7 +1007,8 @@ nlohmann::ordered_json fieldSchema(const ConfigField& field) {
                    {"engines", engines},
                    {"sweep", field.sweep},
                    {"required", field.requiredInFile},
-                   {"written_when_default", field.writtenWhenDefault}};
+                   {"written_when_default", field.writtenWhenDefault},
+                   {"names_code", field.code}};
     out["default"] =
         field.type == FieldType::Model
             ? ordered(nullptr)

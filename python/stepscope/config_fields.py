@@ -31,6 +31,7 @@ class Field:
     sweep: bool
     required: bool
     written_when_default: bool
+    names_code: bool  # a module, a folder imported from, an interpreter: runs code
     default: object
     min: object = None
     max: object = None  # None: no maximum, or this machine's (the threads)
@@ -65,6 +66,13 @@ class Fields:
 
     def named(self, name):
         return next(field for field in self.fields if field.name == name)
+
+    def named_code(self, config):
+        """(key, value) of each field of `config` that names code and is set:
+        what a --config file may run only with --trust-code."""
+        return [(field.key, config[field.key]) for field in self.fields
+                if field.names_code and field.key and config.get(field.key, field.default)
+                != field.default]
 
     def in_file(self):
         """The fields a run file's config holds, in the table's order."""

@@ -78,6 +78,9 @@ def build_parser(fields=FIELDS):
     data = next(g for g in parser._action_groups if g.title == "data")
     data.add_argument("--config", default="", metavar="FILE", help="the config from a run file "
                       "(its \"config\") or a JSON config object instead of flags")
+    data.add_argument("--trust-code", action="store_true", help="run the Python code the "
+                      "--config file names (py_model, py_attention, py_path); without it such a "
+                      "file is refused, as trust_remote_code does")
     out = parser.add_argument_group("output")
     out.add_argument("--out", default="", metavar="FILE", help="write the run file here")
     out.add_argument("--snapshot", default="", metavar="FILE", help="with --memory on "
@@ -276,7 +279,19 @@ def snapshot_problems(config, snapshot, out=""):
     return []
 
 
-CONFIG_FLAGS = {"--config", "--out", "--json", "--snapshot"}
+CONFIG_FLAGS = {"--config", "--out", "--json", "--snapshot", "--trust-code"}
+
+
+def refuse_untrusted_code(config, args, parser):
+    """A file never decides to run code: the modules and folders a --config
+    file names are imported only with --trust-code (flags the user types are
+    the user's say-so already)."""
+    named = FIELDS.named_code(config)
+    if named and not args.trust_code:
+        listed = ", ".join(f"{key} '{value}'" for key, value in named)
+        parser.error(f"--config: '{args.config}' names Python code that would run: {listed}; "
+                     "code a file names runs only with your say-so: read it, then pass "
+                     "--trust-code")
 
 
 def parse_config(argv=None):
@@ -290,6 +305,7 @@ def parse_config(argv=None):
             parser.error(f"{others[0]}: cannot be given with --config; the file holds the whole "
                          "config (allowed beside it: --out, --json)")
         config = config_from_file(args.config, parser)
+        refuse_untrusted_code(config, args, parser)
     else:
         config = config_from_flags(args, parser)
     try:

@@ -238,6 +238,26 @@ def test_config_from_a_run_file_reproduces_the_run(traced, tmp_path):
 
 
 
+def test_config_runs_the_code_it_names_only_with_trust_code(tmp_path):
+    """Issue 45: a received file naming py_model and py_path imported its
+    sender's module without a word."""
+    (tmp_path / "evilmod.py").write_text(
+        "import pathlib\n"
+        "pathlib.Path(__file__).with_name('MARKER').write_text('imported')\n"
+        "def build(**kwargs):\n"
+        "    raise SystemExit('evilmod ran')\n")
+    marker = tmp_path / "MARKER"
+    source = tmp_path / "sent.json"
+    source.write_text(json.dumps({"engine": "pytorch", "py_model": "evilmod:build",
+                                  "py_path": str(tmp_path), "steps": 1, "warmup": 0}))
+    refused = record("--config", str(source))
+    assert refused.returncode == 2, refused.stderr
+    assert "py_model 'evilmod:build'" in refused.stderr and "--trust-code" in refused.stderr
+    assert not marker.exists()
+    trusted = record("--config", str(source), "--trust-code")
+    assert marker.exists(), trusted.stderr
+
+
 def test_config_takes_no_other_config_flag(tmp_path, capsys):
     source = tmp_path / "config.json"
     source.write_text("{}")

@@ -1,6 +1,6 @@
 """Seeds for the torch.save fuzz target (tests/fuzz/fuzz_torch_save.cpp):
 files torch.save writes for what StepScope reads (a state dict, a training
-checkpoint, a token tensor, nested containers), each as the file itself and
+checkpoint, token tensors, hostile ones among them, nested containers), each as the file itself and
 as its data.pkl alone (the target wraps a bare pickle in an archive). They
 are checked in under tests/fuzz/seeds/torch_save; write them again there
 after changing what is saved:
@@ -28,6 +28,12 @@ def objects():
     yield "bf16", torch.randn(5, 3).to(torch.bfloat16)
     yield "nested", [[1, 2.5, "three", None, True], (4, [5, {"six": 6}])]
     yield "shared", {"a": state["norm.weight"], "b": state["norm.weight"][1:]}
+    # Token batches as a hostile file writes them (issue 45): one stored id
+    # viewed through strides of 0, rows that overlap, a batch sliced from a
+    # longer one. Last, so that the seeds above keep their bytes.
+    yield "tokens_zero_stride", torch.zeros(1, dtype=torch.int64).expand(4, 9)
+    yield "tokens_overlap", torch.arange(32, dtype=torch.int64).as_strided((4, 9), (3, 1))
+    yield "tokens_sliced", torch.randint(0, 97, (4, 17), dtype=torch.int64)[1:3, 2:11]
 
 
 def main():

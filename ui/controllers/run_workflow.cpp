@@ -18,6 +18,7 @@
 #include "pages/attention_page.h"
 #include "pages/config_panel.h"
 #include "pages/sweep_page.h"
+#include "widgets/file_code_question.h"
 
 namespace stepscope::ui {
 
@@ -76,7 +77,7 @@ void RunWorkflow::connectRunner() {
     connect(runner, &RunController::runFinished, this, &RunWorkflow::onRunFinished);
     connect(runner, &RunController::sweepPointFinished, this,
             [this](int index, const RunResult& result, const QString& file) {
-                parts_.runs->add(result, file);
+                parts_.runs->add(result, file).madeHere = true;
                 parts_.sweep->addPoint(index, result);
             });
     connect(runner, &RunController::sweepFinished, this, [this](const QString& error) {
@@ -151,18 +152,34 @@ bool RunWorkflow::startRun() {
         return false;
     }
     parts_.messages->clearBanner();
-    if (!parts_.runner->preflight(config)) {
+    if (!fileCodeAllowed() || !parts_.runner->preflight(config)) {
         return false;
     }
     RunResult live;
     live.config = config;
     // A user's Python model says its own count when the worker starts it.
     live.parameterCount = config.pyModel.empty() ? parameterCount(config.model) : 0;
-    const int id = parts_.runs->add(live, QString()).id;
+    RunDocument& document = parts_.runs->add(live, QString());  // listed, not selected
+    document.madeHere = true;
+    const int id = document.id;
     parts_.runs->setLive(id);
     parts_.runs->select(id);
     Q_EMIT runStarted();
     parts_.runner->startRun(config);
+    return true;
+}
+
+bool RunWorkflow::fileCodeAllowed() {
+    ConfigPanel* panel = parts_.config;
+    if (panel->codeFromFile().empty()) {
+        return true;
+    }
+    if (!askToRunFileCode(panel->window(), tr("This configuration"),
+                          codeNamedBy(panel->config()))) {
+        parts_.status->setText(tr("Not run: its file's code was not trusted"));
+        return false;
+    }
+    panel->trustCodeFromFile();
     return true;
 }
 
@@ -257,6 +274,9 @@ void RunWorkflow::startSweep() {
         return;
     }
     SweepPage* sweep = parts_.sweep;
+    if (!fileCodeAllowed()) {
+        return;
+    }
     const RunConfig base = parts_.config->config();
     if (sweep->study() == SweepPage::Study::Attention) {
         parts_.attention->setForm(attentionStudySpec(base.device));
@@ -284,6 +304,9 @@ void RunWorkflow::startSweep() {
 
 void RunWorkflow::startAttention() {
     if (isRunning()) {
+        return;
+    }
+    if (!fileCodeAllowed()) {
         return;
     }
     AttentionBenchSpec spec;

@@ -87,6 +87,9 @@ private:
     void connectRunner();
     void connectPages();
     void updateEstimate(bool configValid);
+    // Code the configuration has from a file runs only with the user's
+    // say-so (the CLI's --trust-code): asked here; false for no.
+    bool fileCodeAllowed();
     void onBusyChanged(bool busy);
     void onStepsArrived(const std::vector<StepRecord>& steps);
     void onRunFinished(const RunResult& result);

@@ -94,6 +94,9 @@ struct RunDocument {
     // A run under way: its steps still arrive, and what it traces (operators,
     // kernels, memory) comes with its result when it ends.
     bool live = false;
+    // Run in this session (its config's code the user's own); otherwise read
+    // from a file, whose code runs again only with the user's say-so.
+    bool madeHere = false;
     // What the memory views draw of `result`, prepared where the run file was
     // read (off the UI thread); null for a run made here, whose views work it
     // out themselves. Views only read it.

@@ -853,7 +853,7 @@ void ConfigPanel::setConfig(const RunConfig& config) {
     Q_EMIT changed();
 }
 
-void ConfigPanel::showRunConfig(const RunConfig& config, const QString& who) {
+void ConfigPanel::showRunConfig(const RunConfig& config, const QString& who, bool fromFile) {
     readOnly_ = true;  // before its values: they are checked as a past run's
     setConfig(config);
     runAgain_->show();
@@ -864,10 +864,28 @@ void ConfigPanel::showRunConfig(const RunConfig& config, const QString& who) {
     fields_->setEnabled(false);
     fields_->show();
     estimate_->show();
+    fileCode_ = fromFile ? codeNamedBy(config) : std::vector<NamedCode>();
+    QString text = tr("Configuration of run %1 (read-only)").arg(who);
+    if (!fileCode_.empty()) {
+        text += "\n" + tr("Its file names Python code to import: %1. Running it asks first.")
+                           .arg(QString::fromStdString(describeNamedCode(fileCode_)));
+    }
     viewingLabel_->setTextFormat(Qt::PlainText);
-    viewingLabel_->setText(tr("Configuration of run %1 (read-only)").arg(who));
+    viewingLabel_->setText(text);
     viewing_->show();
     revealBanner();
+}
+
+std::vector<NamedCode> ConfigPanel::codeFromFile() const {
+    std::vector<NamedCode> fromFile;
+    for (const NamedCode& item : codeNamedBy(config())) {
+        if (std::any_of(fileCode_.begin(), fileCode_.end(), [&](const NamedCode& held) {
+                return held.field == item.field && held.value == item.value;
+            })) {
+            fromFile.push_back(item);
+        }
+    }
+    return fromFile;
 }
 
 void ConfigPanel::showNoConfig(const QString& who, const QList<QPair<QString, QString>>& facts) {

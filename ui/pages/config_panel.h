@@ -54,8 +54,17 @@ public:
 
     // Shows the configuration a run was made with, read-only, under a line
     // naming the run (`who`, e.g. "#3 nano · ctx 128 · …"), with "Run again
-    // with this configuration" and "Edit a copy".
-    void showRunConfig(const RunConfig& config, const QString& who);
+    // with this configuration" and "Edit a copy". `fromFile`: the run was
+    // read from a file, not made in this session: the code its config names
+    // (a Python model, its folder) is the file's, said under the line, and
+    // codeFromFile() until the user types other values or trusts it.
+    void showRunConfig(const RunConfig& config, const QString& who, bool fromFile = true);
+    // The code the config now shown names that a file gave it (codeNamedBy()
+    // values as a run read from a file had them): what may run only with the
+    // user's say-so. Empty when there is none.
+    std::vector<NamedCode> codeFromFile() const;
+    // The user said yes to it: it runs from now on without asking.
+    void trustCodeFromFile() { fileCode_.clear(); }
     // A recording StepScope did not make (a PyTorch memory snapshot or
     // profiler trace) has no configuration: what it is and holds (`facts`,
     // RunDocument::recordingFacts) in place of the form, which keeps the
@@ -173,6 +182,7 @@ private:
     // here runs again as it was: its weights and tokens files (shown, with a
     // button to drop them) and the machine's Python.
     RunConfig carried_;
+    std::vector<NamedCode> fileCode_;  // what a run read from a file named (codeFromFile())
     QFormLayout* form_;
     QWidget* carriedRow_;
     QLabel* carriedLabel_;
