@@ -17,6 +17,9 @@ finish_gradient_synchronization() and then the optimizer.
 - FSDP: Linear and Embedding weights sharded across ranks, gathered for
   forward and again for backward, gradients reduce-scattered (fsdp).
 
+strategies names them all (and torch's, and the user's) for a run; gate
+checks one against single-process training before it is timed.
+
 Collectives are torch.distributed's: the caller's process group (gloo on
 CPU, NCCL on GPUs), its ranks started by torchrun.
 """
