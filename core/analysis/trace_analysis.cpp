@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/intervals.h"
+
 namespace stepscope {
 
 std::string_view toString(KernelType type) {
@@ -57,34 +59,6 @@ KernelType kernelTypeOf(std::string_view name) {
 }
 
 namespace {
-
-struct Interval {
-    double start;
-    double end;
-};
-
-// Merges intervals as HTA's merge_kernel_intervals does (touching ones join).
-std::vector<Interval> merged(std::vector<Interval> intervals) {
-    std::sort(intervals.begin(), intervals.end(),
-              [](const Interval& a, const Interval& b) { return a.start < b.start; });
-    std::vector<Interval> out;
-    for (const Interval& next : intervals) {
-        if (!out.empty() && next.start <= out.back().end) {
-            out.back().end = std::max(out.back().end, next.end);
-        } else {
-            out.push_back(next);
-        }
-    }
-    return out;
-}
-
-double lengthOf(const std::vector<Interval>& disjoint) {
-    double total = 0;
-    for (const Interval& interval : disjoint) {
-        total += interval.end - interval.start;
-    }
-    return total;
-}
 
 double endOf(const TraceEvent& event) {
     return event.startUs + event.durationUs;
@@ -459,17 +433,17 @@ void addTemporalBreakdown(DeviceKernels& kernels, RankAnalysis& result) {
     if (kernels.all.empty()) {
         return;
     }
-    const std::vector<Interval> busy = merged(std::move(kernels.all));
+    const std::vector<Interval> busy = mergeIntervals(std::move(kernels.all));
     TemporalBreakdown temporal;
     temporal.spanUs = busy.back().end - busy.front().start;
-    temporal.idleUs = temporal.spanUs - lengthOf(busy);
+    temporal.idleUs = temporal.spanUs - totalLength(busy);
     for (auto& intervals : kernels.byType) {
-        intervals = merged(std::move(intervals));
+        intervals = mergeIntervals(std::move(intervals));
     }
-    temporal.computeUs = lengthOf(kernels.byType[size_t(KernelType::Computation)]);
+    temporal.computeUs = totalLength(kernels.byType[size_t(KernelType::Computation)]);
     temporal.nonComputeUs = temporal.spanUs - temporal.computeUs - temporal.idleUs;
     result.temporal = temporal;
-    result.communicationUs = lengthOf(kernels.byType[size_t(KernelType::Communication)]);
+    result.communicationUs = totalLength(kernels.byType[size_t(KernelType::Communication)]);
     result.kernelTypes = kernelTypeTimes(kernels.byType);
 }
 
