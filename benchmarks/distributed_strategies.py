@@ -1,6 +1,6 @@
 """Data-parallel strategies side by side on N ranks: stepscope.distributed's
 naive, flat, overlap and bucketed DDP and torch's DistributedDataParallel
-(and, with --sharded, the sharded optimizer's memory against overlap's).
+and the sharded optimizer's memory beside overlap's.
 Run it under torchrun; every rank measures, rank 0 prints:
 
     ~/.cache/stepscope/venv/bin/python -m torch.distributed.run --standalone \
@@ -14,6 +14,11 @@ compute, the union of the main thread's ATen ops; exposed communication,
 communication with no compute under it; overlap, HTA's share of
 communication time under compute. The figures are the medians over rounds
 of each round's median step, the slowest rank's.
+
+Memory: what each rank holds, counted from the tensors themselves
+(parameters, gradients, optimizer state; each storage once), after the
+wrapper and optimizer are built, before the first optimizer step and after
+it, for overlap (DDP + AdamW) and sharded-optimizer (DDP + AdamW sharded).
 """
 import argparse
 import gc
@@ -98,6 +103,37 @@ def measure(strategy, args, batches):
             "exposed_ms": exposed / 1e3 / steps, "overlap_pct": overlap}
 
 
+def held_bytes(model, optimizer):
+    storages = {}
+    tensors = list(model.parameters()) + [p.grad for p in model.parameters() if p.grad is not None]
+    for state in optimizer.state.values():
+        tensors += [t for t in state.values() if torch.is_tensor(t)]
+    inner = getattr(optimizer, "local", None)  # the sharded optimizer's own
+    if inner is not None:
+        for state in inner.state.values():
+            tensors += [t for t in state.values() if torch.is_tensor(t)]
+    for tensor in tensors:
+        storage = tensor.untyped_storage()
+        storages[storage.data_ptr()] = storage.nbytes()
+    return sum(storages.values())
+
+
+def memory_marks(strategy, args, batches):
+    torch.manual_seed(0)
+    prepared = prepare(strategy, model_of(args), torch.optim.AdamW, {"lr": 1e-4})
+    marks = {"after_init": held_bytes(prepared.model, prepared.optimizer)}
+    language_model_loss(prepared.model, rank_share(batches[0])).backward()
+    prepared.finish_gradient_synchronization()
+    marks["before_optimizer"] = held_bytes(prepared.model, prepared.optimizer)
+    prepared.optimizer.step()
+    marks["after_optimizer"] = held_bytes(prepared.model, prepared.optimizer)
+    everyone = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, marks)
+    del prepared
+    gc.collect()
+    return everyone
+
+
 def slowest_rank(figures):
     """Every rank's figures; the slowest rank's step (its others beside it)."""
     everyone = [None] * dist.get_world_size()
@@ -140,6 +176,16 @@ def main():
             print(f"| {strategy} | {figures['step_ms']:.1f} | {figures['comm_ms']:.1f} | "
                   f"{figures['exposed_ms']:.1f} | {figures['overlap_pct']:.0f} | "
                   f"{figures['step_ms'] / naive:.2f}x |")
+    memory = {strategy: memory_marks(strategy, args, batches)
+              for strategy in ("overlap", "sharded-optimizer")}
+    if dist.get_rank() == 0:
+        print("\n| strategy | rank | after init MiB | before optimizer MiB | after optimizer MiB |")
+        print("|---|---|---|---|---|")
+        for strategy, ranks in memory.items():
+            for rank, marks in enumerate(ranks):
+                print(f"| {strategy} | {rank} | " + " | ".join(
+                    f"{marks[key] / 2**20:.2f}" for key in
+                    ("after_init", "before_optimizer", "after_optimizer")) + " |")
     gc.collect()
     dist.barrier()
     dist.destroy_process_group()
