@@ -6,7 +6,8 @@
 Runs HTA (scripts/hta-venv.sh makes its venv) on a folder of rank traces and
 prints, per rank, the figures tst_kineto_trace compares with its own:
 temporal breakdown, kernel-type times (MEMORY included), kernels by name,
-kernel launch statistics and the profiler steps, as JSON. HTA's rounding of
+kernel launch statistics, communication's overlap with computation and the
+profiler steps, as JSON. HTA's rounding of
 fractional timestamps to whole microseconds is switched off
 (HTA_DISABLE_NS_ROUNDING=1) so both sides read the same times; see
 docs/trace-analyses.md for what is still rounded.
@@ -99,6 +100,18 @@ def main():
                     "std_us": number(row["stddev"]),
                 })
         except (IndexError, KeyError, ValueError):
+            pass
+
+        # Communication under computation; NaN (None here) or an error on a
+        # trace without NCCL kernels, which StepScope answers from gloo's spans.
+        for rank in ranks:
+            result["ranks"][str(rank)]["comm_overlap_pct"] = None
+        try:
+            overlap = analyzer.get_comm_comp_overlap(visualize=False)
+            for _, row in overlap.iterrows():
+                result["ranks"][str(int(row["rank"]))]["comm_overlap_pct"] = number(
+                    row["comp_comm_overlap_pctg"])
+        except (IndexError, KeyError, ValueError, ZeroDivisionError):
             pass
 
         launch = analyzer.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)

@@ -21,6 +21,7 @@
 #include <set>
 
 #include "analysis/trace_analysis.h"
+#include "analysis/trace_report.h"
 #include "analysis/trace_run.h"
 #include "engines/runner.h"
 #include "interop/chrome_trace.h"
@@ -194,7 +195,7 @@ private Q_SLOTS:
         QCOMPARE(typeUs(rank, "COMMUNICATION"), 44.0);
         QCOMPARE(typeUs(rank, "MEMORY"), 2.0);
         QCOMPARE(rank.kernelTypes.front().name, std::string("COMMUNICATION"));  // largest first
-        QCOMPARE(rank.communicationUs, 100.0);
+        QCOMPARE(rank.communication.communicationUs, 100.0);
 
         // Kernels by name: memcpy and memset rows by their own names.
         std::map<std::string, KernelStats> byName;
@@ -388,9 +389,11 @@ private Q_SLOTS:
         for (const auto& [key, value] : first.items()) {
             keys.insert(key);
         }
-        // Issue 30's keys, and the per-stream rows the app's Breakdown shows too.
+        // Issue 30's keys, the per-stream rows the app's Breakdown shows too,
+        // and issue 42's communication with the job's world size.
         QCOMPARE(keys, (std::set<std::string>{"rank", "span_us", "temporal", "kernel_types",
-                                              "kernels", "kernels_per_stream", "launch", "steps"}));
+                                              "kernels", "kernels_per_stream", "launch", "steps",
+                                              "world_size", "communication"}));
         QCOMPARE(first.at("span_us").get<double>(), 170.0);
         QCOMPARE(first.at("temporal").at("idle_us").get<double>(), 33.0);
         QCOMPARE(first.at("kernel_types").at("MEMORY").get<double>(), 2.0);
@@ -444,6 +447,59 @@ private Q_SLOTS:
             QVERIFY(!ranks[size_t(r)].temporal);  // no device events on the CPU
             QVERIFY(!ranks[size_t(r)].operators.empty());
         }
+    }
+
+    // Where HTA gives NaN (no NCCL kernel), communication comes from the
+    // gloo:* spans on gloo's threads, each rank's matched by start order.
+    void communicationOnGlooThreadsWhereHtaGivesNan() {
+        const std::vector<RankAnalysis> ranks = analyzeTracePath(fixture("cpu_gloo"));
+        QCOMPARE(ranks.size(), size_t(2));
+        for (const RankAnalysis& rank : ranks) {
+            QVERIFY(rank.communicationSource == CommunicationSource::GlooThreads);
+            // HTA's analysed set leaves the last of the 3 steps out: the gloo
+            // spans that start before it, counted on the trace itself.
+            const KinetoTrace trace = readKinetoTrace(rank.file);
+            int64_t before = 0;
+            for (const TraceEvent& e : trace.events) {
+                before += trace.nameOf(e).rfind("gloo:", 0) == 0 &&
+                          e.startUs < trace.steps.back().startUs;
+            }
+            QCOMPARE(rank.communication.collectives, before);
+            QVERIFY(rank.communication.communicationUs > 0);
+            QCOMPARE(
+                rank.communication.exposedUs,
+                rank.communication.communicationUs * (1 - rank.communication.overlapPercent / 100));
+            QCOMPARE(rank.worldSize, int64_t(2));
+        }
+        const nlohmann::json across = traceBreakdownJson(ranks).at("across_ranks");
+        QCOMPARE(across.at("collectives").size(), size_t(ranks[0].communication.collectives));
+        QCOMPARE(across.at("unmatched").get<int64_t>(), int64_t(0));
+        // Each rank's wait is its own over the matched collectives, and the
+        // straggler is the rank that waited least.
+        for (size_t r = 0; r < 2; ++r) {
+            double wait = 0;
+            for (const auto& collective : across.at("collectives")) {
+                wait += collective.at("wait_us")[r].get<double>();
+            }
+            QCOMPARE(wait, ranks[r].communication.waitUs);
+        }
+        const int64_t least = ranks[0].communication.waitUs < ranks[1].communication.waitUs ? 0 : 1;
+        QCOMPARE(across.at("straggler").at("rank").get<int64_t>(), least);
+        QCOMPARE(across.at("straggler").at("others_wait_us").get<double>(),
+                 ranks[size_t(1 - least)].communication.waitUs -
+                     ranks[size_t(least)].communication.waitUs);
+
+        // Half the folder: rank 1 alone is analysed as what it is.
+        QTemporaryDir half;
+        QVERIFY(QFile::copy(QString::fromStdString(fixture("cpu_gloo/rank1.pt.trace.json.gz")),
+                            half.filePath("rank1.pt.trace.json.gz")));
+        const std::vector<RankAnalysis> partial = analyzeTracePath(half.path().toStdString());
+        QCOMPARE(partial.size(), size_t(1));
+        QCOMPARE(partial[0].worldSize, int64_t(2));
+        QVERIFY(traceBreakdownJson(partial).at("across_ranks").at("straggler").is_null());
+        QVERIFY(QString::fromStdString(formatTraceBreakdown(partial))
+                    .contains("The folder holds 1 of the job's 2 ranks"));
+        QVERIFY(QString::fromStdString(formatTraceBreakdown(ranks)).contains("Straggler: rank"));
     }
 
     // HTA itself, on every fixture, with and without the last step.
@@ -811,6 +867,15 @@ private:
                      qPrintable(where + ": " + what + " " + QString::number(ours, 'f', 3) +
                                 " vs HTA " + QString::number(theirs, 'f', 3)));
         };
+        // HTA's get_comm_comp_overlap, rounded as HTA rounds it; NaN where no
+        // NCCL kernel runs (a gloo trace: ours comes from gloo's threads).
+        if (rank.communicationSource == CommunicationSource::DeviceKernels) {
+            const double rounded = std::round(rank.communication.overlapPercent * 100) / 100;
+            near(rounded, hta.at("comm_overlap_pct").get<double>(), 1e-9,
+                 "communication overlap %");
+        } else {
+            QVERIFY2(hta.at("comm_overlap_pct").is_null(), qPrintable(where));
+        }
         if (hta.at("temporal").is_null()) {
             QVERIFY2(!rank.temporal, qPrintable(where));
         } else {

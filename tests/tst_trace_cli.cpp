@@ -4,6 +4,7 @@
 // its own message and exit 2, and a run file still gets the run's breakdown.
 #include <QtTest/QtTest>
 
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include <nlohmann/json.hpp>
@@ -29,12 +30,68 @@ nlohmann::json breakdownJson(const QStringList& arguments) {
     return nlohmann::json::parse(result.out.toStdString());
 }
 
+// Rank traces recorded here, as a user's job writes them: 2 gloo ranks
+// (torchrun) training the reference LM with our naive or overlapped DDP.
+QString recordRankTraces(const QString& strategy, const QString& folder) {
+    QProcess torchrun;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert("PYTHONPATH", stepscope::test::sourcePath("python"));
+    environment.insert("OMP_NUM_THREADS", "1");
+    torchrun.setProcessEnvironment(environment);
+    torchrun.start(
+        stepscope::test::pythonExecutable(),
+        {"-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+         stepscope::test::sourcePath("tests/data/record_rank_traces.py"), strategy, folder});
+    if (!torchrun.waitForFinished(240000) || torchrun.exitCode() != 0) {
+        return "torchrun failed: " + QString::fromUtf8(torchrun.readAllStandardError().right(3000));
+    }
+    return {};
+}
+
 }  // namespace
 
 class TestTraceCli : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // Issue 42: communication on gloo's threads, where HTA gives NaN. Naive
+    // DDP all-reduces after backward, blocking: nothing computes under it.
+    // The overlapped one starts each all-reduce during backward.
+    void recordedGlooTracesShowTheOverlappedDdpOverlapping() {
+        QTemporaryDir dir;
+        std::map<std::string, nlohmann::json> out;
+        for (const QString strategy : {"naive", "overlap"}) {
+            const QString folder = dir.filePath(strategy);
+            const QString error = recordRankTraces(strategy, folder);
+            QVERIFY2(error.isEmpty(), qPrintable(error));
+            out[strategy.toStdString()] = breakdownJson({folder});
+            QCOMPARE(out[strategy.toStdString()].at("ranks").size(), size_t(2));
+        }
+        // The LM's parameters: an embedding, per layer 4 attention and 3 SwiGLU
+        // weights and 2 norms, a final norm and the head; one all-reduce each
+        // per step, over the 2 steps HTA's rule keeps of the 3 recorded.
+        const int64_t allReduces = (1 + 2 * (4 + 3 + 2) + 1 + 1) * 2;
+        double meanOverlap[2] = {0, 0};
+        int which = 0;
+        for (const std::string strategy : {"naive", "overlap"}) {
+            const nlohmann::json& result = out[strategy];
+            for (const nlohmann::json& rank : result.at("ranks")) {
+                const nlohmann::json& communication = rank.at("communication");
+                QCOMPARE(communication.at("source").get<std::string>(),
+                         std::string("gloo threads"));
+                QCOMPARE(communication.at("collectives").get<int64_t>(), allReduces);
+                meanOverlap[which] += communication.at("overlap_pct").get<double>() / 2;
+            }
+            const nlohmann::json& across = result.at("across_ranks");
+            QCOMPARE(across.at("collectives").size(), size_t(allReduces));
+            QCOMPARE(across.at("unmatched").get<int64_t>(), int64_t(0));
+            ++which;
+        }
+        QVERIFY2(meanOverlap[0] < 1.0, qPrintable(QString::number(meanOverlap[0])));
+        QVERIFY2(meanOverlap[1] > meanOverlap[0],
+                 qPrintable(QString("%1 vs naive %2").arg(meanOverlap[1]).arg(meanOverlap[0])));
+    }
+
     // The hand-counted timeline of gpu_two_ranks/rank0.json (tst_kineto_trace.cpp).
     void aFolderGivesOneEntryPerRank() {
         const nlohmann::json out = breakdownJson({traces("gpu_two_ranks")});

@@ -8,82 +8,14 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/intervals.h"
+
 namespace stepscope {
 
-std::string_view toString(KernelType type) {
-    switch (type) {
-        case KernelType::Computation:
-            return "COMPUTATION";
-        case KernelType::Communication:
-            return "COMMUNICATION";
-        case KernelType::Memory:
-            return "MEMORY";
-        case KernelType::Other:
-            return "OTHER";
-    }
-    return "OTHER";
-}
-
 namespace {
 
-// Python's re.match with ".*": the match stays on the first line.
-std::string_view firstLine(std::string_view name) {
-    return name.substr(0, name.find('\n'));
-}
-bool startsWith(std::string_view text, std::string_view prefix) {
-    return text.substr(0, prefix.size()) == prefix;
-}
 bool contains(std::string_view text, std::string_view part) {
     return text.find(part) != std::string_view::npos;
-}
-
-}  // namespace
-
-// HTA: COMMUNICATION ^nccl.*Kernel, MEMORY ^Memcpy|^Memset|^dma, and
-// COMPUTATION for what does not match (^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync).
-KernelType kernelTypeOf(std::string_view name) {
-    const std::string_view line = firstLine(name);
-    const bool communication = startsWith(line, "nccl") && line.find("Kernel", 4) != line.npos;
-    if (communication) {
-        return KernelType::Communication;
-    }
-    if (startsWith(name, "Memcpy") || startsWith(name, "Memset") || startsWith(name, "dma")) {
-        return KernelType::Memory;
-    }
-    if (contains(line, "Memcpy") || startsWith(name, "Memset") || contains(line, "Sync")) {
-        return KernelType::Other;
-    }
-    return KernelType::Computation;
-}
-
-namespace {
-
-struct Interval {
-    double start;
-    double end;
-};
-
-// Merges intervals as HTA's merge_kernel_intervals does (touching ones join).
-std::vector<Interval> merged(std::vector<Interval> intervals) {
-    std::sort(intervals.begin(), intervals.end(),
-              [](const Interval& a, const Interval& b) { return a.start < b.start; });
-    std::vector<Interval> out;
-    for (const Interval& next : intervals) {
-        if (!out.empty() && next.start <= out.back().end) {
-            out.back().end = std::max(out.back().end, next.end);
-        } else {
-            out.push_back(next);
-        }
-    }
-    return out;
-}
-
-double lengthOf(const std::vector<Interval>& disjoint) {
-    double total = 0;
-    for (const Interval& interval : disjoint) {
-        total += interval.end - interval.start;
-    }
-    return total;
 }
 
 double endOf(const TraceEvent& event) {
@@ -459,17 +391,16 @@ void addTemporalBreakdown(DeviceKernels& kernels, RankAnalysis& result) {
     if (kernels.all.empty()) {
         return;
     }
-    const std::vector<Interval> busy = merged(std::move(kernels.all));
+    const std::vector<Interval> busy = mergeIntervals(std::move(kernels.all));
     TemporalBreakdown temporal;
     temporal.spanUs = busy.back().end - busy.front().start;
-    temporal.idleUs = temporal.spanUs - lengthOf(busy);
+    temporal.idleUs = temporal.spanUs - totalLength(busy);
     for (auto& intervals : kernels.byType) {
-        intervals = merged(std::move(intervals));
+        intervals = mergeIntervals(std::move(intervals));
     }
-    temporal.computeUs = lengthOf(kernels.byType[size_t(KernelType::Computation)]);
+    temporal.computeUs = totalLength(kernels.byType[size_t(KernelType::Computation)]);
     temporal.nonComputeUs = temporal.spanUs - temporal.computeUs - temporal.idleUs;
     result.temporal = temporal;
-    result.communicationUs = lengthOf(kernels.byType[size_t(KernelType::Communication)]);
     result.kernelTypes = kernelTypeTimes(kernels.byType);
 }
 
@@ -528,6 +459,11 @@ RankAnalysis analyzeTrace(const KinetoTrace& trace, const TraceAnalysisOptions& 
     result.operators = operatorStats(trace, keep);
     result.steps = stepTimes(trace, keep, kernels.device);
     result.meanStepUs = meanAnalysedStepUs(result.steps);
+    TraceCommunication communication = traceCommunication(trace, keep);
+    result.communicationSource = communication.source;
+    result.communicationSpans = std::move(communication.spans);
+    result.communication = analyzeCommunication({result.communicationSpans}).ranks.front();
+    result.worldSize = trace.distributed ? trace.distributed->worldSize : 1;
     return result;
 }
 
@@ -556,7 +492,24 @@ std::vector<RankAnalysis> analyzeRecording(std::vector<RankAnalysis> ranks) {
     for (auto& [number, step] : slowest) {
         step->slowest = true;
     }
+    const CrossRankCommunication across = communicationAcross(ranks);
+    size_t next = 0;
+    for (RankAnalysis& rank : ranks) {
+        if (rank.communicationSource != CommunicationSource::None) {
+            rank.communication.waitUs = across.ranks[next++].waitUs;
+        }
+    }
     return ranks;
+}
+
+CrossRankCommunication communicationAcross(const std::vector<RankAnalysis>& ranks) {
+    std::vector<RankSpans> spans;
+    for (const RankAnalysis& rank : ranks) {
+        if (rank.communicationSource != CommunicationSource::None) {
+            spans.push_back(rank.communicationSpans);
+        }
+    }
+    return analyzeCommunication(spans);
 }
 
 std::vector<RankAnalysis> analyzeTracePath(const std::string& path,
@@ -613,6 +566,49 @@ nlohmann::json kernelRowsJson(const std::vector<KernelStats>& rows) {
 
 }  // namespace
 
+namespace {
+
+nlohmann::json communicationJson(const RankAnalysis& rank) {
+    const RankCommunication& c = rank.communication;
+    const bool any = rank.communicationSource != CommunicationSource::None;
+    return {{"source", toString(rank.communicationSource)},
+            {"time_us", c.communicationUs},
+            {"exposed_us", c.exposedUs},
+            {"overlap_pct", any ? nlohmann::json(c.overlapPercent) : nlohmann::json(nullptr)},
+            {"collectives", c.collectives},
+            {"wait_us", c.waitUs}};
+}
+
+nlohmann::json acrossRanksJson(const std::vector<RankAnalysis>& ranks) {
+    const CrossRankCommunication across = communicationAcross(ranks);
+    nlohmann::json collectives = nlohmann::json::array();
+    for (const MatchedCollective& matched : across.collectives) {
+        collectives.push_back({{"op", matched.op},
+                               {"sequence", matched.sequence},
+                               {"transfer_us", matched.transferUs},
+                               {"wait_us", matched.waitUs}});
+    }
+    nlohmann::json straggler = nullptr;
+    if (across.straggler) {
+        straggler = {{"rank", across.straggler->rank},
+                     {"others_wait_us", across.straggler->othersWaitUs}};
+    }
+    nlohmann::json ranksIn = nlohmann::json::array();
+    for (const RankAnalysis& rank : ranks) {
+        if (rank.communicationSource != CommunicationSource::None) {
+            ranksIn.push_back(rank.rank);
+        }
+    }
+    return {{"ranks", ranksIn},
+            {"world_size", ranks.empty() ? 0 : ranks.front().worldSize},
+            {"matched_by", "start order"},
+            {"unmatched", across.unmatched},
+            {"straggler", straggler},
+            {"collectives", collectives}};
+}
+
+}  // namespace
+
 nlohmann::json traceBreakdownJson(const std::vector<RankAnalysis>& ranks) {
     using nlohmann::json;
     json list = json::array();
@@ -662,9 +658,11 @@ nlohmann::json traceBreakdownJson(const std::vector<RankAnalysis>& ranks) {
                         {"kernels", kernelRowsJson(rank.kernels)},
                         {"kernels_per_stream", kernelRowsJson(rank.kernelsPerStream)},
                         {"launch", launch},
-                        {"steps", steps}});
+                        {"steps", steps},
+                        {"world_size", rank.worldSize},
+                        {"communication", communicationJson(rank)}});
     }
-    return {{"source", "kineto"}, {"ranks", list}};
+    return {{"source", "kineto"}, {"ranks", list}, {"across_ranks", acrossRanksJson(ranks)}};
 }
 
 }  // namespace stepscope

@@ -14,6 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/kernel_type.h"
+#include "analysis/rank_communication.h"
+#include "analysis/trace_communication.h"
 #include "interop/kineto_trace.h"
 
 namespace stepscope {
@@ -31,11 +34,6 @@ struct TraceAnalysisOptions {
     double runtimeCutoffUs = 50;       // HTA's runtime_cutoff
     double launchDelayCutoffUs = 100;  // HTA's launch_delay_cutoff
 };
-
-// HTA's KernelType, from the kernel's name (hta.utils.utils.get_kernel_type).
-enum class KernelType : uint8_t { Computation, Communication, Memory, Other };
-std::string_view toString(KernelType type);  // "COMPUTATION", ...
-KernelType kernelTypeOf(std::string_view name);
 
 // Device time by kernel name (stream -1: all streams together).
 struct KernelStats {
@@ -123,16 +121,25 @@ struct RankAnalysis {
     LaunchStatistics launch;
     std::vector<StepTime> steps;
     std::vector<OperatorStats> operators;  // by self time, largest first
-    double communicationUs = 0;            // a communication kernel runs (any overlap)
     double meanStepUs = 0;                 // over the analysed steps; 0 without steps
     int64_t analysedEvents = 0;
+    // Collectives and the compute that can hide them (trace_communication);
+    // communication's wait is across the recording's ranks (analyzeRecording).
+    CommunicationSource communicationSource = CommunicationSource::None;
+    RankSpans communicationSpans;
+    RankCommunication communication;
+    int64_t worldSize = 1;  // distributedInfo's: more than the ranks present in a partial folder
 };
 
 RankAnalysis analyzeTrace(const KinetoTrace& trace, const TraceAnalysisOptions& options = {});
 
 // One recording of several ranks: sorted by rank, the slowest rank of each
-// step marked. Throws KinetoTraceError (Invalid) when two traces hold one rank.
+// step marked, each rank's wait in the collectives matched across them. Throws KinetoTraceError
+// (Invalid) when two traces hold one rank.
 std::vector<RankAnalysis> analyzeRecording(std::vector<RankAnalysis> ranks);
+
+// The collectives matched across a recording's ranks (those with any).
+CrossRankCommunication communicationAcross(const std::vector<RankAnalysis>& ranks);
 
 // A trace file, or a folder of rank traces, each read, analysed and let go.
 std::vector<RankAnalysis> analyzeTracePath(const std::string& path,

@@ -87,6 +87,43 @@ void writeSteps(std::ostringstream& out, const RankAnalysis& rank, bool severalR
     out << "\n";
 }
 
+void writeCommunication(std::ostringstream& out, const RankAnalysis& rank) {
+    if (rank.communicationSource == CommunicationSource::None) {
+        return;
+    }
+    const RankCommunication& c = rank.communication;
+    out << "| communication (" << toString(rank.communicationSource) << ") | µs |\n|---|---:|\n"
+        << "| communicating | " << format("%.3f", c.communicationUs) << " |\n"
+        << "| exposed (no compute under it) | " << format("%.3f", c.exposedUs) << " |\n"
+        << "| overlap with compute | " << format("%.2f %%", c.overlapPercent) << " |\n"
+        << "| waiting for other ranks | " << format("%.3f", c.waitUs) << " |\n"
+        << "| collectives | " << c.collectives << " |\n\n";
+}
+
+// The collectives matched across the ranks present, and who the others wait for.
+void writeAcrossRanks(std::ostringstream& out, const std::vector<RankAnalysis>& ranks) {
+    const int64_t worldSize = ranks.empty() ? 0 : ranks.front().worldSize;
+    const bool partial = worldSize > int64_t(ranks.size());
+    const CrossRankCommunication across = communicationAcross(ranks);
+    if (across.ranks.size() < 2 && !partial) {
+        return;
+    }
+    out << "## across ranks\n\n";
+    if (partial) {
+        out << "The folder holds " << ranks.size() << " of the job's " << worldSize
+            << " ranks: those are analysed, and matched among themselves.\n";
+    }
+    if (across.ranks.size() >= 2) {
+        out << across.collectives.size() << " collectives matched on every rank (in start order), "
+            << across.unmatched << " not.\n";
+    }
+    if (across.straggler) {
+        out << "Straggler: rank " << across.straggler->rank << ", the others wait "
+            << format("%.3f", across.straggler->othersWaitUs) << " µs more for it.\n";
+    }
+    out << "\n";
+}
+
 }  // namespace
 
 std::string formatTraceBreakdown(const std::vector<RankAnalysis>& ranks, size_t topRows) {
@@ -94,10 +131,12 @@ std::string formatTraceBreakdown(const std::vector<RankAnalysis>& ranks, size_t 
     for (const RankAnalysis& rank : ranks) {
         out << "## rank " << rank.rank << " (" << rank.file << ")\n\n";
         writeTemporal(out, rank);
+        writeCommunication(out, rank);
         writeKernels(out, rank, topRows);
         writeOperators(out, rank, topRows);
         writeSteps(out, rank, ranks.size() > 1);
     }
+    writeAcrossRanks(out, ranks);
     return out.str();
 }
 

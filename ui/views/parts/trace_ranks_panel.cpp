@@ -47,7 +47,7 @@ QList<QStandardItem*> rankRow(const RankAnalysis& rank, bool shown) {
     } else {
         row << new QStandardItem("–") << new QStandardItem("–") << new QStandardItem("–");
     }
-    row << microseconds(rank.communicationUs)
+    row << microseconds(rank.communication.communicationUs)
         << new QStandardItem(slowest.isEmpty() ? QString() : slowest.join(", "));
     return row;
 }

@@ -1,0 +1,51 @@
+#include "analysis/kernel_type.h"
+
+namespace stepscope {
+
+std::string_view toString(KernelType type) {
+    switch (type) {
+        case KernelType::Computation:
+            return "COMPUTATION";
+        case KernelType::Communication:
+            return "COMMUNICATION";
+        case KernelType::Memory:
+            return "MEMORY";
+        case KernelType::Other:
+            return "OTHER";
+    }
+    return "OTHER";
+}
+
+namespace {
+
+// Python's re.match with ".*": the match stays on the first line.
+std::string_view firstLine(std::string_view name) {
+    return name.substr(0, name.find('\n'));
+}
+bool startsWith(std::string_view text, std::string_view prefix) {
+    return text.substr(0, prefix.size()) == prefix;
+}
+bool contains(std::string_view text, std::string_view part) {
+    return text.find(part) != std::string_view::npos;
+}
+
+}  // namespace
+
+// HTA: COMMUNICATION ^nccl.*Kernel, MEMORY ^Memcpy|^Memset|^dma, and
+// COMPUTATION for what does not match (^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync).
+KernelType kernelTypeOf(std::string_view name) {
+    const std::string_view line = firstLine(name);
+    const bool communication = startsWith(line, "nccl") && line.find("Kernel", 4) != line.npos;
+    if (communication) {
+        return KernelType::Communication;
+    }
+    if (startsWith(name, "Memcpy") || startsWith(name, "Memset") || startsWith(name, "dma")) {
+        return KernelType::Memory;
+    }
+    if (contains(line, "Memcpy") || startsWith(name, "Memset") || contains(line, "Sync")) {
+        return KernelType::Other;
+    }
+    return KernelType::Computation;
+}
+
+}  // namespace stepscope

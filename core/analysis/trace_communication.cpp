@@ -1,0 +1,131 @@
+#include "analysis/trace_communication.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "analysis/kernel_type.h"
+
+namespace stepscope {
+
+std::string_view toString(CommunicationSource source) {
+    switch (source) {
+        case CommunicationSource::DeviceKernels:
+            return "device kernels";
+        case CommunicationSource::GlooThreads:
+            return "gloo threads";
+        case CommunicationSource::None:
+            break;
+    }
+    return "none";
+}
+
+namespace {
+
+bool startsWith(std::string_view text, std::string_view prefix) {
+    return text.substr(0, prefix.size()) == prefix;
+}
+
+// NCCL's kernel names carry the collective: ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)
+// or ncclKernel_AllGather_RING_LL_Sum_int8_t(...) -> "AllReduce", "AllGather".
+std::string ncclOperation(std::string_view name) {
+    const size_t underscore = name.find('_');
+    if (underscore == std::string_view::npos) {
+        return std::string(name.substr(0, name.find('(')));
+    }
+    const std::string_view rest = name.substr(underscore + 1);
+    return std::string(rest.substr(0, std::min(rest.find('_'), rest.find('('))));
+}
+
+void numberInStartOrder(std::vector<CollectiveSpan>& collectives) {
+    std::stable_sort(
+        collectives.begin(), collectives.end(),
+        [](const CollectiveSpan& a, const CollectiveSpan& b) { return a.startUs < b.startUs; });
+    for (size_t i = 0; i < collectives.size(); ++i) {
+        collectives[i].sequence = int64_t(i);
+    }
+}
+
+CollectiveSpan spanOf(std::string op, const TraceEvent& event) {
+    CollectiveSpan span;
+    span.op = std::move(op);
+    span.startUs = event.startUs;
+    span.endUs = event.startUs + event.durationUs;
+    return span;
+}
+
+TraceCommunication onTheDevice(const KinetoTrace& trace, const std::vector<char>& keep) {
+    TraceCommunication out;
+    std::vector<int8_t> typeOfName(trace.strings.size(), -1);  // typed once a name
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+        const TraceEvent& e = trace.events[i];
+        if (!keep[i] || e.stream == -1) {
+            continue;
+        }
+        const std::string_view name = trace.nameOf(e);
+        int8_t& type = typeOfName[size_t(e.name)];
+        if (type < 0) {
+            type = int8_t(kernelTypeOf(name));
+        }
+        switch (KernelType(type)) {
+            case KernelType::Communication:
+                out.spans.collectives.push_back(spanOf(ncclOperation(name), e));
+                break;
+            case KernelType::Computation:
+                out.spans.compute.push_back({e.startUs, e.startUs + e.durationUs});
+                break;
+            default:
+                break;
+        }
+    }
+    if (!out.spans.collectives.empty()) {
+        out.source = CommunicationSource::DeviceKernels;
+    }
+    return out;
+}
+
+// The operators that compute: not the ones that issue or wait for a collective.
+bool computes(std::string_view name) {
+    return !startsWith(name, "c10d::") && !startsWith(name, "gloo:") &&
+           !startsWith(name, "nccl:") && name != "record_param_comms";
+}
+
+TraceCommunication onGlooThreads(const KinetoTrace& trace, const std::vector<char>& keep) {
+    TraceCommunication out;
+    std::set<int32_t> glooTracks;
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+        const TraceEvent& e = trace.events[i];
+        const std::string_view name = trace.nameOf(e);
+        if (keep[i] && e.hasDuration && startsWith(name, "gloo:")) {
+            out.spans.collectives.push_back(spanOf(std::string(name.substr(5)), e));
+            glooTracks.insert(e.track);
+        }
+    }
+    if (out.spans.collectives.empty()) {
+        return out;
+    }
+    out.source = CommunicationSource::GlooThreads;
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+        const TraceEvent& e = trace.events[i];
+        if (keep[i] && e.category == TraceCategory::CpuOp && !glooTracks.count(e.track) &&
+            computes(trace.nameOf(e))) {
+            out.spans.compute.push_back({e.startUs, e.startUs + e.durationUs});
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+TraceCommunication traceCommunication(const KinetoTrace& trace, const std::vector<char>& keep) {
+    TraceCommunication out = onTheDevice(trace, keep);
+    if (out.source == CommunicationSource::None) {
+        out = onGlooThreads(trace, keep);
+    }
+    out.spans.rank = trace.defaultRank();
+    numberInStartOrder(out.spans.collectives);
+    out.spans.compute = mergeIntervals(std::move(out.spans.compute));
+    return out;
+}
+
+}  // namespace stepscope

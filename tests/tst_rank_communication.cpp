@@ -1,0 +1,136 @@
+// core/analysis: communication across ranks on span lists made by hand, each
+// figure worked out in the comments (union, overlap under compute, exposed
+// time, matching by group and sequence, transfer and wait, the straggler),
+// and the interval arithmetic under them.
+#include <QtTest>
+
+#include "analysis/intervals.h"
+#include "analysis/rank_communication.h"
+
+using namespace stepscope;
+
+namespace {
+
+CollectiveSpan collective(std::string op, std::string group, int64_t sequence, double start,
+                          double end, int64_t bytes = 400) {
+    CollectiveSpan span;
+    span.op = std::move(op);
+    span.group = std::move(group);
+    span.sequence = sequence;
+    span.startUs = start;
+    span.endUs = end;
+    span.bytes = bytes;
+    return span;
+}
+
+// Rank 0 arrives early at both all-reduces; rank 1 comes last (its spans are
+// the transfers). Rank 0 also has a broadcast rank 1 never made, and both a
+// collective of group "tp" under different ops: two unmatched.
+std::vector<RankSpans> twoRanks() {
+    RankSpans first;
+    first.rank = 0;
+    first.collectives = {
+        collective("all_reduce", "0", 0, 10, 20), collective("all_reduce", "0", 1, 30, 50),
+        collective("broadcast", "0", 2, 60, 61, 8), collective("all_gather", "tp", 0, 70, 71, 16)};
+    first.compute = {{0, 15}, {40, 45}};
+    RankSpans second;
+    second.rank = 1;
+    second.collectives = {collective("all_reduce", "0", 0, 12, 16),
+                          collective("all_reduce", "0", 1, 35, 50),
+                          collective("reduce_scatter", "tp", 0, 70, 71, 16)};
+    second.compute = {{0, 12}};
+    return {first, second};
+}
+
+}  // namespace
+
+class TestRankCommunication : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void intervalsMergeWhereTheyTouchAndIntersectByLength() {
+        const std::vector<Interval> a = mergeIntervals({{5, 8}, {0, 2}, {2, 4}, {6, 10}});
+        QCOMPARE(int(a.size()), 2);  // [0,4] (touching joins), [5,10]
+        QCOMPARE(a[0].end, 4.0);
+        QCOMPARE(totalLength(a), 9.0);
+        const std::vector<Interval> b = mergeIntervals({{3, 6}, {9, 20}});
+        QCOMPARE(intersectionLength(a, b), 1.0 + 1.0 + 1.0);  // [3,4], [5,6], [9,10]
+        QCOMPARE(intersectionLength(a, {}), 0.0);
+        QCOMPARE(intersectionLength({{0, 1}}, {{1, 2}}), 0.0);
+    }
+
+    void eachRankHasItsCommunicationExposedAndOverlap() {
+        const CrossRankCommunication result = analyzeCommunication(twoRanks());
+        QCOMPARE(int(result.ranks.size()), 2);
+        const RankCommunication& first = result.ranks[0];
+        // [10,20] + [30,50] + [60,61] + [70,71] = 10 + 20 + 1 + 1
+        QCOMPARE(first.communicationUs, 32.0);
+        // Under compute: [10,15] and [40,45].
+        QCOMPARE(first.exposedUs, 22.0);
+        QCOMPARE(first.overlapPercent, 100.0 * 10 / 32);
+        QCOMPARE(first.collectives, int64_t(4));
+        QCOMPARE(first.bytes, int64_t(400 + 400 + 8 + 16));
+        const RankCommunication& second = result.ranks[1];
+        QCOMPARE(second.communicationUs, 4.0 + 15.0 + 1.0);
+        QCOMPARE(second.exposedUs, 20.0);  // compute [0,12] only touches [12,16]
+        QCOMPARE(second.overlapPercent, 0.0);
+    }
+
+    void theSameCollectiveIsMatchedOnEveryRankWithTransferAndWaits() {
+        const CrossRankCommunication result = analyzeCommunication(twoRanks());
+        QCOMPARE(result.unmatched, int64_t(2));  // the lone broadcast; tp's two ops
+        QCOMPARE(int(result.collectives.size()), 2);
+        const MatchedCollective& firstReduce = result.collectives[0];
+        QCOMPARE(firstReduce.sequence, int64_t(0));
+        QCOMPARE(firstReduce.transferUs, 4.0);  // min(10, 4)
+        QCOMPARE(firstReduce.waitUs, (std::vector<double>{6.0, 0.0}));
+        const MatchedCollective& secondReduce = result.collectives[1];
+        QCOMPARE(secondReduce.transferUs, 15.0);  // min(20, 15)
+        QCOMPARE(secondReduce.waitUs, (std::vector<double>{5.0, 0.0}));
+        QCOMPARE(result.ranks[0].waitUs, 11.0);
+        QCOMPARE(result.ranks[1].waitUs, 0.0);
+    }
+
+    void theStragglerIsTheRankTheOthersWaitFor() {
+        const CrossRankCommunication result = analyzeCommunication(twoRanks());
+        QVERIFY(result.straggler.has_value());
+        QCOMPARE(result.straggler->rank, int64_t(1));
+        QCOMPARE(result.straggler->othersWaitUs, 11.0);
+
+        // A third rank that waited 2 µs in all: rank 1 still, the others
+        // waiting (11 + 2) / 2 on average.
+        std::vector<RankSpans> three = twoRanks();
+        RankSpans third;
+        third.rank = 2;
+        third.collectives = {collective("all_reduce", "0", 0, 10, 15),
+                             collective("all_reduce", "0", 1, 30, 46)};
+        three.push_back(third);
+        const CrossRankCommunication threeResult = analyzeCommunication(three);
+        QCOMPARE(threeResult.ranks[2].waitUs, 1.0 + 1.0);
+        QCOMPARE(threeResult.straggler->rank, int64_t(1));
+        QCOMPARE(threeResult.straggler->othersWaitUs, (11.0 + 2.0) / 2);
+    }
+
+    void concurrentCollectivesCountOnceAndEqualWaitsNameNoStraggler() {
+        RankSpans rank;
+        rank.collectives = {collective("all_reduce", "0", 0, 0, 10),
+                            collective("all_reduce", "1", 0, 5, 15)};
+        rank.compute = {{8, 12}};
+        const CrossRankCommunication alone = analyzeCommunication({rank});
+        QCOMPARE(alone.ranks[0].communicationUs, 15.0);
+        QCOMPARE(alone.ranks[0].exposedUs, 11.0);
+        QCOMPARE(alone.ranks[0].overlapPercent, 100.0 * 4 / 15);
+        QVERIFY(!alone.straggler);  // one rank waits for no one
+        QCOMPARE(int(alone.collectives.size()), 2);
+
+        RankSpans twin = rank;
+        twin.rank = 1;
+        const CrossRankCommunication twins = analyzeCommunication({rank, twin});
+        QVERIFY(!twins.straggler);  // nobody waited
+        QCOMPARE(twins.collectives[0].waitUs, (std::vector<double>{0.0, 0.0}));
+        QVERIFY(analyzeCommunication({}).ranks.empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRankCommunication)
+#include "tst_rank_communication.moc"
