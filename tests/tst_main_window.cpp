@@ -401,8 +401,9 @@ void checkShowsSweep(MainWindow& window, const QString& dir, const QStringList& 
     QTableWidget* table = window.sweepPage()->table();
     QCOMPARE(table->rowCount(), int(files.size()));
     QCOMPARE(int(window.documents().size()), int(files.size()));
-    const auto meanStd = [](const std::optional<Stats>& stats) {
-        return QString("%1 ± %2").arg(formatMs(stats->mean), formatMs(stats->std));
+    const auto meanStd = [](const std::optional<Stats>& stats) {  // one step's spread: "–"
+        return QString("%1 ± %2").arg(formatMs(stats->mean),
+                                      stats->count > 1 ? formatMs(stats->std) : QString("–"));
     };
     QCustomPlot* plot = window.sweepPage()->plot();
     QCOMPARE(plot->graphCount(), 1);  // nano · train-step · fp32

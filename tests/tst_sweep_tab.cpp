@@ -70,8 +70,10 @@ QStringList headers(QTableWidget* table) {
     return out;
 }
 
+// A spread of one step is no spread: "–" (issue 40).
 QString meanStd(const Stats& stats) {
-    return QString("%1 ± %2").arg(formatMs(stats.mean), formatMs(stats.std));
+    return QString("%1 ± %2").arg(formatMs(stats.mean),
+                                  stats.count > 1 ? formatMs(stats.std) : QString("–"));
 }
 
 void choose(QComboBox* box, const QString& data) {
