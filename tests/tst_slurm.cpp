@@ -720,10 +720,27 @@ private Q_SLOTS:
         const QString sweepDir = temp.filePath("sweep");
         QCOMPARE(runCli(kSweep + QStringList{"--slurm", sweepDir}).exitCode, 0);
         const QString gridDir = temp.filePath("grid");
-        const Outcome grid = runCli({"attention", "--backends", "naive,compiled", "--py-attention",
-                                     "my_flash:mine", "--py-path", temp.path(), "--d", "16",
-                                     "--seq", "32", "--batch", "1", "--warmup", "0", "--repeats",
-                                     "1", "--python", "/usr/bin/python3", "--slurm", gridDir});
+        const Outcome grid = runCli({"attention",
+                                     "--backends",
+                                     "naive,compiled",
+                                     "--py-attention",
+                                     "my_flash:mine",
+                                     "--py-path",
+                                     temp.path(),
+                                     "--d",
+                                     "16",
+                                     "--seq",
+                                     "32",
+                                     "--batch",
+                                     "1",
+                                     "--warmup",
+                                     "0",
+                                     "--repeats",
+                                     "1",
+                                     "--python",
+                                     "/usr/bin/python3",
+                                     "--slurm",
+                                     gridDir});
         QVERIFY2(grid.exitCode == 0, qPrintable(grid.err));
         const QString marker = temp.filePath("MARKER");
         const QString outside = temp.filePath("elsewhere.json");

@@ -99,8 +99,7 @@ SlurmArray replannedSlurmSweep(const SlurmArray& held, const std::string& direct
         }
         // The folder's files are no one's say-so (issue 45, item 4).
         if (const auto code = codeNamedBy(config); !code.empty()) {
-            throw SlurmError(where + ".input_text: names code to run (" +
-                             describeNamedCode(code) +
+            throw SlurmError(where + ".input_text: names code to run (" + describeNamedCode(code) +
                              "); --resume runs no code a folder's files name. Write the sweep "
                              "again, with your own flags, into a new folder.");
         }

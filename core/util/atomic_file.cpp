@@ -77,7 +77,8 @@ int openTemporary(const std::string& temporary) {
 bool writeAll(int descriptor, const std::string& contents) {
     size_t written = 0;
     while (written < contents.size()) {
-        const ssize_t now = ::write(descriptor, contents.data() + written, contents.size() - written);
+        const ssize_t now =
+            ::write(descriptor, contents.data() + written, contents.size() - written);
         if (now < 0 && errno == EINTR) {
             continue;
         }
