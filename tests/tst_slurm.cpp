@@ -823,6 +823,7 @@ private Q_SLOTS:
                       })},
         };
         const QByteArray gridArray = contents(gridDir + "/slurm-array.json");
+        const QByteArray sweepArray = contents(sweepDir + "/slurm-array.json");
         for (const auto& test : cases) {
             const QByteArray script = contents(test.dir + "/stepscope.sbatch");
             QVERIFY(writeFile(test.dir + "/slurm-array.json", QJsonDocument(test.array).toJson()));
@@ -834,6 +835,29 @@ private Q_SLOTS:
                      qPrintable(QString(test.field) + ": " + refused.err));
             QCOMPARE(contents(test.dir + "/stepscope.sbatch"), script);
         }
+        // A point's config that names code: the folder is no one's say-so.
+        {
+            const QByteArray script = contents(sweepDir + "/stepscope.sbatch");
+            QJsonObject array = QJsonDocument::fromJson(sweepArray).object();
+            QJsonArray tasks = array["tasks"].toArray();
+            QJsonObject task = tasks[0].toObject();
+            QJsonObject config =
+                QJsonDocument::fromJson(task["input_text"].toString().toUtf8()).object();
+            config["engine"] = "pytorch";
+            config["py_model"] = "evilmod:build";
+            config["py_path"] = temp.path();
+            task["input_text"] = QString::fromUtf8(QJsonDocument(config).toJson());
+            tasks[0] = task;
+            array["tasks"] = tasks;
+            QVERIFY(writeFile(sweepDir + "/slurm-array.json", QJsonDocument(array).toJson()));
+            const Outcome refused = runCli({"sweep", "--slurm", sweepDir, "--resume"});
+            QVERIFY2(refused.exitCode == 2 && refused.err.contains("tasks[0].input_text") &&
+                         refused.err.contains("evilmod:build"),
+                     qPrintable(refused.err));
+            QCOMPARE(contents(sweepDir + "/stepscope.sbatch"), script);
+            QVERIFY(writeFile(sweepDir + "/slurm-array.json", sweepArray));
+        }
+
         // The sweep's task runs what the plan says, whatever the folder claims.
         const Outcome task = runTask(sweepDir, 0);
         QVERIFY2(task.exitCode == 0, qPrintable(task.err));
