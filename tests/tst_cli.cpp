@@ -15,6 +15,7 @@
 #include "config/model_dims.h"
 #include "engines/environment.h"
 #include "estimate/memory_estimate.h"
+#include "marker_module.h"
 #include "results/run_file.h"
 #include "test_support.h"
 
@@ -520,15 +521,7 @@ private Q_SLOTS:
     // only with --trust-code; show names it.
     void receivedRunFileRunsItsCodeOnlyWithTrustCode() {
         QTemporaryDir dir;
-        QFile module(dir.filePath("evilmod.py"));
-        QVERIFY(module.open(QIODevice::WriteOnly));
-        module.write(
-            "import os\n"
-            "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'MARKER'),"
-            " 'w').write('imported')\n"
-            "def build(**kwargs):\n"
-            "    raise SystemExit('evilmod ran')\n");
-        module.close();
+        QVERIFY(stepscope::test::writeMarkerModule(dir.path()));
         RunResult sent;
         sent.config = test::tinyCpuConfig();
         sent.config.engine = Engine::PyTorch;

@@ -45,6 +45,7 @@
 #include "experiments/accumulation_lab.h"
 #include "experiments/dtype_flow.h"
 #include "main_window.h"
+#include "marker_module.h"
 #include "models/format.h"
 #include "models/run_label.h"
 #include "models/step_table_model.h"
@@ -1606,15 +1607,7 @@ private Q_SLOTS:
     // Cancel runs nothing, "Run the code" runs it.
     void receivedRunAsksBeforeItsCodeRuns() {
         QTemporaryDir sender;
-        QFile module(sender.filePath("evilmod.py"));
-        QVERIFY(module.open(QIODevice::WriteOnly));
-        module.write(
-            "import os\n"
-            "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'MARKER'),"
-            " 'w').write('imported')\n"
-            "def build(**kwargs):\n"
-            "    raise SystemExit('evilmod ran')\n");
-        module.close();
+        QVERIFY(stepscope::test::writeMarkerModule(sender.path()));
         const QString marker = sender.filePath("MARKER");
         RunDocument sent = handMadeRun(1, {10, 11});
         sent.result.config = quickConfig(0, 1);
