@@ -281,10 +281,20 @@ private Q_SLOTS:
                                          .arg(traced)
                                          .arg(measured);
                 QVERIFY2(traced <= measured * 1.02 + 0.05, qPrintable(what));
-                // The optimizer's per-parameter loop is mostly Python (or C++)
-                // between the operators; forward and backward are operators.
-                QVERIFY2(traced >= (phase == "optimizer" ? 0.1 : 0.3) * measured, qPrintable(what));
+                QVERIFY2(traced > 0, qPrintable(what));
+                // How much of the phase the operators cover depends on the
+                // machine's load (CI ran 0.26 with a Python worker beside it),
+                // so it is printed, not asserted: a wrong phase shows below.
+                qInfo("%s, covered %.0f%%", qPrintable(what), 100 * traced / measured);
             }
+            // Each phase holds its own kind of operator: the matrix products
+            // of the forward, autograd's nodes for them in the backward, and
+            // AdamW's in-place updates in the optimizer.
+            QVERIFY(test::operatorCalls(run, "aten::matmul", "forward") > 0);
+            QVERIFY(test::operatorCalls(run, "MmBackward0", "backward") > 0);
+            QVERIFY(test::operatorCalls(run, "aten::addcdiv_", "optimizer") +
+                        test::operatorCalls(run, "aten::lerp_", "optimizer") >
+                    0);
             for (const auto& row : run.operators) {
                 QVERIFY2(!row.category.empty(), row.name.c_str());
                 QVERIFY2(row.phase != "forward" || row.name.find("Backward") == std::string::npos,
