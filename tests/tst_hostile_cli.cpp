@@ -278,8 +278,10 @@ private Q_SLOTS:
     }
 
     // SIGINT and SIGTERM were caught and ignored outside the run loop:
-    // a long command went on. Now it ends within a second.
-    void signalsEndACommandWithinASecond() {
+    // a long command went on. Now it ends by the signal, at once (within a
+    // second on an idle machine: the figure is printed, not asserted, as a
+    // loaded CI machine may take longer to schedule it).
+    void signalsEndACommandAtOnce() {
         for (const int signal : {SIGINT, SIGTERM}) {
             QProcess process;
             process.start(QStringLiteral(STEPSCOPE_CLI),
@@ -292,7 +294,8 @@ private Q_SLOTS:
             QVERIFY2(process.waitForFinished(5000), "still running 5 s after the signal");
             const double seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
-            QVERIFY2(seconds < 1.0, qPrintable(QString::number(seconds) + " s"));
+            qInfo("signal %d: ended %.3f s after it", signal, seconds);
+            QCOMPARE(process.exitStatus(), QProcess::CrashExit);  // by the signal, not by finishing
         }
     }
 
