@@ -56,6 +56,7 @@
 #include "pages/welcome_page.h"
 #include "results/attention_file.h"
 #include "results/breakdown.h"
+#include "results/run_comparison.h"
 #include "results/run_file.h"
 #include "test_support.h"
 #include "util/atomic_file.h"
@@ -2356,6 +2357,20 @@ private Q_SLOTS:
                      !view.differencesLabel()->text().contains("unlike"),
                  qPrintable(view.differencesLabel()->text()));
         QCOMPARE(verdict(1)->text(), QString("within noise"));
+
+        // Two models of one name and other widths do different work: the
+        // CLI's `compare` said so, the tab did not (it compared names).
+        RunDocument wider = run(5, 32, RunMode::TrainStep, "naive");
+        wider.result.config.model.dModel *= 2;
+        view.showRuns({&train32, &wider}, {"#1", "#5"});
+        const std::vector<ConfigDifference> cli =
+            configFieldDifferences(train32.result.config, wider.result.config);
+        QCOMPARE(cli.size(), size_t(1));
+        QVERIFY(cli[0].work);
+        QVERIFY2(view.differencesLabel()->text().contains(
+                     QString::fromStdString(cli[0].field + " " + cli[0].a + " vs " + cli[0].b)),
+                 qPrintable(view.differencesLabel()->text()));
+        QVERIFY2(verdict(3)->text().contains("unlike steps"), qPrintable(verdict(3)->text()));
 
         // The chart overlays the measured steps, as its caption says: no warm-up (999 ms).
         QCustomPlot* plot = view.exportTargets()[0].plot;

@@ -34,7 +34,7 @@ std::string phaseText(const PhaseComparison& p, const std::vector<ConfigDifferen
     }
     out << "\n  verdict  " << toString(t.verdict);
     for (const ConfigDifference& d : differences) {
-        if (d.work || (d.field == "mode" && p.phase == StepPhase::Total)) {
+        if (unlikeIn(d, p.phase)) {
             out << " (unlike steps: " << d.field << " " << d.a << " vs " << d.b << ")";
             break;
         }

@@ -85,6 +85,10 @@ std::vector<ConfigDifference> configFieldDifferences(const RunConfig& a, const R
     return out;
 }
 
+bool unlikeIn(const ConfigDifference& difference, StepPhase phase) {
+    return difference.work || (difference.field == "mode" && phase == StepPhase::Total);
+}
+
 RunComparison compareRuns(const RunResult& a, const RunResult& b) {
     RunComparison out;
     for (const StepPhase phase : kStepPhases) {

@@ -37,6 +37,11 @@ struct ConfigDifference {
 };
 std::vector<ConfigDifference> configFieldDifferences(const RunConfig& a, const RunConfig& b);
 
+// Whether `difference` makes the steps of `phase` unlike: a difference in
+// work makes every phase unlike; one in mode (a train step against a
+// forward) the whole step, not the forward both make.
+bool unlikeIn(const ConfigDifference& difference, StepPhase phase);
+
 struct PhaseComparison {
     StepPhase phase;
     TimeComparison times;

@@ -34,9 +34,7 @@ struct Field {
     QString value;
     bool usual = false;     // in every run's label, differing or not
     bool inSummary = true;  // false: named only to tell runs apart
-    QString key = {};       // what the field is, where its label leaves the name out
     QString label() const { return name.isEmpty() ? value : name + " " + value; }
-    QString what() const { return key.isEmpty() ? name : key; }
 };
 
 // "libtorch", "pytorch", "pytorch-compile", "pytorch-compile (max-autotune)":
@@ -53,18 +51,18 @@ QList<Field> fieldsOf(const RunConfig& c) {
     // The engine leads: "LibTorch vs PyTorch" is what such a comparison is
     // about. It is in every label of a run that is not LibTorch's, so a
     // session of PyTorch runs still says so.
-    QList<Field> fields = {{"", engineText(c), c.engine != Engine::LibTorch, true, "engine"}};
+    QList<Field> fields = {{"", engineText(c), c.engine != Engine::LibTorch, true}};
     // The user's Python model stands before the preset, whose dims it is
     // built with; "reference model" only beside runs of a user's model.
-    fields << (c.pyModel.empty() ? Field{"", "reference model", false, false, "Python model"}
-                                 : Field{"", text(c.pyModel), true, true, "Python model"});
+    fields << (c.pyModel.empty() ? Field{"", "reference model", false, false}
+                                 : Field{"", text(c.pyModel), true, true});
     fields << QList<Field>{
-        {"", text(c.model.name), true, true, "model"},
+        {"", text(c.model.name), true, true},
         {"vocab", QString::number(c.model.vocabSize)},
         {"ctx", QString::number(c.contextLength), true},
         {"batch", QString::number(c.batchSize)},
-        {"", text(toString(c.mode)), true, true, "mode"},
-        {"", text(toString(c.precision)), true, true, "precision"},
+        {"", text(toString(c.mode)), true, true},
+        {"", text(toString(c.precision)), true, true},
         {"attention", text(c.attention)},
         // A lever in use is in the label, as the engine is.
         {"checkpoint", text(toString(c.activationCheckpoint)),
@@ -74,7 +72,7 @@ QList<Field> fieldsOf(const RunConfig& c) {
          c.loss != LossKind::Full},
         // Which AdamW, where it is not LibTorch's loop.
         {"optimizer", text(toString(c.optimizer)), c.optimizer != OptimizerKind::AdamW},
-        {"", text(toString(c.device)), true, true, "device"},
+        {"", text(toString(c.device)), true, true},
         {"tf32", c.tf32 ? "on" : "off"},
         {"warm-up", QString::number(c.warmupSteps)},
         {"steps", QString::number(c.measuredSteps)},
@@ -166,24 +164,6 @@ QStringList joined(const QList<LabelParts>& parts) {
 }
 
 }  // namespace
-
-QList<FieldDifference> fieldDifferences(const QList<RunConfig>& configs) {
-    QList<QList<Field>> all;
-    for (const RunConfig& config : configs) {
-        all << fieldsOf(config);  // the same fields in the same order for every config
-    }
-    QList<FieldDifference> out;
-    for (int f = 0; !all.isEmpty() && f < all[0].size(); ++f) {
-        FieldDifference difference{all[0][f].what(), {}};
-        for (const QList<Field>& fields : all) {
-            difference.values << fields[f].value;
-        }
-        if (difference.values.count(difference.values[0]) != difference.values.size()) {
-            out << difference;
-        }
-    }
-    return out;
-}
 
 QStringList configFields(const RunConfig& config) {
     QStringList out;

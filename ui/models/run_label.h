@@ -37,14 +37,6 @@ struct LabelParts {
 };
 QList<LabelParts> listLabelParts(const QList<RunConfig>& configs);
 
-// A field whose value is not the same in all of `configs`: "ctx" and
-// {"32", "64"}, one value per config, in the order of configFields.
-struct FieldDifference {
-    QString field;
-    QStringList values;
-};
-QList<FieldDifference> fieldDifferences(const QList<RunConfig>& configs);
-
 // The fields (configFields) every one of `configs` has, in that order.
 QStringList sharedFields(const QList<RunConfig>& configs);
 

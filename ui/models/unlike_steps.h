@@ -4,23 +4,34 @@
 #include <QString>
 #include <QStringList>
 
-#include "models/run_label.h"
+#include "config/run_config.h"
+#include "results/run_comparison.h"
 
 namespace stepscope::ui {
 
-// Whether a comparison of step times compares like with like. Runs that
-// differ in the work a step does (the model, its vocabulary, the context,
-// the batch, a Python model) measure different steps in every phase; runs of
-// different modes (a forward against a train step) differ in the whole step
-// but not in the forward. What a comparison is usually about (engine,
-// attention, precision, optimizer, memory levers, threads, device) keeps the
-// steps alike.
+// Whether a comparison of step times compares like with like, for the
+// Compare tab: the fields and the rule are the CLI's `compare`
+// (configFieldDifferences and unlikeIn, results/run_comparison.h), read
+// over two runs or more.
 
-// The fields of `differences` that make phase `phase` (0 the whole step,
-// 1 forward, 2 backward, 3 optimizer) unlike, as "ctx 32 vs 64".
-QStringList unlikeFields(const QList<FieldDifference>& differences, int phase);
+// A field whose value is not the same in all the compared configs: "ctx"
+// and {"32", "64", "64"}, one value per config, with the first pair that
+// differs in it (which says whether it changes the work of a step).
+struct ComparedField {
+    ConfigDifference first;
+    QStringList values;
+};
+
+// The fields whose values differ among `configs`, each against the first:
+// in the config table's order for two, in the order the pairs first show
+// them for more.
+QList<ComparedField> comparedFields(const QList<RunConfig>& configs);
+
+// The fields of `fields` that make the steps of `phase` unlike, as
+// "ctx 32 vs 64".
+QStringList unlikeFields(const QList<ComparedField>& fields, StepPhase phase);
 
 // "ctx 32 vs 64", "mode train-step vs forward vs inference".
-QString differenceText(const FieldDifference& difference);
+QString differenceText(const ComparedField& field);
 
 }  // namespace stepscope::ui

@@ -157,7 +157,7 @@ void CompareView::describeDifferences(qsizetype configuredRuns) {
         return;
     }
     QStringList fields;
-    for (const FieldDifference& difference : differenceList_) {
+    for (const ComparedField& difference : differenceList_) {
         fields << differenceText(difference);
     }
     if (fields.isEmpty()) {
@@ -167,7 +167,7 @@ void CompareView::describeDifferences(qsizetype configuredRuns) {
     QString text = tr("The runs differ in %1.").arg(fields.join(" · "));
     QStringList phases;
     for (int phase = 0; phase < 4; ++phase) {
-        if (!unlikeFields(differenceList_, phase).isEmpty()) {
+        if (!unlikeFields(differenceList_, kStepPhases[phase]).isEmpty()) {
             phases << tr(toString(kStepPhases[phase]));
         }
     }
@@ -198,7 +198,7 @@ void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringL
             configs << run->result.config;  // a snapshot's default config is no difference
         }
     }
-    differenceList_ = fieldDifferences(configs);
+    differenceList_ = comparedFields(configs);
     describeDifferences(configs.size());
     fillTable(runs, names);
     drawSteps(runs, names);
@@ -252,8 +252,12 @@ void CompareView::addRow(int phase, const RunDocument& run, const QString& name,
     auto* ratio =
         t.ratio > 0 ? numberItem(QString::number(t.ratio, 'f', 3) + "×", t.ratio) : numberItem("–");
     table_->setItem(row, Ratio, ratio);
+    // A recording made elsewhere has no configuration to differ in.
     const QStringList unlike =
-        unlikeFields(fieldDifferences({reference->result.config, run.result.config}), phase);
+        reference->comparesByConfig() && run.comparesByConfig()
+            ? unlikeFields(comparedFields({reference->result.config, run.result.config}),
+                           kStepPhases[phase])
+            : QStringList();
     table_->setItem(row, Verdict,
                     t.ratio > 0 ? markUnlike(verdictItem(t, referenceName), unlike)
                                 : new QTableWidgetItem("–"));

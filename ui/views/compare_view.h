@@ -3,7 +3,7 @@
 #include <QList>
 #include <QWidget>
 
-#include "models/run_label.h"
+#include "models/unlike_steps.h"
 #include "widgets/run_view.h"
 
 class QCustomPlot;
@@ -54,7 +54,7 @@ private:
     QCustomPlot* plot_;
     QTabWidget* pages_;
     MemoryCompareView* memory_;
-    QList<FieldDifference> differenceList_;
+    QList<ComparedField> differenceList_;
 };
 
 }  // namespace stepscope::ui
