@@ -293,14 +293,29 @@ private Q_SLOTS:
         QVERIFY(last.device == DeviceKind::Cuda);
         QCOMPARE(last.compileMode, std::string("max-autotune"));
         QCOMPARE(sweepPointFileName(last, spec.axes),
-                 std::string("nano_ctx16_train-step_fp32_tf32-on_warmup5_steps9_pytorch_seed2_"
-                             "threads2_cuda_compile-max-autotune.json"));
+                 std::string("nano_ctx16_train-step_fp32_tf32-on_warmup5_steps9_pytorch_"
+                             "compile-max-autotune_cuda_seed2_threads2.json"));
         // Every name is different.
         std::set<std::string> names;
         for (const auto& point : points) {
             names.insert(sweepPointFileName(point, spec.axes));
         }
         QCOMPARE(int(names.size()), int(points.size()));
+    }
+
+    // The CLI gave its axes in one order and the Sweep tab in another, so one
+    // sweep's points had two names and --resume across them ran every point
+    // again. A point's name no longer depends on the order of its axes.
+    void aPointIsNamedAlikeWhateverTheOrderOfItsAxes() {
+        SweepSpec spec = twoByTwo("unused");
+        spec.axes = {{"attention", {"naive", "sdpa"}}, {"batch", {"2", "3"}}};
+        const std::vector<SweepAxis> reversed = {spec.axes[1], spec.axes[0]};
+        const auto points = expandSweep(spec);
+        for (const auto& point : points) {
+            QCOMPARE(sweepPointFileName(point, spec.axes), sweepPointFileName(point, reversed));
+        }
+        QCOMPARE(sweepPointFileName(points.back(), spec.axes),
+                 std::string("nano_ctx16_train-step_fp32_batch3_sdpa.json"));
     }
 
     void badAxesNameTheFieldAndWhatIsAllowed_data() {

@@ -16,20 +16,6 @@ namespace stepscope::cli {
 
 namespace {
 
-// The order sweeps have always named their axes in (sweepPointFileName), kept
-// so that --resume finds an earlier sweep's files; any other sweep field
-// follows in the table's order.
-const char* const kAxisOrder[] = {"batch",      "attention",  "activation-checkpoint",
-                                  "loss",       "loss-chunk", "optimizer",
-                                  "cuda-graph", "tf32",       "warmup",
-                                  "steps",      "engine",     "compile-mode",
-                                  "device",     "seed",       "threads"};
-
-// The fields read as makeSweepSpec's own lists, not as axes.
-bool isTypedList(const std::string& field) {
-    return field == "model" || field == "ctx" || field == "mode" || field == "precision";
-}
-
 bool contains(const std::vector<std::string>& names, const std::string& name) {
     return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -369,14 +355,8 @@ std::vector<std::string> listOf(const ConfigFlags& flags, const std::string& fie
 // Every other list: its first value in the base, and an axis where it has
 // more than one (the order of the axes is that of the file names).
 std::vector<SweepAxis> axesFromFlags(const ConfigFlags& flags, RunConfig& base) {
-    std::vector<std::string> order(std::begin(kAxisOrder), std::end(kAxisOrder));
-    for (const ConfigField& field : configFields()) {
-        if (field.sweep && !isTypedList(field.name) && !contains(order, field.name)) {
-            order.push_back(field.name);
-        }
-    }
     std::vector<SweepAxis> axes;
-    for (const auto& name : order) {
+    for (const auto& name : sweepAxisFields()) {
         const auto found = flags.values.find(name);
         if (found == flags.values.end() || found->second.empty() ||
             (name == "batch" && !base.tokensPath.empty())) {

@@ -52,6 +52,22 @@ std::string axisLabel(const std::string& field, const std::string& value) {
     return field + value;
 }
 
+// The order sweeps have always named their axes in, kept so that --resume
+// finds an earlier sweep's files; any other field follows in the table's.
+std::vector<std::string> axisNamingOrder() {
+    std::vector<std::string> names = {"batch",      "attention",  "activation-checkpoint",
+                                      "loss",       "loss-chunk", "optimizer",
+                                      "cuda-graph", "tf32",       "warmup",
+                                      "steps",      "engine",     "compile-mode",
+                                      "device",     "seed",       "threads"};
+    for (const auto& field : configFieldNames()) {
+        if (std::find(names.begin(), names.end(), field) == names.end()) {
+            names.push_back(field);
+        }
+    }
+    return names;
+}
+
 }  // namespace
 
 std::vector<std::string> sweepAxisFields() {
@@ -190,9 +206,14 @@ std::vector<RunConfig> expandSweep(const SweepSpec& spec) {
 std::string sweepPointFileName(const RunConfig& config, const std::vector<SweepAxis>& axes) {
     std::string name = config.model.name + "_ctx" + std::to_string(config.contextLength) + "_" +
                        toString(config.mode) + "_" + toString(config.precision);
-    for (const auto& field : varyingAxisFields(axes)) {
-        name += '_';
-        name += axisLabel(field, configFieldText(config, field));
+    // In one order, whatever order the axes were given in: the CLI and the
+    // app name one point alike, and --resume finds it.
+    const std::vector<std::string> varying = varyingAxisFields(axes);
+    for (const auto& field : axisNamingOrder()) {
+        if (std::find(varying.begin(), varying.end(), field) != varying.end()) {
+            name += '_';
+            name += axisLabel(field, configFieldText(config, field));
+        }
     }
     return name + ".json";
 }

@@ -87,7 +87,8 @@ std::vector<RunConfig> expandSweep(const SweepSpec& spec);
 
 // "small_ctx128_train-step_fp32.json"; each axis of `axes` with more than one
 // value adds the point's value ("small_ctx128_train-step_fp32_batch8_sdpa.json"),
-// so that points never share a file.
+// so that points never share a file; the axes in one fixed order, whatever
+// order `axes` gives them in, so that a sweep's points have one name each.
 std::string sweepPointFileName(const RunConfig& config, const std::vector<SweepAxis>& axes = {});
 
 // The fields of `axes` that take more than one value: the columns a table adds.
