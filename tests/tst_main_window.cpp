@@ -609,6 +609,32 @@ private Q_SLOTS:
         QVERIFY(!noDataText(window.compareView()->exportTargets()[0].plot).isEmpty());
     }
 
+    // A live run ticked beside a finished one stayed in Compare as it was
+    // when ticked (2 steps of 20), even after it ended: Compare follows the
+    // steps as they arrive, and the run's end.
+    void compareFollowsALiveRunToItsEnd() {
+        const QString first = dir_.filePath("compare-live-first.json");
+        QVERIFY(cliRun(first).isEmpty());
+        MainWindow window;
+        QVERIFY(window.openRunFile(first));
+        window.configPanel()->setConfig(quickConfig(0, 12));
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        QVERIFY(window.startRun());
+        const int live = window.documents().back().id;
+        window.setCompared({window.documents()[0].id, live});
+        QTableWidget* table = window.compareView()->table();
+        QVERIFY(finished.wait(120000));
+        const RunDocument* run = nullptr;
+        for (const RunDocument& document : window.documents()) {
+            run = document.id == live ? &document : run;
+        }
+        QVERIFY(run);
+        QCOMPARE(int(run->result.steps.size()), 12);
+        // Row 1: the live run's whole step (total #1, total #2, forward #1, …).
+        QCOMPARE(table->item(1, CompareView::Median)->text(),
+                 formatMs(summarize(measuredTimes(run->result, StepPhase::Total)).median));
+    }
+
     void exportsReReadAsExpected() {
         const QString path = dir_.filePath("export-run.json");
         QVERIFY(cliRun(path).isEmpty());

@@ -122,6 +122,7 @@ const RunDocument* RunList::addLiveSteps(const std::vector<StepRecord>& steps) {
     document->result.steps.insert(document->result.steps.end(), steps.begin(), steps.end());
     document->result.summary =
         summarizeSteps(document->result.steps, document->result.config, std::nullopt);
+    changedInPlace(document->id);
     return document;
 }
 
@@ -210,6 +211,10 @@ void RunList::replace(int id, RunDocument document) {
     if (shown && shown->id == id) {
         Q_EMIT currentChanged();
     }
+    changedInPlace(id);
+}
+
+void RunList::changedInPlace(int id) {
     const QList<const RunDocument*> ticked = compared();
     if (std::any_of(ticked.begin(), ticked.end(),
                     [id](const RunDocument* d) { return d->id == id; })) {

@@ -54,11 +54,15 @@ public:
     // Marks the document `live` too, and the one before no longer.
     void setLive(int id);
     int liveId() const { return liveId_; }
-    // Steps of the run in progress, its summary made again; the document,
-    // or nullptr when no run is in progress (a sweep's points arrive whole).
+    // Steps of the run in progress, its summary made again (comparedChanged()
+    // when it is ticked); the document, or nullptr when no run is in
+    // progress (a sweep's points arrive whole).
     const RunDocument* addLiveSteps(const std::vector<StepRecord>& steps);
     // Titles, states and tooltips again, after documents changed.
     void refresh();
+    // Document `id` changed where it stands (steps arrived, its run ended):
+    // comparedChanged() when it is ticked, so that Compare shows it as it is.
+    void changedInPlace(int id);
     // Writes document `id` to `path` (saved(), or saveFailed() saying why).
     bool save(int id, const QString& path);
 

@@ -235,6 +235,9 @@ void RunWorkflow::onRunFinished(const RunResult& result) {
         document->modified = true;
     }
     runs->refresh();
+    if (document) {
+        runs->changedInPlace(document->id);
+    }
     Q_EMIT shownRunChanged();
     const QString who = document ? QString("#%1").arg(document->id) : QString();
     parts_.status->setText(
