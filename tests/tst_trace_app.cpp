@@ -21,8 +21,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <numeric>
+
 #include "controllers/run_list.h"
 #include "main_window.h"
+#include "models/format.h"
 #include "models/run_document.h"
 #include "models/run_label.h"
 #include "models/timeline_index.h"
@@ -32,6 +35,7 @@
 #include "views/memory_view.h"
 #include "views/parts/trace_ranks_panel.h"
 #include "views/parts/trace_steps_panel.h"
+#include "views/step_timing_view.h"
 #include "widgets/kernel_type_colors.h"
 #include "widgets/plot_style.h"
 
@@ -504,6 +508,50 @@ private Q_SLOTS:
              {"matmul", "attention core", "softmax", "normalisation", "elementwise", "reduction",
               "copy/cast", "optimizer", "other"}) {
             QVERIFY2(!traceColours.contains(categoryColor(category).rgb()), category);
+        }
+    }
+
+    // A CPU trace's Step timing was a tiny empty square under a steps table
+    // of two rows, every summary cell "–": its steps have no phases. Each
+    // analysed step is one bar, and the summary's whole-step row is the CLI's.
+    void aTracesStepsAreDrawnAndSummarisedAsTheCliCountsThem() {
+        const nlohmann::json cli = cliBreakdown(kTraces + "/cpu_gloo");
+        QVERIFY(!cli.is_null());
+        MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(window.openRunFile(kTraces + "/cpu_gloo"));
+        QVERIFY(window.selectTab("Step timing"));
+        for (size_t rank = 0; rank < 2; ++rank) {
+            window.selectDocument(window.documents()[rank].id);
+            std::vector<double> analysed;
+            for (const nlohmann::json& step : cli.at("ranks")[rank].at("steps")) {
+                if (step.at("analysed").get<bool>()) {
+                    analysed.push_back(step.at("duration_us").get<double>() / 1e3);
+                }
+            }
+            QVERIFY(analysed.size() >= 2);
+            StepTimingView* view = window.stepTimingView();
+            QCOMPARE(view->plottedSteps(), int(analysed.size()));
+            QCustomPlot* plot = view->exportTargets()[0].plot;
+            QCPBars* bars = nullptr;
+            for (int i = 0; i < plot->plottableCount(); ++i) {
+                bars = bars ? bars : qobject_cast<QCPBars*>(plot->plottable(i));
+            }
+            QVERIFY(bars);
+            QCOMPARE(bars->name(), QString("step"));
+            QCOMPARE(bars->data()->size(), int(analysed.size()));
+            for (int i = 0; i < int(analysed.size()); ++i) {
+                QVERIFY(std::abs(bars->data()->at(i)->value - analysed[size_t(i)]) < 1e-9);
+            }
+            QVERIFY(plot->yAxis->range().upper >=
+                    *std::max_element(analysed.begin(), analysed.end()));
+            // Row 0 (total), column 0 (mean).
+            QAbstractItemModel* summary = view->exportTargets()[1].table;
+            const double mean =
+                std::accumulate(analysed.begin(), analysed.end(), 0.0) / double(analysed.size());
+            QCOMPARE(summary->index(0, 0).data().toString(), formatMs(mean));
+            QCOMPARE(summary->index(1, 0).data().toString(), QString("–"));  // no forward recorded
         }
     }
 

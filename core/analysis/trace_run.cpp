@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "profile/operator_tracer.h"
+#include "results/statistics.h"
 
 namespace stepscope {
 
@@ -30,14 +31,19 @@ void addRows(const RankAnalysis& rank, RunResult& run) {
         run.operators.push_back(std::move(row));
     }
     int index = 0;
+    std::vector<double> totals;
     for (const StepTime& step : rank.steps) {
         if (step.analysed) {
             StepRecord record;
             record.index = index++;
             record.totalMs = step.durationUs / 1e3;
             run.steps.push_back(record);
+            totals.push_back(record.totalMs);
         }
     }
+    // The steps' spread only: a trace does not say its tokens or its model,
+    // so no throughput or FLOPs are made up for it.
+    run.summary.total = summarize(totals);
 }
 
 // The span of an event on its lane, or nothing for what the timeline leaves out.

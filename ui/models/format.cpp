@@ -31,6 +31,9 @@ QString formatScaled(double value, const QString& unit) {
 }
 
 QString throughputText(const RunSummary& s) {
+    if (s.tokensPerSecond <= 0) {  // a recording that does not say its tokens (a trace)
+        return {};
+    }
     if (s.flopsPerStep <= 0) {  // a user's Python model: its FLOPs are not ours to count
         return formatScaled(s.tokensPerSecond, "tokens/s");
     }

@@ -128,22 +128,30 @@ void StepTimingView::showRun(const RunDocument* document) {
 // Stacked bars: measured and warm-up steps in separate stacks so that
 // warm-up reads as lighter and hatched.
 void StepTimingView::drawStepBars(const RunResult& run) {
+    // A step recorded without its phases (a profiler trace's) is one bar.
+    const auto whole = [](const StepRecord& step) {
+        return !phaseOf(step, 0) && !phaseOf(step, 1) && !phaseOf(step, 2);
+    };
     for (bool warmup : {false, true}) {
         QCPBars* below = nullptr;
-        for (int phase = 0; phase < 3; ++phase) {
+        for (int phase = 0; phase < 4; ++phase) {
             QVector<double> keys, values;
             for (const auto& step : run.steps) {
-                if (step.warmup == warmup && phaseOf(step, phase)) {
+                const std::optional<double> ms =
+                    phase < 3 ? phaseOf(step, phase)
+                              : (whole(step) ? std::optional<double>(step.totalMs) : std::nullopt);
+                if (step.warmup == warmup && ms) {
                     keys << step.index;
-                    values << *phaseOf(step, phase);
+                    values << *ms;
                 }
             }
             if (keys.isEmpty()) {
                 continue;
             }
             auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
-            QColor color = phaseColor(kPhases[phase]);
-            bars->setName(warmup ? tr("%1 (warm-up)").arg(kPhases[phase]) : kPhases[phase]);
+            const QString name = phase < 3 ? kPhases[phase] : tr("step");
+            QColor color = phase < 3 ? phaseColor(kPhases[phase]) : QColor(120, 120, 120);
+            bars->setName(warmup ? tr("%1 (warm-up)").arg(name) : name);
             bars->setPen(QPen(color.darker(120)));
             if (warmup) {
                 color.setAlpha(90);
