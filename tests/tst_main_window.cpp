@@ -609,6 +609,32 @@ private Q_SLOTS:
         QVERIFY(!noDataText(window.compareView()->exportTargets()[0].plot).isEmpty());
     }
 
+    // A run made on a GPU server, opened on a machine without CUDA: its
+    // device is no error of the run, only why it cannot run again here, and
+    // "Run again" was offered anyway, ending in "the configuration has errors".
+    void aCudaRunOpenedWithoutCudaSaysItCannotRunAgainHere() {
+        if (validationContext().cudaAvailable) {
+            QSKIP("this machine has CUDA: a CUDA run can run again here");
+        }
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(examplesDirectory() +
+                                   "/sweep-h200/small_ctx1024_train-step_bf16.json"));
+        window.selectDocument(window.documents()[0].id);
+        ConfigPanel* panel = window.configPanel();
+        QVERIFY(panel->config().device == DeviceKind::Cuda);
+        QVERIFY2(panel->viewingNote().contains("cannot run again here"),
+                 qPrintable(panel->viewingNote()));
+        QVERIFY(!panel->runAgainButton()->isEnabled());
+        QCOMPARE(panel->runAgainButton()->toolTip(), panel->viewingNote());
+        QVERIFY(panel->editCopyButton()->isEnabled());
+        // A CPU run after it can run again.
+        QVERIFY(window.openRunFile(examplesDirectory() + "/train-step-tiny-cpu.json"));
+        window.selectDocument(window.documents()[1].id);
+        QVERIFY(panel->viewingNote().isEmpty());
+        QVERIFY(panel->runAgainButton()->isEnabled());
+    }
+
     // A live run ticked beside a finished one stayed in Compare as it was
     // when ticked (2 steps of 20), even after it ended: Compare follows the
     // steps as they arrive, and the run's end.

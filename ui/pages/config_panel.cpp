@@ -930,6 +930,9 @@ QString ConfigPanel::viewingText() const {
 void ConfigPanel::setViewingNote(const QString& note) {
     viewingNote_->setText(note);
     viewingNote_->setVisible(!note.isEmpty());
+    // What cannot run here is not offered to run again (Edit still is).
+    runAgain_->setEnabled(note.isEmpty());
+    runAgain_->setToolTip(note);
 }
 
 QString ConfigPanel::viewingNote() const {

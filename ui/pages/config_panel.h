@@ -70,8 +70,9 @@ public:
     // RunDocument::recordingFacts) in place of the form, which keeps the
     // user's values, hidden, for "Configure a new run".
     void showNoConfig(const QString& who, const QList<QPair<QString, QString>>& facts);
-    // A line under the read-only banner about running the shown run here
-    // ("it ran on a CUDA device; this machine has none"); empty hides it.
+    // Why the shown run cannot run here, under the read-only banner ("it ran
+    // on a CUDA device; this machine has none"), Run again disabled while it
+    // stands; empty hides it.
     void setViewingNote(const QString& note);
     QString viewingNote() const;
     // Makes the form editable again, keeping the values it shows.
