@@ -121,6 +121,19 @@ private Q_SLOTS:
                             runs + "/a.json"));
         QCOMPARE(kindOf(runs), FileKind::SweepFolder);
 
+        // A rank trace beside a run file was called a trace folder, which the
+        // trace reader then failed to read (it reads every .json there): the
+        // folder is one only where everything the reader reads is a trace.
+        const QString mixed = dir_.filePath("trace-and-run");
+        QVERIFY(QDir().mkpath(mixed));
+        QVERIFY(QFile::copy(test::sourcePath("tests/data/traces/cpu_gloo/rank0.pt.trace.json.gz"),
+                            mixed + "/rank0.pt.trace.json.gz"));
+        QVERIFY(QFile::copy(test::sourcePath("resources/examples/train-step-tiny-cpu.json"),
+                            mixed + "/run.json"));
+        QVERIFY(kindOf(mixed) != FileKind::TraceFolder);
+        QVERIFY(QFile::remove(mixed + "/run.json"));
+        QCOMPARE(kindOf(mixed), FileKind::TraceFolder);
+
         const QString pretrained = dir_.filePath("pretrained");
         writeFile(pretrained + "/model_config.json", "{}");
         writeFile(pretrained + "/model.pt", "PK\x03\x04");

@@ -8,6 +8,7 @@
 
 #include "cluster/slurm_array.h"
 #include "cluster/slurm_attention.h"
+#include "interop/kineto_trace.h"
 #include "util/atomic_file.h"
 
 namespace stepscope {
@@ -131,15 +132,19 @@ std::vector<fs::path> filesEndingWith(const fs::path& folder, std::string_view s
     return found;
 }
 
-// A folder of profiler traces: a .json.gz, or .json files that are all traces.
+// A folder of profiler traces: the files the trace reader reads there
+// (kinetoTraceFiles) are all traces; a .json.gz is taken as one unread, as
+// knowing would mean inflating it.
 bool holdsTraces(const fs::path& folder) {
-    if (!filesEndingWith(folder, ".json.gz").empty()) {
-        return true;
+    std::vector<std::string> files;
+    try {
+        files = kinetoTraceFiles(folder.string());
+    } catch (const KinetoTraceError&) {
+        return false;
     }
-    const std::vector<fs::path> json = filesEndingWith(folder, ".json");
     std::string ignored;
-    return !json.empty() && std::all_of(json.begin(), json.end(), [&ignored](const fs::path& p) {
-        return detectFile(p.string(), &ignored) == FileKind::ProfilerTrace;
+    return std::all_of(files.begin(), files.end(), [&ignored](const std::string& file) {
+        return file.ends_with(".json.gz") || detectFile(file, &ignored) == FileKind::ProfilerTrace;
     });
 }
 
