@@ -400,6 +400,23 @@ private Q_SLOTS:
             QVERIFY2(message.contains("tensor 'w'") && message.contains("overlap"),
                      qPrintable(message));
         }
+        // A 0-d tensor has no dimension to check its offset in: a negative one
+        // reached ATen, and its error read "not a torch.save file".
+        const QString negative =
+            test::runPython({"-c",
+                             "import sys, torch\n"
+                             "torch.Tensor.storage_offset = lambda self: -1\n"
+                             "torch.save({'w': torch.tensor(3.0)}, sys.argv[1])\n",
+                             fixture("negative_offset.pt")});
+        QVERIFY2(negative.isEmpty(), qPrintable(negative));
+        try {
+            readStateDict(fixture("negative_offset.pt").toStdString());
+            QFAIL("a negative storage offset was read");
+        } catch (const std::runtime_error& refused) {
+            const QString message = refused.what();
+            QVERIFY2(message.contains("tensor 'w'") && message.contains("offset -1: negative"),
+                     qPrintable(message));
+        }
         // A view that only reorders distinct elements is read as it is.
         const at::Tensor transposed = readTensor(fixture("transposed.pt").toStdString());
         QVERIFY(at::equal(transposed, at::arange(12, at::kLong).reshape({3, 4}).t()));

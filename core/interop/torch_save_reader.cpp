@@ -170,10 +170,13 @@ std::string tensorLayoutProblem(const std::vector<int64_t>& sizes,
     if (sizes.size() != strides.size() || sizes.size() > 64) {
         return layout + ": the size and stride lists must be as long, at most 64";
     }
+    if (offset < 0) {  // before the loop: a 0-d tensor has no dimension to check it in
+        return layout + " and offset " + std::to_string(offset) + ": negative";
+    }
     std::optional<int64_t> elements = 1, last = offset;  // the last element's index
     std::vector<std::pair<int64_t, int64_t>> dims;       // (stride, size) of each size > 1
     for (size_t d = 0; d < sizes.size(); ++d) {
-        if (sizes[d] < 0 || strides[d] < 0 || offset < 0) {
+        if (sizes[d] < 0 || strides[d] < 0) {
             return layout + " and offset " + std::to_string(offset) + ": negative";
         }
         elements = elements ? checkedMultiply(*elements, sizes[d]) : std::nullopt;
