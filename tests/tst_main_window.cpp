@@ -1115,9 +1115,16 @@ private Q_SLOTS:
         QVERIFY(!window.openRunFile(neither));
         QVERIFY(window.lastErrorDialog() && window.lastErrorDialog()->isVisible());
         const QString text = window.lastErrorDialog()->text();
-        QVERIFY2(text.contains(neither) && text.contains("neither a sweep's folder") &&
-                     text.contains("attention.json"),
+        QVERIFY2(text.contains(neither) && text.contains("none of the folders the app opens"),
                  qPrintable(text));
+        // Every folder the app opens is named, with what makes it one (a
+        // trace folder was left out of a sentence written by hand).
+        for (const FileKind kind : FileOpener::kindsOpened()) {
+            const FileKindInfo& info = fileKindInfo(kind);
+            const QString what =
+                QString::fromUtf8(info.whatMakesIt.data(), info.whatMakesIt.size());
+            QVERIFY2(!info.folder || text.contains(what), qPrintable(what + " not in " + text));
+        }
         QVERIFY(window.documents().empty());
         QCOMPARE(window.watchedSweepDirectory(), QString());
         window.lastErrorDialog()->accept();
@@ -2658,6 +2665,19 @@ private Q_SLOTS:
         file.close();
         QVERIFY(!window.openRunFile(json));
         QVERIFY(window.lastErrorDialog()->text().contains("not a StepScope run file"));
+        const QString empty = dir_.filePath("empty.json");
+        QFile emptyFile(empty);
+        QVERIFY(emptyFile.open(QIODevice::WriteOnly));
+        emptyFile.close();
+        QVERIFY(!window.openRunFile(empty));
+        // The dialogs come one after another: the last one's is the empty file's.
+        while (window.waitingErrorCount() > 0) {
+            QPointer<QMessageBox> shown = window.lastErrorDialog();
+            shown->accept();
+            QTRY_VERIFY(window.lastErrorDialog() && window.lastErrorDialog() != shown);
+        }
+        QVERIFY2(window.lastErrorDialog()->text().contains("'" + empty + "' is empty"),
+                 qPrintable(window.lastErrorDialog()->text()));
         QVERIFY(window.documents().empty());
     }
 

@@ -6,6 +6,7 @@
 #include <QUrl>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 
@@ -41,6 +42,21 @@ struct OpenedPath {
 };
 
 namespace {
+
+// The kinds of file (or folder) the app opens, each with what makes it one,
+// from the table of kinds: "run file (a JSON file made by …); …".
+QString kindsOpenedText(bool folders) {
+    QStringList kinds;
+    for (const FileKind kind : FileOpener::kindsOpened()) {
+        const FileKindInfo& info = fileKindInfo(kind);
+        if (info.folder == folders) {
+            kinds << QString("%1 (%2)").arg(
+                QString::fromUtf8(info.name.data(), qsizetype(info.name.size())),
+                QString::fromUtf8(info.whatMakesIt.data(), qsizetype(info.whatMakesIt.size())));
+        }
+    }
+    return kinds.join("; ");
+}
 
 using Opened = OpenedPath;
 
@@ -127,12 +143,10 @@ Opened readFolder(const QString& path) {
     }
     return failed(
         FileOpener::tr("Cannot open folder"),
-        FileOpener::tr("'%1' is neither a sweep's folder (run files, with sweep.csv and sweep.md, "
-                       "as stepscope-cli sweep --out DIR writes them) nor an attention folder "
-                       "(attention.json, as stepscope-cli attention --out DIR writes it): it "
-                       "holds no StepScope file. A sweep whose first point is still running has "
-                       "none yet: open its folder again once that point is done.")
-            .arg(path));
+        FileOpener::tr("'%1' is none of the folders the app opens, which are: %2. A sweep whose "
+                       "first point is still running holds no run file yet: open its "
+                       "folder again once that point is done.")
+            .arg(path, kindsOpenedText(true)));
 }
 
 // A PyTorch memory snapshot: its busiest device as a run with only a memory
@@ -219,14 +233,14 @@ Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules)
         return failed(FileOpener::tr("Cannot open run file"), QString::fromUtf8(error.what()));
     }
     // An image, a notebook, someone else's JSON: say so, not what a parser met.
+    std::error_code ignored;
+    const bool empty = std::filesystem::file_size(path.toStdString(), ignored) == 0;
     return failed(FileOpener::tr("Cannot open run file"),
-                  FileOpener::tr("'%1' is not a StepScope run file (a JSON file made by "
-                                 "StepScope's app or its command line, \"format\": "
-                                 "\"stepscope-run\"), nor an attention file (\"format\": "
-                                 "\"stepscope-attention\"), nor a PyTorch memory snapshot "
-                                 "(torch.cuda.memory._dump_snapshot), nor a PyTorch profiler "
-                                 "trace.")
-                      .arg(path));
+                  (empty ? FileOpener::tr("'%1' is empty: it is not a StepScope run file, nor "
+                                          "any of the other files the app opens, which are: %2.")
+                         : FileOpener::tr("'%1' is not a StepScope run file, nor any of the "
+                                          "other files the app opens, which are: %2."))
+                      .arg(path, kindsOpenedText(false)));
 }
 
 }  // namespace
