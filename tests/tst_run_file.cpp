@@ -15,6 +15,36 @@
 
 using namespace stepscope;
 
+namespace {
+
+// `run` with a memory trace of one allocation of 64 bytes on the CPU.
+RunResult withOneAllocation(RunResult run) {
+    MemoryTrace& memory = run.memory;
+    memory.device = "cpu";
+    memory.paths = {"root"};
+    memory.timeUs = {0};
+    memory.address = {4096};
+    memory.bytes = {64};
+    memory.category = {0};
+    memory.phase = {0};
+    memory.step = {0};
+    memory.path = {0};
+    memory.allocated = {64};
+    memory.reserved = {64};
+    return run;
+}
+
+// The run file `run` with its memory section's `key` set to `value`.
+QByteArray withMemoryKey(const QJsonObject& run, const char* key, const QJsonValue& value) {
+    QJsonObject changed = run;
+    QJsonObject memory = changed["memory"].toObject();
+    memory[key] = value;
+    changed["memory"] = memory;
+    return QJsonDocument(changed).toJson();
+}
+
+}  // namespace
+
 class TestRunFile : public QObject {
     Q_OBJECT
 
@@ -180,19 +210,7 @@ private Q_SLOTS:
 
     // Issue 33: these gave nlohmann's own message, without the file or field.
     void hostileValuesNameTheFileAndTheField() {
-        RunResult traced = result_;
-        traced.memory.device = "cpu";
-        traced.memory.paths = {"root"};
-        MemoryTrace& memory = traced.memory;  // one allocation of 64 bytes
-        memory.timeUs = {0};
-        memory.address = {4096};
-        memory.bytes = {64};
-        memory.category = {0};
-        memory.phase = {0};
-        memory.step = {0};
-        memory.path = {0};
-        memory.allocated = {64};
-        memory.reserved = {64};
+        const RunResult traced = withOneAllocation(result_);
         const QString path = dir_.filePath("traced.json");
         writeRunFile(traced, path.toStdString());
         QCOMPARE(readRunFile(path.toStdString()).memory.paths.size(), size_t{1});
@@ -201,12 +219,8 @@ private Q_SLOTS:
         const QByteArray text = original.readAll();
         const QJsonObject run = QJsonDocument::fromJson(text).object();
 
-        auto withMemory = [&](const char* key, const QJsonValue& value) {
-            QJsonObject changed = run;
-            QJsonObject memory = changed["memory"].toObject();
-            memory[key] = value;
-            changed["memory"] = memory;
-            return QJsonDocument(changed).toJson();
+        const auto withMemory = [&](const char* key, const QJsonValue& value) {
+            return withMemoryKey(run, key, value);
         };
         const struct {
             const char* name;
@@ -245,27 +259,11 @@ private Q_SLOTS:
     // behaviour): memory.step 1e300 showed as -2^63, device_peak_allocated
     // 1e300 printed a negative peak, 1.5 read as 1, negative sizes passed.
     void integersFromTheFileAreChecked() {
-        RunResult traced = result_;
-        MemoryTrace& memory = traced.memory;  // one allocation of 64 bytes
-        memory.device = "cpu";
-        memory.paths = {"root"};
-        memory.timeUs = {0};
-        memory.address = {4096};
-        memory.bytes = {64};
-        memory.category = {0};
-        memory.phase = {0};
-        memory.step = {0};
-        memory.path = {0};
-        memory.allocated = {64};
-        memory.reserved = {64};
+        const RunResult traced = withOneAllocation(result_);
         const QJsonObject run =
             QJsonDocument::fromJson(QByteArray::fromStdString(runResultToJson(traced))).object();
         const auto withMemory = [&](const char* key, const QJsonValue& value) {
-            QJsonObject changed = run;
-            QJsonObject section = changed["memory"].toObject();
-            section[key] = value;
-            changed["memory"] = section;
-            return QJsonDocument(changed).toJson();
+            return withMemoryKey(run, key, value);
         };
         QJsonObject badStep = run;
         QJsonArray steps = badStep["steps"].toArray();
