@@ -147,6 +147,9 @@ QList<QStringList> csvRows(const QString& dir) {
 
 // Two backends × two sequence lengths, tiny: the grid's points in order are
 // naive s32, sdpa s32, naive s64, sdpa s64.
+// One tiny point of an attention grid: its size and repeats, no backends.
+const QStringList kTinyAttentionPoint = {"--d", "16",       "--seq", "32",        "--batch",
+                                         "1",   "--warmup", "0",     "--repeats", "1"};
 const QStringList kAttention = {"attention", "--backends", "naive,sdpa", "--d", "16",
                                 "--seq",     "32,64",      "--batch",    "1",   "--warmup",
                                 "0",         "--repeats",  "1"};
@@ -480,27 +483,10 @@ private Q_SLOTS:
             "        q, k, v, is_causal=is_causal)\n");
         module.close();
         const QString dir = temp.filePath("user grid");
-        const Outcome written = runCli({"attention",
-                                        "--engine",
-                                        "pytorch",
-                                        "--backends",
-                                        "naive",
-                                        "--py-attention",
-                                        "my_flash:mine",
-                                        "--py-path",
-                                        temp.path(),
-                                        "--d",
-                                        "16",
-                                        "--seq",
-                                        "32",
-                                        "--batch",
-                                        "1",
-                                        "--warmup",
-                                        "0",
-                                        "--repeats",
-                                        "1",
-                                        "--slurm",
-                                        dir});
+        const Outcome written =
+            runCli(QStringList{"attention", "--engine", "pytorch", "--backends", "naive",
+                               "--py-attention", "my_flash:mine", "--py-path", temp.path()} +
+                   kTinyAttentionPoint + QStringList{"--slurm", dir});
         QVERIFY2(written.exitCode == 0, qPrintable(written.err));
         const QString script = QString::fromUtf8(contents(dir + "/stepscope.sbatch"));
         const QStringList lines = script.split('\n');
@@ -720,27 +706,10 @@ private Q_SLOTS:
         const QString sweepDir = temp.filePath("sweep");
         QCOMPARE(runCli(kSweep + QStringList{"--slurm", sweepDir}).exitCode, 0);
         const QString gridDir = temp.filePath("grid");
-        const Outcome grid = runCli({"attention",
-                                     "--backends",
-                                     "naive,compiled",
-                                     "--py-attention",
-                                     "my_flash:mine",
-                                     "--py-path",
-                                     temp.path(),
-                                     "--d",
-                                     "16",
-                                     "--seq",
-                                     "32",
-                                     "--batch",
-                                     "1",
-                                     "--warmup",
-                                     "0",
-                                     "--repeats",
-                                     "1",
-                                     "--python",
-                                     "/usr/bin/python3",
-                                     "--slurm",
-                                     gridDir});
+        const Outcome grid = runCli(
+            QStringList{"attention", "--backends", "naive,compiled", "--py-attention",
+                        "my_flash:mine", "--py-path", temp.path()} +
+            kTinyAttentionPoint + QStringList{"--python", "/usr/bin/python3", "--slurm", gridDir});
         QVERIFY2(grid.exitCode == 0, qPrintable(grid.err));
         const QString marker = temp.filePath("MARKER");
         const QString outside = temp.filePath("elsewhere.json");
