@@ -351,6 +351,7 @@ struct DeviceKernels {
     std::vector<KernelType> typeOfName;  // by string id, where typed
     std::vector<Interval> all;           // every kernel's interval
     std::vector<std::vector<Interval>> byType = std::vector<std::vector<Interval>>(3);
+    std::vector<CollectiveSpan> collectives;  // the communication kernels, as collectives
     std::unordered_map<int32_t, Accumulator> byName;
     std::map<std::pair<int64_t, int32_t>, Accumulator> byStream;  // (stream, name)
     double totalUs = 0;
@@ -377,6 +378,13 @@ DeviceKernels deviceKernels(const KinetoTrace& trace, const std::vector<char>& k
         kernels.all.push_back(interval);
         if (type != KernelType::Other) {
             kernels.byType[size_t(type)].push_back(interval);
+        }
+        if (type == KernelType::Communication) {
+            CollectiveSpan collective;
+            collective.op = ncclOperation(trace.strings[size_t(e.name)]);
+            collective.startUs = interval.start;
+            collective.endUs = interval.end;
+            kernels.collectives.push_back(std::move(collective));
         }
         kernels.byName[e.name].add(e.durationUs);
         kernels.byStream[{e.stream, e.name}].add(e.durationUs);
@@ -459,7 +467,10 @@ RankAnalysis analyzeTrace(const KinetoTrace& trace, const TraceAnalysisOptions& 
     result.operators = operatorStats(trace, keep);
     result.steps = stepTimes(trace, keep, kernels.device);
     result.meanStepUs = meanAnalysedStepUs(result.steps);
-    TraceCommunication communication = traceCommunication(trace, keep);
+    RankSpans onDevice;
+    onDevice.collectives = std::move(kernels.collectives);
+    onDevice.compute = kernels.byType[size_t(KernelType::Computation)];  // merged above
+    TraceCommunication communication = traceCommunication(trace, keep, std::move(onDevice));
     result.communicationSource = communication.source;
     result.communicationSpans = std::move(communication.spans);
     result.communication = analyzeCommunication({result.communicationSpans}).ranks.front();

@@ -20,12 +20,6 @@ std::string_view toString(CommunicationSource source) {
     return "none";
 }
 
-namespace {
-
-bool startsWith(std::string_view text, std::string_view prefix) {
-    return text.substr(0, prefix.size()) == prefix;
-}
-
 // NCCL's kernel names carry the collective: ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)
 // or ncclKernel_AllGather_RING_LL_Sum_int8_t(...) -> "AllReduce", "AllGather".
 std::string ncclOperation(std::string_view name) {
@@ -35,6 +29,12 @@ std::string ncclOperation(std::string_view name) {
     }
     const std::string_view rest = name.substr(underscore + 1);
     return std::string(rest.substr(0, std::min(rest.find('_'), rest.find('('))));
+}
+
+namespace {
+
+bool startsWith(std::string_view text, std::string_view prefix) {
+    return text.substr(0, prefix.size()) == prefix;
 }
 
 void numberInStartOrder(std::vector<CollectiveSpan>& collectives) {
@@ -52,36 +52,6 @@ CollectiveSpan spanOf(std::string op, const TraceEvent& event) {
     span.startUs = event.startUs;
     span.endUs = event.startUs + event.durationUs;
     return span;
-}
-
-TraceCommunication onTheDevice(const KinetoTrace& trace, const std::vector<char>& keep) {
-    TraceCommunication out;
-    std::vector<int8_t> typeOfName(trace.strings.size(), -1);  // typed once a name
-    for (size_t i = 0; i < trace.events.size(); ++i) {
-        const TraceEvent& e = trace.events[i];
-        if (!keep[i] || e.stream == -1) {
-            continue;
-        }
-        const std::string_view name = trace.nameOf(e);
-        int8_t& type = typeOfName[size_t(e.name)];
-        if (type < 0) {
-            type = int8_t(kernelTypeOf(name));
-        }
-        switch (KernelType(type)) {
-            case KernelType::Communication:
-                out.spans.collectives.push_back(spanOf(ncclOperation(name), e));
-                break;
-            case KernelType::Computation:
-                out.spans.compute.push_back({e.startUs, e.startUs + e.durationUs});
-                break;
-            default:
-                break;
-        }
-    }
-    if (!out.spans.collectives.empty()) {
-        out.source = CommunicationSource::DeviceKernels;
-    }
-    return out;
 }
 
 // The operators that compute: not the ones that issue or wait for a collective.
@@ -117,9 +87,13 @@ TraceCommunication onGlooThreads(const KinetoTrace& trace, const std::vector<cha
 
 }  // namespace
 
-TraceCommunication traceCommunication(const KinetoTrace& trace, const std::vector<char>& keep) {
-    TraceCommunication out = onTheDevice(trace, keep);
-    if (out.source == CommunicationSource::None) {
+TraceCommunication traceCommunication(const KinetoTrace& trace, const std::vector<char>& keep,
+                                      RankSpans onDevice) {
+    TraceCommunication out;
+    if (!onDevice.collectives.empty()) {
+        out.source = CommunicationSource::DeviceKernels;
+        out.spans = std::move(onDevice);
+    } else {
         out = onGlooThreads(trace, keep);
     }
     out.spans.rank = trace.defaultRank();

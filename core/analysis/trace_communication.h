@@ -9,6 +9,7 @@
 // so ranks are matched by order (analyzeCommunication).
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,7 +26,15 @@ struct TraceCommunication {
     RankSpans spans;
 };
 
-// keep: the events analysed, by index (HTA's set, trace_analysis).
-TraceCommunication traceCommunication(const KinetoTrace& trace, const std::vector<char>& keep);
+// The collective an NCCL kernel runs, from its name:
+// ncclDevKernel_AllReduce_Sum_f32_RING_LL(...) -> "AllReduce".
+std::string ncclOperation(std::string_view kernelName);
+
+// keep: the events analysed, by index (HTA's set, trace_analysis);
+// onDevice: the communication kernels' collectives and the computation
+// kernels' intervals, as trace_analysis's one walk over the kernels found
+// them. Where there are no collectives on the device, the gloo threads'.
+TraceCommunication traceCommunication(const KinetoTrace& trace, const std::vector<char>& keep,
+                                      RankSpans onDevice);
 
 }  // namespace stepscope
