@@ -1,4 +1,5 @@
 #include "analysis/kernel_type.h"
+#include "util/strings.h"
 
 namespace stepscope {
 
@@ -21,9 +22,6 @@ namespace {
 // Python's re.match with ".*": the match stays on the first line.
 std::string_view firstLine(std::string_view name) {
     return name.substr(0, name.find('\n'));
-}
-bool contains(std::string_view text, std::string_view part) {
-    return text.find(part) != std::string_view::npos;
 }
 
 }  // namespace

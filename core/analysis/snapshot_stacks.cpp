@@ -1,4 +1,5 @@
 #include "analysis/snapshot_stacks.h"
+#include "util/strings.h"
 
 // GCC 12 warns inside libstdc++'s std::regex (std::function members "may be
 // used uninitialized") when it optimizes under AddressSanitizer (-O1 and
@@ -16,18 +17,6 @@
 namespace stepscope {
 
 namespace {
-
-bool contains(std::string_view text, std::string_view part) {
-    return text.find(part) != std::string_view::npos;
-}
-
-bool startsWith(std::string_view text, std::string_view prefix) {
-    return text.substr(0, prefix.size()) == prefix;
-}
-
-bool endsWith(std::string_view text, std::string_view suffix) {
-    return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
 
 template <size_t N>
 bool containsAny(std::string_view text, const std::array<std::string_view, N>& parts) {

@@ -9,14 +9,11 @@
 #include <unordered_set>
 
 #include "analysis/intervals.h"
+#include "util/strings.h"
 
 namespace stepscope {
 
 namespace {
-
-bool contains(std::string_view text, std::string_view part) {
-    return text.find(part) != std::string_view::npos;
-}
 
 double endOf(const TraceEvent& event) {
     return event.startUs + event.durationUs;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analysis/kernel_type.h"
+#include "util/strings.h"
 
 namespace stepscope {
 
@@ -32,10 +33,6 @@ std::string ncclOperation(std::string_view name) {
 }
 
 namespace {
-
-bool startsWith(std::string_view text, std::string_view prefix) {
-    return text.substr(0, prefix.size()) == prefix;
-}
 
 void numberInStartOrder(std::vector<CollectiveSpan>& collectives) {
     std::stable_sort(

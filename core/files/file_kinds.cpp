@@ -10,6 +10,7 @@
 #include "cluster/slurm_attention.h"
 #include "interop/kineto_trace.h"
 #include "util/atomic_file.h"
+#include "util/strings.h"
 
 namespace stepscope {
 
@@ -51,14 +52,6 @@ const std::vector<FileKindInfo> kKinds = {
 };
 
 const FileKindInfo kUnknown = {FileKind::Unknown, "unknown", "", "", false};
-
-bool startsWith(std::string_view text, std::string_view prefix) {
-    return text.substr(0, prefix.size()) == prefix;
-}
-
-bool contains(std::string_view text, std::string_view part) {
-    return text.find(part) != std::string_view::npos;
-}
 
 char firstNonSpace(std::string_view text) {
     const size_t first = text.find_first_not_of(" \t\r\n");

@@ -1007,11 +1007,8 @@ std::vector<std::string> kinetoTraceFiles(const std::string& folder) {
     }
     for (const auto& entry : it) {
         const std::string name = entry.path().filename().string();
-        auto endsWith = [&name](std::string_view suffix) {
-            return name.size() >= suffix.size() &&
-                   name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-        };
-        if ((endsWith(".json") || endsWith(".json.gz")) && entry.is_regular_file(error)) {
+        if ((name.ends_with(".json") || name.ends_with(".json.gz")) &&
+            entry.is_regular_file(error)) {
             files.push_back(entry.path().string());
         }
     }

@@ -49,10 +49,6 @@ struct RangeEvent {
     int32_t step;
 };
 
-bool contains(const std::string& text, const char* part) {
-    return text.find(part) != std::string::npos;
-}
-
 bool containsAny(const std::string& text, std::initializer_list<const char*> parts) {
     return std::any_of(parts.begin(), parts.end(),
                        [&text](const char* part) { return contains(text, part); });

@@ -5,6 +5,7 @@
 // writing. Includes nothing else of StepScope.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace stepscope {
@@ -12,8 +13,10 @@ namespace stepscope {
 // "a, b, c": how messages list the allowed values.
 std::string joinNames(const std::vector<std::string>& names);
 
-// Whether `text` ends with `suffix`.
-bool endsWith(const std::string& text, const std::string& suffix);
+// Whether `text` starts with `prefix`, ends with `suffix`, holds `part`.
+bool startsWith(std::string_view text, std::string_view prefix);
+bool endsWith(std::string_view text, std::string_view suffix);
+bool contains(std::string_view text, std::string_view part);
 
 // "1.50 GiB": bytes in the largest binary unit that keeps the number at 1 or more.
 std::string formatBytes(double bytes);
