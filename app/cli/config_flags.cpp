@@ -353,7 +353,7 @@ std::vector<std::string> listOf(const ConfigFlags& flags, const std::string& fie
 }
 
 // Every other list: its first value in the base, and an axis where it has
-// more than one (the order of the axes is that of the file names).
+// more than one, in the table's order (file names order them themselves).
 std::vector<SweepAxis> axesFromFlags(const ConfigFlags& flags, RunConfig& base) {
     std::vector<SweepAxis> axes;
     for (const auto& name : sweepAxisFields()) {
