@@ -1310,7 +1310,13 @@ bool MemoryView::eventFilter(QObject* watched, QEvent* event) {
     if (watched != plot_ || !trace_) {
         return RunView::eventFilter(watched, event);
     }
-    const auto* mouse = static_cast<QMouseEvent*>(event);
+    // Only a mouse event is one: cast after its type says so (UBSan caught a
+    // QChildEvent cast here at the app's start).
+    const auto* mouse = event->type() == QEvent::MouseMove ||
+                                event->type() == QEvent::MouseButtonPress ||
+                                event->type() == QEvent::MouseButtonRelease
+                            ? static_cast<const QMouseEvent*>(event)
+                            : nullptr;
     if (event->type() == QEvent::MouseMove) {
         hoverAt(mouse->position());
         if (const MemoryAllocation* allocation = hovered()) {
