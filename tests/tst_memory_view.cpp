@@ -339,6 +339,19 @@ double firstKeyAt(const QCPGraph* graph, double valueMiB) {
     return std::nan("");
 }
 
+// make_memory_snapshots.py's fixtures, written into `dir`; false (with
+// Python's error printed) where it fails.
+bool makeSnapshotFixtures(const QString& dir) {
+    QProcess made;
+    made.start(QStringLiteral(STEPSCOPE_PYTHON),
+               {QStringLiteral(STEPSCOPE_SOURCE_DIR "/tests/data/make_memory_snapshots.py"), dir});
+    if (!made.waitForFinished(120000) || made.exitCode() != 0) {
+        qWarning("%s", made.readAllStandardError().constData());
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 class TestMemoryView : public QObject {
@@ -905,12 +918,7 @@ private Q_SLOTS:
     // table and hover give the user's frame or the autograd node, as the CLI
     // does; the caption, the device box and the CLI give memory_viz's count.
     void aGpuSnapshotsSitesAndOneCountEverywhere() {
-        QProcess made;
-        made.start(QStringLiteral(STEPSCOPE_PYTHON),
-                   {QStringLiteral(STEPSCOPE_SOURCE_DIR "/tests/data/make_memory_snapshots.py"),
-                    dir_.path()});
-        QVERIFY(made.waitForFinished(120000));
-        QVERIFY2(made.exitCode() == 0, made.readAllStandardError().constData());
+        QVERIFY(makeSnapshotFixtures(dir_.path()));
         MainWindow window;
         window.resize(1400, 900);
         window.show();
@@ -968,12 +976,7 @@ private Q_SLOTS:
     // make_memory_snapshots.py's hand-written basic snapshot, pickled by
     // Python; the stacks are held to torch's own memory_viz functions.
     void aSnapshotsStacksRangesAndDevices() {
-        QProcess made;
-        made.start(QStringLiteral(STEPSCOPE_PYTHON),
-                   {QStringLiteral(STEPSCOPE_SOURCE_DIR "/tests/data/make_memory_snapshots.py"),
-                    dir_.path()});
-        QVERIFY(made.waitForFinished(120000));
-        QVERIFY2(made.exitCode() == 0, made.readAllStandardError().constData());
+        QVERIFY(makeSnapshotFixtures(dir_.path()));
         const QString filtered = memvizStack("FORWARD", false);
         const QString all = memvizStack("FORWARD", true);
         QVERIFY2(!filtered.startsWith("ERROR"), qPrintable(filtered));
