@@ -1,6 +1,5 @@
 #include "main_window.h"
 
-#include <QAbstractItemView>
 #include <QAction>
 #include <QCloseEvent>
 #include <QDockWidget>
@@ -40,6 +39,7 @@
 #include "widgets/corner_toolbar.h"
 #include "widgets/file_dialogs.h"
 #include "widgets/form_scroll_area.h"
+#include "widgets/tabbed_window_keys.h"
 
 namespace stepscope::ui {
 
@@ -86,7 +86,7 @@ MainWindow::MainWindow(const std::vector<TabSpec>& tabs, QWidget* parent) : QMai
     createTabs(tabs);
     createStatusBar();
     createMenus();
-    createKeys();
+    installTabbedWindowKeys(this, tabs_, config_, {runButton_, stopButton_, runs_->widget()});
     createWorkflows();
     connectWorkflows();
     connectTabs();
@@ -322,46 +322,6 @@ void MainWindow::createCornerToolBar() {
     connect(welcome, &QAction::triggered, this, &MainWindow::showWelcome);
     addCornerToolBar(menuBar(), {openAction_, openFolderAction_, saveAction_, nullptr, runAction_,
                                  stopAction_, nullptr, exportAction, nullptr, welcome});
-}
-
-// Keys as a tabbed window has them: Ctrl+Tab and Ctrl+PgDn (Ctrl+Shift+Tab,
-// Ctrl+PgUp back) switch tabs wherever the focus is, not only on the tab bar;
-// Tab leaves a table rather than walking its cells; and Run follows the
-// configuration's last field in the Tab order, Stop and the runs after it.
-void MainWindow::createKeys() {
-    const auto step = [this](int by) {
-        const int count = tabs_->count();
-        for (int i = 1; i < count; ++i) {  // past hidden or disabled tabs
-            const int index = ((tabs_->currentIndex() + by * i) % count + count) % count;
-            if (tabs_->isTabVisible(index) && tabs_->isTabEnabled(index)) {
-                tabs_->setCurrentIndex(index);
-                return;
-            }
-        }
-    };
-    auto* next = new QAction(tr("Next tab"), this);
-    next->setShortcuts(QKeySequence::keyBindings(QKeySequence::NextChild) +
-                       QList<QKeySequence>{QKeySequence(Qt::CTRL | Qt::Key_PageDown)});
-    connect(next, &QAction::triggered, this, [step] { step(1); });
-    auto* previous = new QAction(tr("Previous tab"), this);
-    previous->setShortcuts(QKeySequence::keyBindings(QKeySequence::PreviousChild) +
-                           QList<QKeySequence>{QKeySequence(Qt::CTRL | Qt::Key_PageUp)});
-    connect(previous, &QAction::triggered, this, [step] { step(-1); });
-    addActions({next, previous});
-    for (QAbstractItemView* view : findChildren<QAbstractItemView*>()) {
-        view->setTabKeyNavigation(false);
-    }
-    QWidget* last = nullptr;  // the form's last field that takes Tab
-    for (QWidget* field : config_->findChildren<QWidget*>()) {
-        if (field->focusPolicy() & Qt::TabFocus) {
-            last = field;
-        }
-    }
-    if (last) {
-        setTabOrder(last, runButton_);
-    }
-    setTabOrder(runButton_, stopButton_);
-    setTabOrder(stopButton_, runs_->widget());
 }
 
 // ---- welcome page and examples --------------------------------------------

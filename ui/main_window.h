@@ -186,7 +186,6 @@ private:
     void createFileMenu();
     void createHelpMenu();
     void createCornerToolBar();
-    void createKeys();
     void createWorkflows();
     void connectWorkflows();
     void connectTabs();
