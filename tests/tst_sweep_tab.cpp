@@ -65,7 +65,7 @@ bool runArrayTask(const QString& dir, int index) {
 QStringList headers(QTableWidget* table) {
     QStringList out;
     for (int c = 0; c < table->columnCount(); ++c) {
-        out << table->horizontalHeaderItem(c)->text();
+        out << table->horizontalHeaderItem(c)->text().replace('\n', ' ');  // as exported
     }
     return out;
 }
@@ -186,7 +186,7 @@ private Q_SLOTS:
         QSet<int> pids;
         for (const RunDocument* document : documents) {
             const RunResult stored = readRunFile(document->path.toStdString());
-            QVERIFY(stored.status == RunStatus::Ok);
+            QVERIFY2(stored.status == RunStatus::Ok, stored.message.c_str());
             QVERIFY(stored.environment.isolated);
             QVERIFY(stored.environment.processId != QCoreApplication::applicationPid());
             pids << stored.environment.processId;

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 
+#include "controllers/exporter.h"
 #include "models/run_document.h"
 #include "views/breakdown_view.h"
 #include "views/kernel_timeline_view.h"
@@ -67,7 +68,7 @@ QStringList shownHeaders(const QTableView* table) {
     const QAbstractItemModel* model = table->model();
     for (int column = 0; column < model->columnCount(); ++column) {
         if (!table->isColumnHidden(column)) {
-            headers << model->headerData(column, Qt::Horizontal).toString();
+            headers << model->headerData(column, Qt::Horizontal).toString().replace('\n', ' ');
         }
     }
     return headers;
@@ -76,7 +77,7 @@ QStringList shownHeaders(const QTableView* table) {
 QStringList allHeaders(const QAbstractItemModel* model) {
     QStringList headers;
     for (int column = 0; column < model->columnCount(); ++column) {
-        headers << model->headerData(column, Qt::Horizontal).toString();
+        headers << model->headerData(column, Qt::Horizontal).toString().replace('\n', ' ');
     }
     return headers;
 }
@@ -160,10 +161,15 @@ private Q_SLOTS:
             model->match(model->index(0, BreakdownView::NameColumn), Qt::ToolTipRole,
                          QString::fromStdString(kLongKernel), 1, Qt::MatchExactly);
         QCOMPARE(found.size(), 1);
+        // Two lines in the header, one in a file.
         QCOMPARE(model->headerData(BreakdownView::PerStepColumn, Qt::Horizontal).toString(),
-                 QString("ms / step"));
+                 QString("ms /\nstep"));
         QCOMPARE(model->headerData(BreakdownView::ShareColumn, Qt::Horizontal).toString(),
-                 QString("share of phase"));
+                 QString("share of\nphase"));
+        QVERIFY2(exporter::tableToCsv(model).startsWith("operator,category,phase,calls,total "
+                                                        "ms,ms / step,mean ms / call,share of "
+                                                        "phase\n"),
+                 qPrintable(exporter::tableToCsv(model).left(120)));
     }
 
     void breakdownShowsEachNameOnce_data() {

@@ -37,11 +37,20 @@
 #include "results/run_file.h"
 #include "widgets/app_icons.h"
 #include "widgets/corner_toolbar.h"
+#include "widgets/dock_room.h"
 #include "widgets/file_dialogs.h"
 #include "widgets/form_scroll_area.h"
 #include "widgets/tabbed_window_keys.h"
 
 namespace stepscope::ui {
+
+namespace {
+
+// What the tabs need to show a chart beside its legend and a table's
+// figures whole: on a small screen the dock narrows to leave them this.
+constexpr int kCentralWidth = 680;
+
+}  // namespace
 
 // The table of tabs (docs/developing.md, "Adding a tab"). A tab the window
 // does not know needs nothing more: a RunView is shown every selected run,
@@ -73,7 +82,8 @@ MainWindow::MainWindow(const std::vector<TabSpec>& tabs, QWidget* parent) : QMai
     categoryRules_ = new CategoryRulesControl(runs_, opener_, this);
     folders_ = new FolderWatch(runs_, this);
     config_ = new ConfigPanel(probeDevices().cudaAvailable);
-    addDockWidget(Qt::LeftDockWidgetArea, createDock());
+    QDockWidget* dock = createDock();
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
 
     tabs_ = new QTabWidget;
     auto* central = new QWidget;
@@ -92,6 +102,7 @@ MainWindow::MainWindow(const std::vector<TabSpec>& tabs, QWidget* parent) : QMai
     connectTabs();
 
     loadSettings();
+    keepRoomForCentralWidget(this, dock, kCentralWidth);
     loadExamples();
     tabs_->setCurrentWidget(welcomePage());  // until something is opened or run
     workflow_->configLoaded();

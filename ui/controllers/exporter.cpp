@@ -25,8 +25,9 @@ QString cell(const QAbstractItemModel* model, int row, int column) {
     return model->data(model->index(row, column), Qt::DisplayRole).toString();
 }
 
+// A header on two lines in the table ("fwd\nms") is one in a file.
 QString header(const QAbstractItemModel* model, int section, Qt::Orientation orientation) {
-    return model->headerData(section, orientation, Qt::DisplayRole).toString();
+    return model->headerData(section, orientation, Qt::DisplayRole).toString().replace('\n', ' ');
 }
 
 // Tables whose rows have names (the summary) keep them as a first column.

@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <QCheckBox>
+#include <QEvent>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -27,6 +28,7 @@
 #include "models/format.h"
 #include "results/attention_file.h"
 #include "util/strings.h"
+#include "widgets/column_fit.h"
 #include "widgets/list_input.h"
 #include "widgets/plot_style.h"
 #include "widgets/thinned_ticker.h"
@@ -36,7 +38,8 @@ namespace stepscope::ui {
 namespace {
 
 // The charts scroll: each keeps a height its legend and axis titles leave room in.
-constexpr int kChartHeight = 320;
+constexpr int kChartHeight = 280;
+constexpr int kChartWidth = 320;
 
 // Where a chart has many lines, its legend names colours and line styles
 // instead of every line: a key per colour (a series), then one per style.
@@ -72,6 +75,14 @@ void useLogAxis(QCPAxis* axis, double base) {
     axis->setTicker(ticker);
 }
 
+// Two charts a row where each is wide enough for its legend's eight series
+// three a row; narrower, five rows of legend left the data a strip.
+int chartColumnsFor(int width) {
+    constexpr int kSideBySideWidth = 600;
+    constexpr int kSpacing = 12;  // the grid's, about
+    return width >= 2 * kSideBySideWidth + kSpacing ? 2 : 1;
+}
+
 QString optionalText(const std::optional<double>& value, int decimals) {
     return value ? QString::number(*value, 'f', decimals) : QString("–");
 }
@@ -89,6 +100,7 @@ AttentionPage::AttentionPage(QWidget* parent) : QWidget(parent) {
     splitter->addWidget(createCharts());
     splitter->addWidget(table_);
     splitter->setStretchFactor(0, 3);
+    splitter->setChildrenCollapsible(false);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(createForm());
     layout->addWidget(status_);
@@ -164,26 +176,30 @@ QWidget* AttentionPage::createCharts() {
     auto* charts = new QWidget;
     chartGrid_ = new QGridLayout(charts);
     memoryPlot_ = new QCustomPlot;
-    memoryPlot_->setMinimumSize(320, kChartHeight);
+    memoryPlot_->setMinimumSize(kChartWidth, kChartHeight);
     stylePlot(memoryPlot_, tr("sequence length (tokens)"), tr("peak memory (MiB)"));
     useLogAxis(memoryPlot_->xAxis, 2);
     useLogAxis(memoryPlot_->yAxis, 10);
-    auto* scroll = new QScrollArea;
-    scroll->setWidgetResizable(true);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setWidget(charts);
-    return scroll;
+    chartsArea_ = new QScrollArea;
+    chartsArea_->setWidgetResizable(true);
+    chartsArea_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    chartsArea_->setWidget(charts);
+    // A whole chart always in view: the table below gives way, not the charts.
+    chartsArea_->setMinimumHeight(kChartHeight + 2 * chartsArea_->frameWidth());
+    // As many charts a row as the width holds; the rest go below.
+    chartsArea_->viewport()->installEventFilter(this);
+    return chartsArea_;
 }
 
 // Every point, as the attention file has it.
 void AttentionPage::createTable() {
     table_ = new QTableWidget(0, 13);
     table_->setHorizontalHeaderLabels({tr("backend"), tr("kernel"), tr("precision"), tr("d"),
-                                       tr("seq"), tr("status"), tr("gate"), tr("fwd ms"),
-                                       tr("bwd ms"), tr("mem before bwd"), tr("peak"),
-                                       tr("fwd TFLOP/s"), tr("bwd TFLOP/s")});
+                                       tr("seq"), tr("status"), tr("gate"), tr("fwd\nms"),
+                                       tr("bwd\nms"), tr("mem before\nbwd"), tr("peak"),
+                                       tr("fwd\nTFLOP/s"), tr("bwd\nTFLOP/s")});
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    new ColumnFit(table_, {0, 1}, 70);  // the backend's and kernel's names give way first
     table_->verticalHeader()->hide();
     // Short headers keep the thirteen columns on a laptop's width; they say it in full on hover.
     const QStringList whole = {tr("forward time (ms)"), tr("backward time (ms)"),
@@ -340,6 +356,14 @@ void AttentionPage::setRunning(bool running) {
     stop_->setEnabled(running);
 }
 
+bool AttentionPage::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == chartsArea_->viewport() && event->type() == QEvent::Resize &&
+        chartColumnsFor(chartsArea_->viewport()->width()) != chartColumns_) {
+        redraw();
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
 void AttentionPage::redraw() {
     const std::set<int64_t> dims = placeCharts();
     plotDims_.assign(dims.begin(), dims.end());
@@ -358,15 +382,17 @@ std::set<int64_t> AttentionPage::placeCharts() {
     }
     while (timePlots_.size() < qsizetype(dims.size())) {
         auto* plot = new QCustomPlot;
-        plot->setMinimumSize(320, kChartHeight);
+        plot->setMinimumSize(kChartWidth, kChartHeight);
         stylePlot(plot, tr("sequence length (tokens)"), tr("time (ms)"));
         plot->legend->setWrap(2);
         useLogAxis(plot->xAxis, 2);
         useLogAxis(plot->yAxis, 10);
         timePlots_ << plot;
     }
-    // Two charts a row: a time chart per head dim shown, then the memory chart
-    // in the next cell (charts of head dims no longer shown leave no gap).
+    // A time chart per head dim shown, then the memory chart in the next
+    // cell (charts of head dims no longer shown leave no gap), as many a row
+    // as the area's width holds whole, at most two.
+    chartColumns_ = chartColumnsFor(chartsArea_->viewport()->width());
     for (QCustomPlot* plot : timePlots_) {
         chartGrid_->removeWidget(plot);
     }
@@ -376,10 +402,10 @@ std::set<int64_t> AttentionPage::placeCharts() {
         timePlots_[i]->setVisible(i < shown);
         timePlots_[i]->clearGraphs();
         if (i < shown) {
-            chartGrid_->addWidget(timePlots_[i], i / 2, i % 2);
+            chartGrid_->addWidget(timePlots_[i], i / chartColumns_, i % chartColumns_);
         }
     }
-    chartGrid_->addWidget(memoryPlot_, shown / 2, shown % 2);
+    chartGrid_->addWidget(memoryPlot_, shown / chartColumns_, shown % chartColumns_);
     memoryPlot_->clearGraphs();
     return dims;
 }

@@ -11,6 +11,7 @@
 class QCheckBox;
 class QCustomPlot;
 class QGridLayout;
+class QScrollArea;
 class QLabel;
 class QLayout;
 class QLineEdit;
@@ -57,6 +58,9 @@ Q_SIGNALS:
     void startRequested();
     void stopRequested();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     void createFields();
     QLayout* createForm();
@@ -74,6 +78,8 @@ private:
     QPushButton *start_, *stop_;
     QLabel* status_;
     QGridLayout* chartGrid_;
+    QScrollArea* chartsArea_;
+    int chartColumns_ = 2;
     QList<QCustomPlot*> timePlots_;
     QCustomPlot* memoryPlot_;
     QTableWidget* table_;

@@ -198,6 +198,8 @@ void showValue(QWidget* widget, const ConfigValue& value) {
 ConfigPanel::ConfigPanel(bool cudaAvailable, QWidget* parent) : QWidget(parent) {
     form_ = new QFormLayout;
     form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // In a narrow dock a field goes under its label rather than widening the form.
+    form_->setRowWrapPolicy(QFormLayout::WrapLongRows);
     addRows();
     addItemTips();
     if (!cudaAvailable) {
@@ -588,7 +590,13 @@ QLabel* ConfigPanel::addField(QFormLayout* form, const QString& label, QWidget* 
     error->setStyleSheet("color: #c0392b;");
     error->hide();
     layout->addWidget(error);
-    form->addRow(label, column);
+    if (label.isEmpty()) {
+        // A check box names itself: across the row, so that a narrow form,
+        // its rows wrapped, still has its text's width for it.
+        form->addRow(column);
+    } else {
+        form->addRow(label, column);
+    }
     errorLabels_[name] = error;
     if (!label.isEmpty()) {
         fieldLabels_[name] = label;

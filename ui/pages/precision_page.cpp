@@ -20,6 +20,7 @@
 #include "config/run_config.h"
 #include "experiments/accumulation_lab.h"
 #include "models/dtype_flow_file.h"
+#include "widgets/column_fit.h"
 #include "widgets/read_only_table.h"
 
 namespace stepscope::ui {
@@ -45,12 +46,11 @@ QStandardItem* dtypeItem(const std::string& dtype) {
     return item;
 }
 
-// Names and numbers whole, on one line: the last column takes what is left.
+// Numbers whole, on one line; the first column's names give way on a narrow page.
 QTableView* fittedTable(QAbstractItemModel* model) {
     QTableView* view = readOnlyTable(model);
     view->setWordWrap(false);
-    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    view->horizontalHeader()->setStretchLastSection(true);
+    new ColumnFit(view, {0});
     view->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     return view;
 }

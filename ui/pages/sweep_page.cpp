@@ -25,8 +25,10 @@
 #include "models/format.h"
 #include "models/sweep_chart_data.h"
 #include "profile/memory_trace.h"
+#include "widgets/column_fit.h"
 #include "widgets/list_input.h"
 #include "widgets/plot_style.h"
+#include "widgets/thinned_ticker.h"
 
 namespace stepscope::ui {
 
@@ -83,9 +85,9 @@ SweepPage::SweepPage(QWidget* parent) : QWidget(parent) {
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(table_);
     splitter->addWidget(createChart());
-    // The chart gets two thirds: on a 768 px screen, below the form, a
+    // The chart gets two thirds: on a 720 px screen, below the form, a
     // table's default minimum left it a strip too short for its axis title.
-    table_->setMinimumHeight(90);
+    table_->setMinimumHeight(64);  // its header and most of a row: it scrolls
     splitter->setSizes({200, 400});
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form_);
@@ -170,14 +172,15 @@ void SweepPage::createForm() {
     axesToggleRow_->addStretch();
     form_->addRow(axesToggleRow_);
     form_->addRow(otherAxes);
-    form_->addRow(isolate_);
 }
 
 QLayout* SweepPage::createButtons() {
-    // The status beside the buttons, not under them: a row more for the chart.
+    // The fresh-process switch and the status beside the buttons, not under
+    // them: rows more for the chart on a 720 px screen.
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(start_, 0, Qt::AlignTop);
     buttons->addWidget(stop_, 0, Qt::AlignTop);
+    buttons->addWidget(isolate_, 0, Qt::AlignTop);
     buttons->addWidget(status_, 1);
     return buttons;
 }
@@ -186,10 +189,9 @@ QLayout* SweepPage::createButtons() {
 void SweepPage::createTable() {
     table_ = new QTableWidget(0, 0);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    // Values whole on one line ("1430.30 ± 522.53"); the last column takes the rest.
+    // Values whole on one line ("1430.30 ± 522.53"); the model's and mode's names give way.
     table_->setWordWrap(false);
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setStretchLastSection(true);
+    new ColumnFit(table_, {Model, Mode}, 60);
     table_->verticalHeader()->hide();
 }
 
@@ -205,6 +207,7 @@ QWidget* SweepPage::createChart() {
     plot_ = new QCustomPlot;
     stylePlot(plot_, axisLabel("ctx"), tr("mean time per step (ms)"));
     keepSaneSize(plot_);
+    keepDataReadable(plot_);
     auto* chart = new QWidget;
     auto* chartLayout = new QVBoxLayout(chart);
     chartLayout->setContentsMargins(0, 0, 0, 0);
@@ -234,7 +237,7 @@ void SweepPage::onStudyChanged() {
     form_->setRowVisible(warmups_, chosen == Study::Warmup);
     form_->setRowVisible(axesToggleRow_, lists);
     form_->setRowVisible(axesBox_, lists && axesToggle_->isChecked());
-    form_->setRowVisible(isolate_, chosen != Study::Attention);
+    isolate_->setVisible(chosen != Study::Attention);
     // The warm-up study exists to see start-up costs: only fresh processes show them.
     isolate_->setEnabled(chosen != Study::Warmup);
     if (chosen == Study::Warmup) {
@@ -437,7 +440,8 @@ int SweepPage::column(Column column) const {
 
 int SweepPage::column(const QString& header) const {
     for (int c = 0; c < table_->columnCount(); ++c) {
-        if (table_->horizontalHeaderItem(c)->text() == header) {
+        // A header shown on two lines reads as one: "total\nms" is "total ms".
+        if (table_->horizontalHeaderItem(c)->text().replace('\n', ' ') == header) {
             return c;
         }
     }
@@ -457,10 +461,10 @@ void SweepPage::rebuildTable() {
     for (const auto& field : axisColumns_) {
         headers << QString::fromStdString(field);
     }
-    headers << tr("status") << tr("est. peak") << tr("forward ms") << tr("backward ms")
-            << tr("total ms");
+    headers << tr("status") << tr("est.\npeak") << tr("forward\nms") << tr("backward\nms")
+            << tr("total\nms");
     if (study.warmup) {
-        headers << tr("1st step ms") << tr("2nd step ms");
+        headers << tr("1st step\nms") << tr("2nd step\nms");
     }
     if (study.speedup) {
         headers << tr("× fp32");
@@ -647,16 +651,15 @@ void SweepPage::redrawChart() {
                                                   : tr("mean time per step (ms)"));
     if (data.numericX && data.logX) {
         plot_->xAxis->setScaleType(QCPAxis::stLogarithmic);
-        auto ticker = QSharedPointer<QCPAxisTickerLog>::create();
+        auto ticker = QSharedPointer<ThinnedTicker<QCPAxisTickerLog>>::create(plot_->xAxis);
         ticker->setLogBase(2);
         plot_->xAxis->setTicker(ticker);
     } else if (data.numericX) {
         plot_->xAxis->setScaleType(QCPAxis::stLinear);
-        plot_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
         useIntegerTicks(plot_->xAxis);
     } else {
         plot_->xAxis->setScaleType(QCPAxis::stLinear);
-        auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+        auto ticker = QSharedPointer<ThinnedTicker<QCPAxisTickerText>>::create(plot_->xAxis);
         for (size_t i = 0; i < data.categories.size(); ++i) {
             ticker->addTick(double(i), QString::fromStdString(data.categories[i]));
         }

@@ -22,6 +22,7 @@
 #include "models/missing_records.h"
 #include "models/run_document.h"
 #include "views/parts/trace_ranks_panel.h"
+#include "widgets/column_fit.h"
 #include "widgets/kernel_type_colors.h"
 #include "widgets/plot_style.h"
 #include "widgets/read_only_table.h"
@@ -139,6 +140,10 @@ BreakdownView::BreakdownView(QWidget* parent) : RunView(parent) {
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(tables_);
     splitter->addWidget(charts);
+    // Short of height, the tables give way first: they scroll, the shares'
+    // legend and bars need room a chart cannot scroll to.
+    keepDataReadable(top_);
+    keepDataReadable(shares_);
     splitter->setChildrenCollapsible(false);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
@@ -161,11 +166,10 @@ void BreakdownView::createTables() {
     table_ = readOnlyTable(sorted_);
     table_->setSortingEnabled(true);
     table_->setWordWrap(false);
-    table_->viewport()->installEventFilter(this);  // its width decides the name column's
-    table_->setTextElideMode(Qt::ElideMiddle);     // a kernel's name and its arguments' end
-    table_->verticalHeader()->hide();              // row numbers say nothing the order does not
+    table_->setTextElideMode(Qt::ElideMiddle);  // a kernel's name and its arguments' end
+    table_->verticalHeader()->hide();           // row numbers say nothing the order does not
     // The figures keep their width; the name takes what is left, elided, whole on hover.
-    table_->horizontalHeader()->setStretchLastSection(false);
+    columns_ = new ColumnFit(table_, {NameColumn}, kMinNameWidth);
     exported_ =
         new ShownColumns([this](int column) { return !table_->isColumnHidden(column); }, this);
     exported_->setSourceModel(sorted_);
@@ -266,8 +270,8 @@ void BreakdownView::refresh() {
                                                           : tr("category");
     model_->setHorizontalHeaderLabels(
         {noun, tr("category"), by == "stream" ? tr("stream") : tr("phase"), tr("calls"),
-         tr("total ms"), tr("ms / step"), tr("mean ms / call"),
-         by == "stream" ? tr("share of device time") : tr("share of phase")});
+         tr("total\nms"), tr("ms /\nstep"), tr("mean ms\n/ call"),
+         by == "stream" ? tr("share of\ndevice time") : tr("share of\nphase")});
     model_->horizontalHeaderItem(TotalColumn)->setToolTip(tr("Summed over the measured steps"));
     model_->horizontalHeaderItem(PerStepColumn)
         ->setToolTip(tr("Total over the measured steps, divided by their number"));
@@ -292,8 +296,7 @@ void BreakdownView::refresh() {
     table_->setColumnHidden(PhaseColumn, document_ && document_->trace() && by != "stream");
     static_cast<ShownColumns*>(exported_)->refilter();
     table_->sortByColumn(TotalColumn, Qt::DescendingOrder);
-    table_->resizeColumnsToContents();
-    fitNameColumn();
+    columns_->fit();
     flops_->setHorizontalHeaderLabels(
         {tr("forward group"), tr("GFLOP / step"), tr("ms / step"), tr("achieved")});
     if (run) {
@@ -353,22 +356,6 @@ void BreakdownView::plotTopRows() {
     top_->yAxis->setRange(0.3, count + 0.7);
     top_->xAxis->setRange(0, largest > 0 ? largest * 1.05 : 1);
     top_->replot();
-}
-
-// The name takes what the figures leave, but never less than kMinNameWidth:
-// a stretched column with no room left would take its whole content's width.
-void BreakdownView::fitNameColumn() {
-    QHeaderView* header = table_->horizontalHeader();
-    int figures = 0;
-    for (int column = NameColumn + 1; column < header->count(); ++column) {
-        figures += header->isSectionHidden(column) ? 0 : header->sectionSize(column);
-    }
-    if (table_->viewport()->width() - figures >= kMinNameWidth) {
-        header->setSectionResizeMode(NameColumn, QHeaderView::Stretch);
-    } else {
-        header->setSectionResizeMode(NameColumn, QHeaderView::Interactive);
-        header->resizeSection(NameColumn, kMinNameWidth);
-    }
 }
 
 int BreakdownView::topBarAt(const QPointF& pixel) const {
@@ -479,9 +466,6 @@ QString BreakdownView::sharesToolTipAt(const QPointF& pixel) const {
 }
 
 bool BreakdownView::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == table_->viewport() && event->type() == QEvent::Resize) {
-        fitNameColumn();
-    }
     if ((watched == top_ || watched == shares_) && event->type() == QEvent::MouseMove) {
         const auto* mouse = static_cast<QMouseEvent*>(event);
         const QString text = watched == top_ ? topBarToolTip(topBarAt(mouse->position()))

@@ -14,6 +14,7 @@ class QTabWidget;
 class QTableView;
 
 namespace stepscope::ui {
+class ColumnFit;
 class TraceRanksPanel;
 }  // namespace stepscope::ui
 
@@ -75,7 +76,6 @@ private:
     void createTables();
     void createCharts();
     void refresh();
-    void fitNameColumn();
     void plotTopRows();
     void plotShares();
 
@@ -92,6 +92,7 @@ private:
     QSortFilterProxyModel* sorted_;
     QSortFilterProxyModel* exported_;
     QTableView* table_;
+    ColumnFit* columns_;
     QCustomPlot* top_;
     QCustomPlot* shares_;
     QStandardItemModel* flops_;

@@ -17,6 +17,7 @@
 #include "models/unlike_steps.h"
 #include "results/run_comparison.h"
 #include "views/parts/memory_compare_view.h"
+#include "widgets/column_fit.h"
 #include "widgets/plot_style.h"
 
 namespace stepscope::ui {
@@ -122,8 +123,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     table_ = new QTableWidget(0, ColumnCount);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->verticalHeader()->hide();
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setSectionResizeMode(Run, QHeaderView::Stretch);
+    new ColumnFit(table_, {Run});
     plot_ = new QCustomPlot;
     plot_->setMinimumHeight(200);
     useIntegerTicks(plot_->xAxis);
@@ -133,6 +133,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     splitter->addWidget(plot_);
     // Two runs' eight rows whole, and the chart the larger share.
     keepSaneSize(plot_);
+    keepDataReadable(plot_);
     splitter->setSizes({280, 420});
     auto* times = new QWidget;
     auto* timesLayout = new QVBoxLayout(times);

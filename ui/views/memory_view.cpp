@@ -34,6 +34,7 @@
 #include "views/parts/annotation_bands.h"
 #include "views/parts/saved_view.h"
 #include "views/parts/snapshot_stack_panel.h"
+#include "widgets/column_fit.h"
 #include "widgets/elided_label.h"
 #include "widgets/plot_style.h"
 #include "widgets/read_only_table.h"
@@ -42,6 +43,10 @@
 namespace stepscope::ui {
 
 namespace {
+
+// The sites table's text columns, as fillSitesTable heads them; the rest are figures.
+constexpr int SiteModuleColumn = 4;
+constexpr int SiteOpColumn = 5;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr int kDetailSteps = 100;
@@ -212,6 +217,7 @@ void MemoryView::createLowerTabs() {
     sitesTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
     sitesTable_->setSelectionMode(QAbstractItemView::SingleSelection);
     sitesTable_->setWordWrap(false);
+    new ColumnFit(sitesTable_, {SiteModuleColumn, SiteOpColumn});  // the rest are figures
     // The estimate has a tab of its own: beside the sites' ten columns it
     // had a sixth of a laptop's width, its last column out of sight.
     estimateTable_ = readOnlyTable(estimate_);
@@ -1044,8 +1050,8 @@ void MemoryView::fillSitesTable() {
     sites_->clear();
     siteMembers_.clear();
     sites_->setHorizontalHeaderLabels({tr("largest"), tr("category"), tr("phase"), tr("steps"),
-                                       tr("module / node"), tr("op"), tr("count"), tr("total"),
-                                       tr("sizes"), tr("mean life ms")});
+                                       tr("module /\nnode"), tr("op"), tr("count"), tr("total"),
+                                       tr("sizes"), tr("mean life\nms")});
     if (!index_) {
         return;
     }
@@ -1071,12 +1077,6 @@ void MemoryView::fillSitesTable() {
                            bytesItem(site.totalBytes), numberItem(qlonglong(site.sizes)),
                            new QStandardItem(QString::number(site.meanLifetimeUs / 1e3, 'f', 3))});
         siteMembers_.push_back(site.allocations);
-    }
-    // Module paths and ops readable without a drag, but none wider than a third.
-    sitesTable_->resizeColumnsToContents();
-    for (int column = 0; column < sites_->columnCount(); ++column) {
-        sitesTable_->setColumnWidth(
-            column, std::min(sitesTable_->columnWidth(column), std::max(120, width() / 3)));
     }
 }
 

@@ -13,6 +13,7 @@
 #include "models/missing_records.h"
 #include "models/run_document.h"
 #include "models/step_table_model.h"
+#include "widgets/column_fit.h"
 #include "widgets/plot_style.h"
 
 namespace stepscope::ui {
@@ -41,7 +42,7 @@ StepTimingView::StepTimingView(QWidget* parent) : RunView(parent) {
     summary_->setVerticalHeaderLabels(
         {tr("total"), tr("forward"), tr("backward"), tr("optimizer")});
     summary_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    summary_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    new ColumnFit(summary_);
     summary_->setMaximumHeight(150);
     throughput_ = new QLabel;
     throughput_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -60,7 +61,7 @@ StepTimingView::StepTimingView(QWidget* parent) : RunView(parent) {
     steps_ = new StepTableModel(this);
     stepsView_ = new QTableView;
     stepsView_->setModel(steps_);
-    stepsView_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    new ColumnFit(stepsView_);
     stepsView_->verticalHeader()->hide();
 
     auto* lower = new QWidget;

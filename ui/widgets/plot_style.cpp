@@ -1,12 +1,36 @@
 #include "widgets/plot_style.h"
+#include "widgets/thinned_ticker.h"
 
 #include <qcustomplot.h>
 
 #include <algorithm>
 #include <cmath>
+#include <typeinfo>
 #include <utility>
 
 namespace stepscope::ui {
+
+namespace {
+
+const char kNoDataName[] = "stepscope-no-data";
+const char kWholeNoteText[] = "stepscope-whole-text";
+
+QCPItemText* noDataItem(const QCustomPlot* plot) {
+    for (int i = 0; i < plot->itemCount(); ++i) {
+        if (plot->item(i)->objectName() == kNoDataName) {
+            return qobject_cast<QCPItemText*>(plot->item(i));
+        }
+    }
+    return nullptr;
+}
+
+// The note's whole text broken into lines that fit the axis rect's width.
+QString wrappedNote(const QCPItemText* note, const QCustomPlot* plot) {
+    return wrapText(note->property(kWholeNoteText).toString(), note->font(),
+                    std::max(40, plot->axisRect()->width() - 16));
+}
+
+}  // namespace
 
 void stylePlot(QCustomPlot* plot, const QString& xLabel, const QString& yLabel) {
     QFont font = plot->font();
@@ -16,6 +40,12 @@ void stylePlot(QCustomPlot* plot, const QString& xLabel, const QString& yLabel) 
     for (QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
         axis->setTickLabelFont(font);
         axis->setLabelFont(labelFont);
+        // A short axis (a chart on a small screen) drops labels, never overlaps
+        // them; a ticker of the caller's own (integer steps) is left as it is.
+        const QCPAxisTicker* ticker = axis->ticker().data();
+        if (ticker && typeid(*ticker) == typeid(QCPAxisTicker)) {
+            axis->setTicker(QSharedPointer<ThinnedTicker<QCPAxisTicker>>::create(axis));
+        }
     }
     plot->xAxis->setLabel(xLabel);
     plot->yAxis->setLabel(yLabel);
@@ -35,7 +65,18 @@ void stylePlot(QCustomPlot* plot, const QString& xLabel, const QString& yLabel) 
         // third in a row: a title wrapped narrows the axis rect, which could
         // let the other unwrap, and so on.
         const int changes = plot->property("stepscope-label-changes").toInt();
-        if (!fitAxisLabels(plot)) {
+        // Tick labels were thinned for the axes' length before this layout:
+        // once it changes they are thinned again, for the length drawn.
+        const QSize axes = plot->axisRect()->size();
+        const bool resized = plot->property("stepscope-axes-size").toSize() != axes;
+        plot->setProperty("stepscope-axes-size", axes);
+        // The no-data note wraps to the chart's width as the labels do.
+        QCPItemText* note = noDataItem(plot);
+        const bool rewrapped = note && note->text() != wrappedNote(note, plot);
+        if (rewrapped) {
+            note->setText(wrappedNote(note, plot));
+        }
+        if (!fitAxisLabels(plot) && !resized && !rewrapped) {
             plot->setProperty("stepscope-label-changes", 0);
         } else {
             plot->setProperty("stepscope-label-changes", changes + 1);
@@ -151,34 +192,28 @@ void removeLegend(QCustomPlot* plot) {
     plot->plotLayout()->simplify();
 }
 
+void keepDataReadable(QCustomPlot* plot) {
+    const int least = std::max(plot->minimumHeight(), kMinPlotHeight);
+    QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot, least] {
+        // Not before the chart is shown at a size of its own: its layout
+        // until then is for a size it never has.
+        if (!plot->isVisible() || plot->height() < least) {
+            return;
+        }
+        // What the legend and the axes take at this width, plus the data's share.
+        const int around = plot->height() - plot->axisRect()->height();
+        const int wanted = std::max(least, around + kReadableDataHeight);
+        if (plot->minimumHeight() != wanted) {
+            plot->setMinimumHeight(wanted);
+        }
+    });
+}
+
 void useIntegerTicks(QCPAxis* axis) {
-    QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
+    QSharedPointer<QCPAxisTickerFixed> ticker(new ThinnedTicker<QCPAxisTickerFixed>(axis));
     ticker->setTickStep(1.0);
     ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     axis->setTicker(ticker);
-}
-
-void thinTickLabels(const QCPAxis* axis, const QVector<double>& ticks, QVector<QString>& labels) {
-    const bool across = axis->orientation() == Qt::Horizontal;
-    const QFontMetrics metrics(axis->tickLabelFont());
-    std::vector<int> order;  // left to right, or top to bottom
-    for (int i = 0; i < ticks.size() && i < labels.size(); ++i) {
-        if (!labels[i].isEmpty()) {
-            order.push_back(i);
-        }
-    }
-    const auto pixel = [&](int i) { return axis->coordToPixel(ticks[i]); };
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return pixel(a) < pixel(b); });
-    double keptEnd = -1e300;
-    for (const int i : order) {
-        const QRect text = metrics.boundingRect(QRect(), Qt::TextDontClip, labels[i]);
-        const double half = (across ? text.width() + 6 : text.height()) / 2.0;
-        if (pixel(i) - half < keptEnd) {
-            labels[i].clear();
-        } else {
-            keptEnd = pixel(i) + half;
-        }
-    }
 }
 
 void keepSaneSize(QCustomPlot* plot) {
@@ -187,7 +222,6 @@ void keepSaneSize(QCustomPlot* plot) {
 
 namespace {
 
-const char kNoDataName[] = "stepscope-no-data";
 const char kLegendTaken[] = "stepscope-legend-taken";
 
 // An empty legend (shown or not) in the layout's top row caps the column's
@@ -211,15 +245,6 @@ void restoreLegend(QCustomPlot* plot) {
         plot->legend->setVisible(true);
         plot->setProperty(kLegendTaken, false);
     }
-}
-
-QCPItemText* noDataItem(const QCustomPlot* plot) {
-    for (int i = 0; i < plot->itemCount(); ++i) {
-        if (plot->item(i)->objectName() == kNoDataName) {
-            return qobject_cast<QCPItemText*>(plot->item(i));
-        }
-    }
-    return nullptr;
 }
 
 }  // namespace
@@ -250,14 +275,15 @@ void setNoData(QCustomPlot* plot, const QString& text) {
         font.setPointSize(11);
         note->setFont(font);
     }
-    note->setText(text);
+    note->setProperty(kWholeNoteText, text);
+    note->setText(wrappedNote(note, plot));
     plot->xAxis->setRange(0, 1);
     plot->yAxis->setRange(0, 1);
 }
 
 QString noDataText(const QCustomPlot* plot) {
     const QCPItemText* note = noDataItem(plot);
-    return note ? note->text() : QString();
+    return note ? note->property(kWholeNoteText).toString() : QString();
 }
 
 void fitAxesWithRoom(QCustomPlot* plot, double factor, bool valueFromZero) {

@@ -37,16 +37,16 @@ void removeLegend(QCustomPlot* plot);
 
 void useIntegerTicks(QCPAxis* axis);  // step numbers: 1, 2, 5, 10, … never 2.5
 
-// Blanks the tick labels that would be drawn over the one kept before them,
-// measured with the axis's font and its length on screen (text width along
-// a horizontal axis, text height along a vertical one), keeping the first
-// from the top or the left. Ticks stay; only their labels thin out.
-void thinTickLabels(const QCPAxis* axis, const QVector<double>& ticks, QVector<QString>& labels);
-
 // Empty charts keep a size a reader can see: no run or a run without data
 // must not squeeze a chart to a sliver.
 constexpr int kMinPlotWidth = 280;
 constexpr int kMinPlotHeight = 200;
+// A tab's main chart beside a table that can scroll, on a short screen:
+// its least height follows its legend and axes' labels, so that whatever
+// rows the legend wraps to at the chart's width, kReadableDataHeight px
+// stay for the data; the table gives way, not the chart.
+constexpr int kReadableDataHeight = 120;
+void keepDataReadable(QCustomPlot* plot);
 void keepSaneSize(QCustomPlot* plot);
 
 // A chart with nothing to draw says why in its middle, over 0..1 axes without

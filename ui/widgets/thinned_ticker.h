@@ -2,9 +2,13 @@
 
 #include <qcustomplot.h>
 
-#include "widgets/plot_style.h"
-
 namespace stepscope::ui {
+
+// Blanks the tick labels that would be drawn over the one kept before them,
+// measured with the axis's font and its length on screen (text width along
+// a horizontal axis, text height along a vertical one), keeping the first
+// from the top or the left. Ticks stay; only their labels thin out.
+void thinTickLabels(const QCPAxis* axis, const QVector<double>& ticks, QVector<QString>& labels);
 
 // A ticker of type `Ticker` whose labels thin out when the axis is too
 // short for all of them (operator names on the Breakdown's bars, context

@@ -20,6 +20,7 @@
 #include "analysis/run_memory_snapshot.h"
 #include "models/format.h"
 #include "models/run_document.h"
+#include "widgets/column_fit.h"
 #include "widgets/plot_style.h"
 
 namespace stepscope::ui {
@@ -138,8 +139,7 @@ MemoryCompareView::MemoryCompareView(QWidget* parent) : QWidget(parent) {
     table_ = new QTableWidget(0, ColumnCount);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->verticalHeader()->hide();
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setSectionResizeMode(Site, QHeaderView::Stretch);
+    new ColumnFit(table_, {Site});
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(plot_);
     splitter->addWidget(table_);

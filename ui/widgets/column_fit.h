@@ -1,0 +1,38 @@
+#pragma once
+
+#include <QList>
+#include <QObject>
+#include <QTimer>
+
+class QAbstractItemModel;
+class QTableView;
+
+namespace stepscope::ui {
+
+// Columns as wide as their contents and header, kept so as the table is
+// resized and its rows change. Room to spare goes to the `elastic` columns
+// (names, paths: text that elides well), or to every column where there is
+// none. Short of room, the elastic columns give way first, elided, down to
+// `elasticMinimum` px each (their whole text on hover is the model's
+// tooltip); past that the figures keep their width and the table scrolls.
+// The table owns it; call fit() after hiding or showing a column.
+class ColumnFit final : public QObject {
+public:
+    ColumnFit(QTableView* table, const QList<int>& elastic = {}, int elasticMinimum = 90);
+    void fit();
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void watch(QAbstractItemModel* model);
+    bool isElastic(int column) const { return elastic_.contains(column); }
+    int lastTaker(bool elasticOnly) const;
+
+    QTableView* table_;
+    QList<int> elastic_;
+    int elasticMinimum_;
+    QTimer refit_;
+};
+
+}  // namespace stepscope::ui
