@@ -4,8 +4,8 @@
 // and the interval arithmetic under them.
 #include <QtTest>
 
-#include "analysis/intervals.h"
-#include "analysis/rank_communication.h"
+#include "results/intervals.h"
+#include "results/rank_communication.h"
 
 using namespace stepscope;
 
@@ -57,6 +57,25 @@ private Q_SLOTS:
         QCOMPARE(intersectionLength(a, b), 1.0 + 1.0 + 1.0);  // [3,4], [5,6], [9,10]
         QCOMPARE(intersectionLength(a, {}), 0.0);
         QCOMPARE(intersectionLength({{0, 1}}, {{1, 2}}), 0.0);
+    }
+
+    // What a blocking collective takes out of a phase: worked by hand.
+    void intervalsSubtractPieceByPiece() {
+        const auto text = [](const std::vector<Interval>& set) {
+            QStringList parts;
+            for (const Interval& i : set) {
+                parts << QString("%1-%2").arg(i.start).arg(i.end);
+            }
+            return parts.join(' ');
+        };
+        // A phase 0-10 with collectives at 2-3 and 5-12: 0-2 and 3-5 are left.
+        QCOMPARE(text(subtractIntervals({{0, 10}}, {{2, 3}, {5, 12}})), QString("0-2 3-5"));
+        // Two phases, one collective across the gap between them.
+        QCOMPARE(text(subtractIntervals({{0, 4}, {6, 10}}, {{3, 7}})), QString("0-3 7-10"));
+        // Nothing removed; everything removed; a collective touching an end.
+        QCOMPARE(text(subtractIntervals({{1, 2}}, {})), QString("1-2"));
+        QCOMPARE(text(subtractIntervals({{1, 2}}, {{0, 5}})), QString());
+        QCOMPARE(text(subtractIntervals({{1, 4}}, {{0, 1}, {4, 5}})), QString("1-4"));
     }
 
     void eachRankHasItsCommunicationExposedAndOverlap() {

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "analysis/intervals.h"
+#include "results/intervals.h"
 #include "util/strings.h"
 
 namespace stepscope {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "analysis/kernel_type.h"
-#include "analysis/rank_communication.h"
 #include "analysis/trace_communication.h"
 #include "interop/kineto_trace.h"
+#include "results/rank_communication.h"
 
 namespace stepscope {
 

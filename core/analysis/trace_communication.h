@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/rank_communication.h"
+#include "results/rank_communication.h"
 #include "interop/kineto_trace.h"
 
 namespace stepscope {

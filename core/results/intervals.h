@@ -22,4 +22,8 @@ double totalLength(const std::vector<Interval>& disjoint);
 // How long both run: of two sorted, disjoint sets (mergeIntervals' output).
 double intersectionLength(const std::vector<Interval>& a, const std::vector<Interval>& b);
 
+// What of `from` is left outside `removed`: of two sorted, disjoint sets.
+std::vector<Interval> subtractIntervals(const std::vector<Interval>& from,
+                                        const std::vector<Interval>& removed);
+
 }  // namespace stepscope

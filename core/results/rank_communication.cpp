@@ -1,4 +1,4 @@
-#include "analysis/rank_communication.h"
+#include "results/rank_communication.h"
 
 #include <algorithm>
 #include <limits>

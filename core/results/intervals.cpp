@@ -1,4 +1,4 @@
-#include "analysis/intervals.h"
+#include "results/intervals.h"
 
 #include <algorithm>
 
@@ -43,6 +43,28 @@ double intersectionLength(const std::vector<Interval>& a, const std::vector<Inte
         }
     }
     return total;
+}
+
+std::vector<Interval> subtractIntervals(const std::vector<Interval>& from,
+                                        const std::vector<Interval>& removed) {
+    std::vector<Interval> left;
+    size_t j = 0;
+    for (Interval piece : from) {
+        // The removed intervals that end before this piece begins touch no later one.
+        while (j < removed.size() && removed[j].end <= piece.start) {
+            ++j;
+        }
+        for (size_t k = j; k < removed.size() && removed[k].start < piece.end; ++k) {
+            if (removed[k].start > piece.start) {
+                left.push_back({piece.start, removed[k].start});
+            }
+            piece.start = std::max(piece.start, removed[k].end);
+        }
+        if (piece.end > piece.start) {
+            left.push_back(piece);
+        }
+    }
+    return left;
 }
 
 }  // namespace stepscope

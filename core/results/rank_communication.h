@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/intervals.h"
+#include "results/intervals.h"
 
 namespace stepscope {
 
@@ -23,6 +23,15 @@ struct CollectiveSpan {
     int64_t bytes = 0;     // the data it carries on this rank
     double startUs = 0;
     double endUs = 0;
+    // Where known (a distributed run's worker says): its dtype, the phase it
+    // was issued from, the thread it ran on.
+    std::string dtype;
+    std::string phase;
+    std::string thread;
+    int step = -1;  // the step it was issued in, where known
+    // The issuing thread waited in it (a call without async_op): it ran no
+    // compute meanwhile, whatever phase it was called from.
+    bool blocking = false;
 };
 
 struct RankSpans {
