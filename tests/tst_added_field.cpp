@@ -28,17 +28,17 @@ namespace {
 
 // The one place.
 void declareBucketSize() {
-    registerConfigField(registeredField("bucket-mb", int64_t(25))
+    registerConfigField(registeredField("prefetch-depth", int64_t(25))
                             .range(1, 1024)
                             .forEngines(kWorkerEngines)
-                            .withHelp("distributed: gradient bucket size in MiB")
+                            .withHelp("distributed: all-gathers issued ahead of use")
                             .withLabel("Bucket size")
                             .in(FieldSection::Engine)
                             .sweepAxis());
 }
 
-int64_t bucketOf(const RunConfig& config) {
-    return std::get<int64_t>(findConfigField("bucket-mb")->get(config));
+int64_t depthOf(const RunConfig& config) {
+    return std::get<int64_t>(findConfigField("prefetch-depth")->get(config));
 }
 
 // Parses `arguments` as a command made with `lists` would; empty: parsed.
@@ -81,72 +81,74 @@ private Q_SLOTS:
     void theCliHasItsFlagWithItsHelpAndRange() {
         cli::ConfigFlags flags;
         std::string help;
-        QCOMPARE(parse(flags, false, {"--bucket-mb", "64", "--engine", "pytorch"}, &help),
+        QCOMPARE(parse(flags, false, {"--prefetch-depth", "64", "--engine", "pytorch"}, &help),
                  std::string());
-        QVERIFY2(help.find("--bucket-mb") != std::string::npos, help.c_str());
-        QVERIFY2(help.find("gradient bucket size in MiB") != std::string::npos, help.c_str());
-        QCOMPARE(bucketOf(flags.toRunConfig()), int64_t(64));
+        QVERIFY2(help.find("--prefetch-depth") != std::string::npos, help.c_str());
+        QVERIFY2(help.find("all-gathers issued ahead of use") != std::string::npos, help.c_str());
+        QCOMPARE(depthOf(flags.toRunConfig()), int64_t(64));
         cli::ConfigFlags beyond;
-        const std::string refused = parse(beyond, false, {"--bucket-mb", "4096"});
+        const std::string refused = parse(beyond, false, {"--prefetch-depth", "4096"});
         QVERIFY2(refused.find("must be ≤ 1024, got 4096") != std::string::npos, refused.c_str());
     }
 
     void validateHoldsItToItsRangeAndEngines() {
         RunConfig config;
         config.model = *findPreset("nano");
-        findConfigField("bucket-mb")->set(config, int64_t(64));
+        findConfigField("prefetch-depth")->set(config, int64_t(64));
         const std::string onLibTorch = describe(validate(config, {}));
-        QVERIFY2(onLibTorch.find("bucket-mb: allowed only with --engine pytorch or "
+        QVERIFY2(onLibTorch.find("prefetch-depth: allowed only with --engine pytorch or "
                                  "pytorch-compile, not libtorch") != std::string::npos,
                  onLibTorch.c_str());
         config.engine = Engine::PyTorch;
-        findConfigField("bucket-mb")->set(config, int64_t(0));
+        findConfigField("prefetch-depth")->set(config, int64_t(0));
         const std::string zero = describe(validate(config, {}));
-        QVERIFY2(zero.find("bucket-mb: must be ≥ 1, got 0; allowed: 1..1024") != std::string::npos,
-                 zero.c_str());
+        QVERIFY2(
+            zero.find("prefetch-depth: must be ≥ 1, got 0; allowed: 1..1024") != std::string::npos,
+            zero.c_str());
     }
 
     void aSweepVariesItAndNamesItsFiles() {
-        QVERIFY(std::ranges::count(configFieldNames(), "bucket-mb") == 1);
+        QVERIFY(std::ranges::count(configFieldNames(), "prefetch-depth") == 1);
         cli::ConfigFlags flags;
-        QCOMPARE(parse(flags, true, {"--bucket-mb", "25,50", "--engine", "pytorch"}),
+        QCOMPARE(parse(flags, true, {"--prefetch-depth", "25,50", "--engine", "pytorch"}),
                  std::string());
         const SweepSpec spec = flags.toSweepSpec("unused");
         const std::vector<RunConfig> points = expandSweep(spec);
         QCOMPARE(points.size(), size_t(2));
-        QCOMPARE(bucketOf(points[1]), int64_t(50));
+        QCOMPARE(depthOf(points[1]), int64_t(50));
         QCOMPARE(sweepPointFileName(points[1], spec.axes),
-                 std::string("nano_ctx128_train-step_fp32_bucket-mb50.json"));
+                 std::string("nano_ctx128_train-step_fp32_prefetch-depth50.json"));
     }
 
     void theRunFileHoldsItsKey() {
         RunResult run;
         run.config.model = *findPreset("nano");
-        findConfigField("bucket-mb")->set(run.config, int64_t(50));
+        findConfigField("prefetch-depth")->set(run.config, int64_t(50));
         const std::string text = runResultToJson(run);
-        QCOMPARE(nlohmann::json::parse(text)["config"]["bucket_mb"].get<int64_t>(), int64_t(50));
-        QCOMPARE(bucketOf(runResultFromJson(text).config), int64_t(50));
+        QCOMPARE(nlohmann::json::parse(text)["config"]["prefetch_depth"].get<int64_t>(),
+                 int64_t(50));
+        QCOMPARE(depthOf(runResultFromJson(text).config), int64_t(50));
         // A file from before the field has its default; a wrong value is named.
         nlohmann::json older = nlohmann::json::parse(text);
-        older["config"].erase("bucket_mb");
-        QCOMPARE(bucketOf(runResultFromJson(older.dump()).config), int64_t(25));
-        older["config"]["bucket_mb"] = "big";
+        older["config"].erase("prefetch_depth");
+        QCOMPARE(depthOf(runResultFromJson(older.dump()).config), int64_t(25));
+        older["config"]["prefetch_depth"] = "big";
         QVERIFY_THROWS_EXCEPTION(RunFileError, runResultFromJson(older.dump()));
         try {
             runResultFromJson(older.dump());
         } catch (const RunFileError& error) {
             QCOMPARE(std::string(error.what()),
-                     std::string("run.config.bucket_mb: expected an integer"));
+                     std::string("run.config.prefetch_depth: expected an integer"));
         }
     }
 
     void thePanelHasARowForIt() {
         ui::ConfigPanel panel(false);
-        auto* box = qobject_cast<QSpinBox*>(panel.fieldWidget("bucket-mb"));
+        auto* box = qobject_cast<QSpinBox*>(panel.fieldWidget("prefetch-depth"));
         QVERIFY(box);
         QCOMPARE(box->maximum(), 1024);
         QCOMPARE(box->value(), 25);
-        QCOMPARE(box->toolTip(), QString("distributed: gradient bucket size in MiB"));
+        QCOMPARE(box->toolTip(), QString("distributed: all-gathers issued ahead of use"));
         auto* form = panel.findChild<QFormLayout*>();
         auto* label = qobject_cast<QLabel*>(form->labelForField(box->parentWidget()));
         QVERIFY(label);
@@ -156,13 +158,13 @@ private Q_SLOTS:
         panel.engineBox()->setCurrentText("pytorch");
         QVERIFY(box->isEnabled());
         box->setValue(64);
-        QCOMPARE(bucketOf(panel.config()), int64_t(64));
+        QCOMPARE(depthOf(panel.config()), int64_t(64));
         RunConfig shown = panel.config();
-        findConfigField("bucket-mb")->set(shown, int64_t(32));
+        findConfigField("prefetch-depth")->set(shown, int64_t(32));
         panel.setConfig(shown);
         QCOMPARE(box->value(), 32);
         panel.engineBox()->setCurrentText("libtorch");
-        QCOMPARE(bucketOf(panel.config()), int64_t(25));
+        QCOMPARE(depthOf(panel.config()), int64_t(25));
     }
 
     // The schema the package reads, with the field in it: the worker parses
@@ -174,7 +176,7 @@ private Q_SLOTS:
         RunResult run;
         run.config.model = *findPreset("nano");
         run.config.engine = Engine::PyTorch;
-        findConfigField("bucket-mb")->set(run.config, int64_t(64));
+        findConfigField("prefetch-depth")->set(run.config, int64_t(64));
         const QString config = QString::fromStdString(runConfigToJson(run.config));
         const QString script =
             "import json, sys\n"
@@ -182,8 +184,9 @@ private Q_SLOTS:
             "fields = config_fields.load(sys.argv[1])\n"
             "spec = run_config.parse_run_config(json.loads(sys.argv[2]), fields)\n"
             "parser = record_flags.build_parser(fields)\n"
-            "args = parser.parse_args(['--bucket-mb', '128'])\n"
-            "print(spec.bucket_mb, args.bucket_mb, '--bucket-mb' in parser.format_help())\n";
+            "args = parser.parse_args(['--prefetch-depth', '128'])\n"
+            "print(spec.prefetch_depth, args.prefetch_depth, '--prefetch-depth' in "
+            "parser.format_help())\n";
         QCOMPARE(pythonOut({"-c", script, schema, config}), QString("64 128 True"));
     }
 };

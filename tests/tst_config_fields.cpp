@@ -33,6 +33,8 @@ std::string otherText(const ConfigField& field) {
             return field.name == "activation-checkpoint" ? "2" : "sdpa";
         case FieldType::Model:
             return "tiny";
+        case FieldType::Number:
+            return "0.5";
         default:
             return field.type == FieldType::Path ? "/data/file.pt" : "module:name";
     }

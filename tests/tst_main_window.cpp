@@ -10,6 +10,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QHeaderView>
 #include <QImage>
 #include <QLabel>
@@ -1909,6 +1910,27 @@ private Q_SLOTS:
         QCOMPARE(libtorch.pyPath, std::string());
         QCOMPARE(describe(validate(libtorch, validationContext())), std::string());
         QCOMPARE(libtorch.weightsPath, std::string("/data/ckpt.pt"));  // still carried
+
+        // The distributed rows are eager PyTorch's: off with libtorch and
+        // torch.compile, on with pytorch, and a run on 2 ranks comes out.
+        const char* distributed[] = {"ranks", "parallel", "backend", "bucket-mb", "py-ddp"};
+        for (const char* name : distributed) {
+            QVERIFY2(!isEnabledIn(panel.fieldWidget(name), &panel), name);
+        }
+        panel.engineBox()->setCurrentText("pytorch");
+        for (const char* name : distributed) {
+            QVERIFY2(isEnabledIn(panel.fieldWidget(name), &panel), name);
+        }
+        static_cast<QSpinBox*>(panel.fieldWidget("ranks"))->setValue(2);
+        static_cast<QComboBox*>(panel.fieldWidget("parallel"))->setCurrentText("bucketed");
+        static_cast<QDoubleSpinBox*>(panel.fieldWidget("bucket-mb"))->setValue(0.5);
+        const RunConfig ranks = panel.config();
+        QCOMPARE(ranks.ranks, 2);
+        QCOMPARE(ranks.parallel, std::string("bucketed"));
+        QCOMPARE(ranks.bucketMb, 0.5);
+        static_cast<QSpinBox*>(panel.fieldWidget("ranks"))->setValue(1);
+        static_cast<QComboBox*>(panel.fieldWidget("parallel"))->setCurrentText("none");
+        static_cast<QDoubleSpinBox*>(panel.fieldWidget("bucket-mb"))->setValue(25);
 
         // Back to torch.compile: what the fields held comes back with it.
         panel.engineBox()->setCurrentText("pytorch-compile");

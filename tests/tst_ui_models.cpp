@@ -132,6 +132,15 @@ private Q_SLOTS:
         QCOMPARE(model.index(0, 2).data().toString(), QString("900.000"));
         model.setSteps(-1, {});
         QCOMPARE(model.rowCount(), 0);
+        // A distributed run's steps wait for communication: a column more,
+        // the others in their places.
+        QCOMPARE(model.columnCount(), 7);
+        other[1].communicationWaitMs = 2.5;
+        model.setSteps(3, other);
+        QCOMPARE(model.columnCount(), 8);
+        QCOMPARE(model.headerData(7, Qt::Horizontal, Qt::DisplayRole).toString(), QString("comm wait ms"));
+        QCOMPARE(model.index(1, 7).data().toString(), QString("2.500"));
+        QCOMPARE(model.index(1, 2).data().toString(), QString("901.000"));
     }
 
     // Only what differs, field by field.

@@ -204,6 +204,28 @@ void throwIfPyAttentionUnloadable(const RunResult& result) {
     }
 }
 
+// A distributed run's strategy that failed the correctness gate was never
+// timed: bad input (exit 2) naming what was checked, as the worker's message
+// begins ("py_ddp: 'students:SummingDDP' fails …", else "parallel: …"), and
+// no run file.
+void throwIfGateRefused(const RunResult& result) {
+    if (result.status != RunStatus::Incorrect) {
+        return;
+    }
+    std::string field = "parallel";
+    std::string why = result.message;
+    if (const size_t colon = why.find(": "); colon != std::string::npos) {
+        std::string named = why.substr(0, colon);
+        std::replace(named.begin(), named.end(), '_', '-');
+        if (const ConfigField* found = findConfigField(named);
+            found && found->section == FieldSection::Distributed) {
+            field = named;
+            why = why.substr(colon + 2);
+        }
+    }
+    throw InvalidConfigError(std::vector<ConfigError>{{field, why.substr(0, why.find('\n'))}});
+}
+
 // The files a config reads, before the run: one that is not there, or is a
 // FIFO or a device, is bad input (exit 2), not a failed run. --weights may
 // also name a from_pretrained folder.
@@ -267,6 +289,7 @@ int commandRun(const ConfigFlags& flags, const std::string& configFile, const st
         }
         const RunResult result = runBenchmark(config, control);
         throwIfPyAttentionUnloadable(result);
+        throwIfGateRefused(result);
         if (!outFile.empty()) {
             const std::string written = runFileDestination(result, outFile);
             writeRunFile(result, written);

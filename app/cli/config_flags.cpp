@@ -92,7 +92,7 @@ void addFieldFlag(ConfigFlags& flags, CLI::App& command, const ConfigField& fiel
     addChecks(option, field);
     // Not where another layer has the values (the attention backends).
     const bool showsDefault =
-        field.type == FieldType::Integer ||
+        field.type == FieldType::Integer || field.type == FieldType::Number ||
         (field.type == FieldType::Choice && (!field.values.empty() || !field.anyText));
     if (!values.empty()) {
         option->capture_default_str();  // the command's own
@@ -189,7 +189,7 @@ void ConfigFlags::addTo(CLI::App& command, bool lists, unsigned groups,
                         const std::vector<std::string>& listFlags) {
     for (const FieldSection section :
          {FieldSection::Model, FieldSection::Workload, FieldSection::Steps, FieldSection::Trace,
-          FieldSection::Engine, FieldSection::Data}) {
+          FieldSection::Engine, FieldSection::Distributed, FieldSection::Data}) {
         if ((groups & (1u << unsigned(section))) == 0) {
             continue;
         }

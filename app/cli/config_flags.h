@@ -35,7 +35,10 @@ enum FlagGroups : unsigned {
     kEngineFlags =
         1u << unsigned(
             FieldSection::Engine),  // --engine, --compile-mode, --py-*, --cuda-graph, --python
-    kAllFlags = kModelFlags | kWorkloadFlags | kStepFlags | kTraceFlags | kEngineFlags,
+    kDistributedFlags =
+        1u << unsigned(FieldSection::Distributed),  // --ranks, --parallel, --backend, --py-ddp…
+    kAllFlags =
+        kModelFlags | kWorkloadFlags | kStepFlags | kTraceFlags | kEngineFlags | kDistributedFlags,
     kDataFlags =
         1u << unsigned(
             FieldSection::Data),  // --weights, --tokens (run only: the tokens fix batch and ctx)

@@ -1,7 +1,9 @@
 #include "config/config_field.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <stdexcept>
 
@@ -255,6 +257,31 @@ ConfigField switchField(std::string name, bool RunConfig::*member) {
     field.get = [member](const RunConfig& c) { return ConfigValue(c.*member); };
     field.set = [member](RunConfig& c, const ConfigValue& value) {
         c.*member = std::get<bool>(value);
+    };
+    return field;
+}
+
+std::string numberText(double value) {
+    std::array<char, 32> buffer{};
+    const auto written = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+    return std::string(buffer.data(), written.ptr);
+}
+
+ConfigField numberField(std::string name, double RunConfig::*member) {
+    ConfigField field = named(std::move(name), FieldType::Number);
+    field.text = [member](const RunConfig& c) { return numberText(c.*member); };
+    field.setText = [member, fieldName = field.name](RunConfig& c, const std::string& text) {
+        double value = 0;
+        const auto parsed = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (text.empty() || parsed.ec != std::errc() || parsed.ptr != text.data() + text.size() ||
+            !std::isfinite(value)) {
+            rejectFieldText(fieldName, "'" + text + "' is not a number (for example 25 or 0.5)");
+        }
+        c.*member = value;
+    };
+    field.get = [member](const RunConfig& c) { return ConfigValue(c.*member); };
+    field.set = [member](RunConfig& c, const ConfigValue& value) {
+        c.*member = std::get<double>(value);
     };
     return field;
 }

@@ -29,13 +29,14 @@ enum class FieldType {
     Switch,   // on or off: a check box; `--flag` in a run, `--flag off,on` in a sweep
     Text,     // a name such as MODULE:NAME: a line edit
     Path,     // a file or folder: a line edit
+    Number,   // a number with a fraction, checked by the field's check: a spin box
     Model,    // a preset or custom dims: its own flags, rows and run-file object
 };
 
 // Where a field's flag is listed; each command adds the sections it reads
 // (the CLI's FlagGroups are 1 << section). The panel shows the engine's
 // section first, then the others in this order.
-enum class FieldSection { Model, Workload, Steps, Trace, Engine, Data };
+enum class FieldSection { Model, Workload, Steps, Trace, Engine, Data, Distributed };
 
 constexpr unsigned engineBit(Engine engine) {
     return 1u << static_cast<unsigned>(engine);
@@ -134,6 +135,10 @@ ConfigField integerField(std::string name, int RunConfig::*member);
 ConfigField integerField(std::string name, int64_t RunConfig::*member);
 ConfigField integerField(std::string name, uint64_t RunConfig::*member);
 ConfigField switchField(std::string name, bool RunConfig::*member);
+// Its text is the shortest that reads back the same ("25", "0.5"); NaN and
+// infinities are refused while parsing, the range is the field's check.
+ConfigField numberField(std::string name, double RunConfig::*member);
+std::string numberText(double value);  // "25", "0.5": the shortest that reads back the same
 // A choice held as text: setConfigField takes any text, validate() checks it.
 ConfigField textChoiceField(std::string name, std::string RunConfig::*member,
                             std::vector<std::string> values);

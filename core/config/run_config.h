@@ -69,8 +69,8 @@ bool hasBackward(RunMode mode);
 bool hasOptimizer(RunMode mode);
 
 // One field's value as the run file holds it: a switch, a whole number (the
-// seed unsigned) or text (a choice, a path, a name).
-using ConfigValue = std::variant<bool, int64_t, uint64_t, std::string>;
+// seed unsigned), text (a choice, a path, a name) or a number (a size in MB).
+using ConfigValue = std::variant<bool, int64_t, uint64_t, std::string, double>;
 
 // Everything that defines one run. Plain data: the CLI, the GUI and the run
 // file all speak it. Each field is declared once, with its flag, run-file
@@ -110,8 +110,19 @@ struct RunConfig {
     // or a callable (q, k, v, is_causal) -> o) called in every block of the
     // reference model instead of `attention`, which then only names it.
     std::string pyAttention;
-    std::string weightsPath;  // a torch.save'd state dict loaded into the model
-    std::string tokensPath;   // a torch.save'd (batch, ctx+1) int64 tensor: the batch
+    // pytorch engine: the step shared by `ranks` processes started by
+    // torchrun (docs/worker-protocol.md, "Distributed runs"), `batchSize`
+    // being the global batch; `parallel` names how (a strategy of
+    // stepscope.distributed, or torch's), `backend` torch.distributed's.
+    int ranks = 1;
+    std::string parallel = "none";
+    std::string backend = "gloo";
+    double bucketMb = 25.0;          // bucketed, torch-ddp: the gradient buckets' size
+    std::string pyDdp;               // MODULE:NAME, the user's DDP in place of ours
+    std::string pyFsdp;              // MODULE:NAME, the user's FSDP
+    std::string pyShardedOptimizer;  // MODULE:NAME, the user's sharded optimizer
+    std::string weightsPath;         // a torch.save'd state dict loaded into the model
+    std::string tokensPath;          // a torch.save'd (batch, ctx+1) int64 tensor: the batch
     // The Python that runs the worker; empty: $STEPSCOPE_PYTHON, then the
     // build's. A property of this machine, so not part of the run file's config.
     std::string python;

@@ -350,7 +350,8 @@ void addPython(std::vector<ConfigField>& table) {
                 return "a Python model " + inWorker;
             })
             .withValueName("DIR")
-            .withHelp("pytorch engines: a directory to import --py-model or --py-attention from")
+            .withHelp("pytorch engines: a directory to import --py-model, --py-attention, "
+                      "--py-ddp, --py-fsdp or --py-sharded-optimizer from")
             .withLabel("Python path")
             .in(FieldSection::Engine));
 }
@@ -396,6 +397,165 @@ void addRest(std::vector<ConfigField>& table) {
                         .in(FieldSection::Data));
 }
 
+// A step on several ranks (the pytorch engine, ranks started by torchrun):
+// how many, the strategy, the backend, the buckets, and the user's own.
+const std::vector<std::string>& parallelNames() {
+    static const std::vector<std::string> names = {"none",    "naive",     "flat",
+                                                   "overlap", "bucketed",  "sharded-optimizer",
+                                                   "fsdp",    "torch-ddp", "torch-fsdp"};
+    return names;
+}
+
+// The strategies a user's class of `field` stands in for.
+std::vector<std::string> strategiesFor(const std::string& field) {
+    if (field == "py-fsdp") {
+        return {"fsdp"};
+    }
+    if (field == "py-sharded-optimizer") {
+        return {"sharded-optimizer"};
+    }
+    return {"naive", "flat", "overlap", "bucketed", "sharded-optimizer"};
+}
+
+ConfigField userStrategyField(const std::string& name, std::string RunConfig::*member,
+                              const std::string& what, const std::string& shape) {
+    return textField(name, member)
+        .namesCode()
+        .onlyWhenSet()
+        .forEngines(engineBit(Engine::PyTorch))
+        .withCheck([name, member](const RunConfig& c) -> std::optional<std::string> {
+            const std::string& target = c.*member;
+            if (target.empty()) {
+                return std::nullopt;
+            }
+            if (!isPythonTarget(target)) {
+                return "'" + target + "' is not MODULE:NAME with Python names";
+            }
+            const auto with = strategiesFor(name);
+            if (c.engine == Engine::PyTorch &&
+                std::find(with.begin(), with.end(), c.parallel) == with.end()) {
+                std::string strategies;
+                for (const auto& strategy : with) {
+                    strategies += (strategies.empty() ? "" : " or ") + strategy;
+                }
+                return "stands in for ours with --parallel " + strategies + ", not " + c.parallel;
+            }
+            return std::nullopt;
+        })
+        .withValueName("MODULE:NAME")
+        .withHelp("pytorch engine: MODULE:NAME, your " + what + " in place of ours: " + shape)
+        .withLabel("Your " + what)
+        .in(FieldSection::Distributed);
+}
+
+void addDistributed(std::vector<ConfigField>& table) {
+    constexpr unsigned kPyTorch = engineBit(Engine::PyTorch);
+    table.push_back(
+        integerField("ranks", &RunConfig::ranks)
+            .range(1, 1024)
+            .forEngines(kPyTorch)
+            .onlyWhenSet()
+            .withCheck([](const RunConfig& c) -> std::optional<std::string> {
+                if (c.ranks < 1 || c.ranks > 1024) {
+                    return "must be from 1 to 1024" + got(c.ranks);
+                }
+                // Elsewhere the engine's message says what is wrong.
+                if (c.engine == Engine::PyTorch && c.batchSize % c.ranks != 0) {
+                    return "batch " + std::to_string(c.batchSize) + " does not divide by ranks " +
+                           std::to_string(c.ranks) + " (the global batch is split evenly)";
+                }
+                return std::nullopt;
+            })
+            .withEngineMessage([](const RunConfig&) -> std::optional<std::string> {
+                return "the ranks run in the Python worker; allowed only with --engine pytorch";
+            })
+            .withHelp("pytorch engine: processes that share the step, started by torchrun on "
+                      "this machine; --batch is the global batch, split evenly")
+            .withLabel("Ranks")
+            .in(FieldSection::Distributed)
+            .sweepAxis());
+    table.push_back(
+        textChoiceField("parallel", &RunConfig::parallel, parallelNames())
+            .forEngines(kPyTorch)
+            .onlyWhenSet()
+            .withCheck([](const RunConfig& c) -> std::optional<std::string> {
+                const auto& names = parallelNames();
+                if (std::find(names.begin(), names.end(), c.parallel) == names.end()) {
+                    return "'" + c.parallel + "' is not allowed; allowed: " + joinNames(names);
+                }
+                if (c.engine != Engine::PyTorch) {
+                    return std::nullopt;  // the engine's message says what is wrong
+                }
+                if (c.ranks > 1 && c.parallel == "none") {
+                    return std::to_string(c.ranks) + " ranks need a strategy; allowed: " +
+                           joinNames(std::vector<std::string>(names.begin() + 1, names.end()));
+                }
+                if (c.ranks == 1 && c.parallel != "none") {
+                    return "'" + c.parallel +
+                           "' shares the step between ranks: give --ranks 2 "
+                           "or more";
+                }
+                return std::nullopt;
+            })
+            .withHelp("how the ranks share the step: naive, flat, overlap, bucketed, "
+                      "sharded-optimizer, fsdp (ours), torch-ddp, torch-fsdp (torch's); none "
+                      "with one rank")
+            .withLabel("Strategy")
+            .in(FieldSection::Distributed)
+            .sweepAxis());
+}
+
+// How the ranks talk: torch.distributed's backend, and the DDP buckets' size.
+void addCommunication(std::vector<ConfigField>& table) {
+    constexpr unsigned kPyTorch = engineBit(Engine::PyTorch);
+    table.push_back(
+        textChoiceField("backend", &RunConfig::backend, {"gloo", "nccl"})
+            .forEngines(kPyTorch)
+            .onlyWhenSet()
+            .withCheck([](const RunConfig& c) -> std::optional<std::string> {
+                if (c.backend != "gloo" && c.backend != "nccl") {
+                    return "'" + c.backend + "' is not allowed; allowed: gloo, nccl";
+                }
+                if (c.engine == Engine::PyTorch && c.backend == "nccl" &&
+                    c.device != DeviceKind::Cuda) {
+                    return "nccl needs --device cuda; allowed on the CPU: gloo";
+                }
+                return std::nullopt;
+            })
+            .withHelp("torch.distributed's backend: gloo (CPU tensors, or CUDA ones) or nccl "
+                      "(--device cuda, a GPU per rank)")
+            .withLabel("Backend")
+            .in(FieldSection::Distributed));
+    table.push_back(
+        numberField("bucket-mb", &RunConfig::bucketMb)
+            .forEngines(kPyTorch)
+            .onlyWhenSet()
+            .withCheck([](const RunConfig& c) -> std::optional<std::string> {
+                if (!(c.bucketMb > 0) || c.bucketMb > 1e6) {
+                    return "must be above 0 and at most 1000000, got " + numberText(c.bucketMb);
+                }
+                return std::nullopt;
+            })
+            .withValueName("MB")
+            .withHelp("bucketed and torch-ddp: the gradient buckets' size in MB (above 0)")
+            .withLabel("Bucket size (MB)")
+            .in(FieldSection::Distributed)
+            .sweepAxis());
+}
+
+// The user's own classes, in place of ours: the course's shapes.
+void addUserStrategies(std::vector<ConfigField>& table) {
+    table.push_back(userStrategyField("py-ddp", &RunConfig::pyDdp, "DDP",
+                                      "NAME(module), with finish_gradient_synchronization()"));
+    table.push_back(userStrategyField("py-fsdp", &RunConfig::pyFsdp, "FSDP",
+                                      "NAME(module, compute_dtype), with "
+                                      "finish_gradient_synchronization() and "
+                                      "gather_full_params()"));
+    table.push_back(userStrategyField("py-sharded-optimizer", &RunConfig::pyShardedOptimizer,
+                                      "sharded optimizer",
+                                      "NAME(params, optimizer_cls, **kwargs)"));
+}
+
 }  // namespace
 
 std::vector<ConfigField> builtInConfigFields() {
@@ -407,6 +567,9 @@ std::vector<ConfigField> builtInConfigFields() {
     addLevers(table);
     addPython(table);
     addRest(table);
+    addDistributed(table);
+    addCommunication(table);
+    addUserStrategies(table);
     return table;
 }
 

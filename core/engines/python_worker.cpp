@@ -42,7 +42,62 @@ StepRecord stepFrom(const json& event) {
     step.backwardMs = numberOrNull(event, "backward_ms");
     step.optimizerMs = numberOrNull(event, "optimizer_ms");
     step.loss = numberOrNull(event, "loss");
+    step.communicationWaitMs = numberOrNull(event, "comm_wait_ms");
     return step;
+}
+
+std::optional<int64_t> bytesOrNull(const json& object, const char* key) {
+    const auto value = numberOrNull(object, key);
+    return value ? std::optional<int64_t>(int64_t(*value)) : std::nullopt;
+}
+
+// A distributed step's phases and collectives (docs/worker-protocol.md,
+// "Distributed runs"), on the ranks' shared clock.
+void addStepSpans(const json& event, int step, RankRecord& rank) {
+    for (const json& phase : event.value("phases", json::array())) {
+        rank.phases.push_back({step, phase.at("phase").get<std::string>(),
+                               phase.at("start_us").get<double>(),
+                               phase.at("end_us").get<double>()});
+    }
+    for (const json& item : event.value("collectives", json::array())) {
+        CollectiveSpan span;
+        span.op = item.at("op").get<std::string>();
+        span.group = item.value("group", "0");
+        span.sequence = item.at("seq").get<int64_t>();
+        span.bytes = item.value("bytes", int64_t(0));
+        span.startUs = item.at("start_us").get<double>();
+        span.endUs = item.at("end_us").get<double>();
+        span.dtype = item.value("dtype", "");
+        span.phase = item.value("phase", "");
+        span.thread = item.value("thread", "");
+        span.step = step;
+        span.blocking = !item.value("async", false);
+        rank.spans.collectives.push_back(std::move(span));
+    }
+}
+
+CorrectnessGate gateOf(const json& event) {
+    CorrectnessGate gate;
+    gate.ok = event.value("ok", false);
+    gate.maxRelError = numberOrNull(event, "max_rel_error");
+    gate.worstParameter = event.value("worst_parameter", "");
+    gate.tolerance = event.value("tolerance", 0.0);
+    return gate;
+}
+
+RankMemoryMarks memoryOf(const json& memory) {
+    RankMemoryMarks marks;
+    marks.peakBytes = bytesOrNull(memory, "peak_bytes");
+    marks.afterInitBytes = bytesOrNull(memory, "after_init_bytes");
+    marks.beforeOptimizerBytes = bytesOrNull(memory, "before_optimizer_bytes");
+    marks.afterOptimizerBytes = bytesOrNull(memory, "after_optimizer_bytes");
+    const json categories = memory.value("by_category", json::object());
+    for (const auto& [category, bytes] : categories.items()) {
+        marks.byCategory.emplace_back(category, bytes.is_number()
+                                                    ? std::optional<int64_t>(bytes.get<int64_t>())
+                                                    : std::nullopt);
+    }
+    return marks;
 }
 
 // Categories the way the engine's own tracer names them, so the Breakdown
@@ -180,10 +235,12 @@ private:
             } else if (kind == "compiled") {
                 result_.compileMs = event.at("compile_ms").get<double>();
             } else if (kind == "step") {
-                result_.steps.push_back(stepFrom(event));
-                if (control_.observer) {
-                    control_.observer->onStep(result_.steps.back());
-                }
+                step(event);
+            } else if (kind == "gate") {
+                distributed().gate = gateOf(event);
+            } else if (kind == "rank_summary") {
+                rankRecord(event.at("rank").get<int>()).memory =
+                    memoryOf(event.value("memory", json::object()));
             } else if (kind == "operators") {
                 result_.operators = rowsFrom(event, /*kernels=*/false);
             } else if (kind == "kernels") {
@@ -206,6 +263,49 @@ private:
             finishedMessage_ = std::string("the worker sent an event StepScope cannot read (") +
                                error.what() + "): " + line.substr(0, 300);
         }
+    }
+
+    // One rank's step (a distributed run: every rank's; the run's are rank 0's).
+    void step(const json& event) {
+        const StepRecord record = stepFrom(event);
+        if (event.contains("rank")) {
+            RankRecord& rank = rankRecord(event.at("rank").get<int>());
+            rank.steps.push_back(record);
+            addStepSpans(event, record.index, rank);
+            if (rank.rank != 0) {
+                return;
+            }
+        }
+        result_.steps.push_back(record);
+        if (control_.observer) {
+            control_.observer->onStep(result_.steps.back());
+        }
+    }
+
+    DistributedRun& distributed() {
+        if (!result_.distributed) {
+            result_.distributed.emplace();
+        }
+        return *result_.distributed;
+    }
+
+    // The record of rank `rank`, made in the ranks' order as they first speak.
+    RankRecord& rankRecord(int rank) {
+        if (rank < 0 || rank >= config_.ranks) {
+            throw std::out_of_range("rank " + std::to_string(rank) + " of " +
+                                    std::to_string(config_.ranks));
+        }
+        std::vector<RankRecord>& ranks = distributed().ranks;
+        for (RankRecord& record : ranks) {
+            if (record.rank == rank) {
+                return record;
+            }
+        }
+        RankRecord& made = ranks.emplace_back();
+        made.rank = rank;
+        std::sort(ranks.begin(), ranks.end(),
+                  [](const RankRecord& a, const RankRecord& b) { return a.rank < b.rank; });
+        return rankRecord(rank);
     }
 
     void started(const json& event) {
@@ -239,6 +339,9 @@ private:
         result_.message = std::move(message);
         if (result_.parameterCount == 0 && config_.pyModel.empty()) {
             result_.parameterCount = parameterCount(config_.model);
+        }
+        if (result_.distributed) {
+            analyzeRanks(*result_.distributed);
         }
         result_.summary = summarizeSteps(result_.steps, config_,
                                          devicePeakFlopsPerSecond(result_.environment.deviceName,

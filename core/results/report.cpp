@@ -11,6 +11,12 @@ namespace stepscope {
 
 namespace {
 
+std::string scientific(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1e", value);
+    return text;
+}
+
 // A spread needs two steps: one step's std and CV are "–", not 0.
 std::string spreadText(const Stats& stats, double value, int decimals = 2) {
     return hasSpread(stats) ? fixedDecimals(value, decimals) : "–";
@@ -86,10 +92,71 @@ std::vector<std::pair<const char*, std::optional<Stats>>> phaseRows(const RunSum
     return {{"total", s.total},
             {"forward", s.forward},
             {"backward", s.backward},
-            {"optimizer", s.optimizer}};
+            {"optimizer", s.optimizer},
+            {"comm wait", s.communicationWait}};
 }
 
 }  // namespace
+
+// Each step by phase; a distributed step's wait for its communication
+// between backward and the optimizer too.
+void addStepsTable(std::ostringstream& out, const RunResult& r) {
+    const bool waits = r.distributed.has_value();
+    out << "\nstep  kind     total ms  forward  backward  optimizer" << (waits ? "  comm wait" : "")
+        << "\n";
+    for (const auto& s : r.steps) {
+        char line[160];
+        auto phase = [](const std::optional<double>& ms) { return ms ? *ms : 0.0; };
+        std::snprintf(line, sizeof line, "%4d  %-7s %9.2f %8.2f %9.2f %10.2f", s.index,
+                      s.warmup ? "warm-up" : "measure", s.totalMs, phase(s.forwardMs),
+                      phase(s.backwardMs), phase(s.optimizerMs));
+        out << line;
+        if (waits) {
+            std::snprintf(line, sizeof line, " %10.2f", phase(s.communicationWaitMs));
+            out << line;
+        }
+        out << "\n";
+    }
+}
+
+// A distributed run's ranks: each one's communication over the measured
+// steps' spans, its wait on the others, its peak; the straggler; the gate.
+void addRanksReport(std::ostringstream& out, const RunResult& r) {
+    const DistributedRun& run = *r.distributed;
+    out << "\nranks      " << r.config.ranks << " (" << r.config.parallel << ", "
+        << r.config.backend << "); the steps above are rank 0's\n";
+    if (run.gate) {
+        out << "gate       " << (run.gate->ok ? "passed" : "FAILED") << ": max relative error "
+            << (run.gate->maxRelError ? scientific(*run.gate->maxRelError) : std::string("NaN"))
+            << " (tolerance " << scientific(run.gate->tolerance) << ")\n";
+    }
+    // Per measured step, as the steps' own figures are: the ranks' spans of
+    // those steps, divided by their number.
+    const double steps = std::max<double>(1, double(r.summary.total.count));
+    out << "\nper measured step:\nrank  comm ms  exposed ms  overlap  collectives        bytes  "
+           "wait ms  peak (whole run)\n";
+    for (const RankRecord& rank : run.ranks) {
+        const RankCommunication& c = rank.communication;
+        char line[200];
+        std::snprintf(line, sizeof line, "%4d %8.2f %11.2f %7.1f%% %12.0f %12.0f %8.2f  ",
+                      rank.rank, c.communicationUs / 1e3 / steps, c.exposedUs / 1e3 / steps,
+                      c.overlapPercent, double(c.collectives) / steps, double(c.bytes) / steps,
+                      c.waitUs / 1e3 / steps);
+        out << line << (rank.memory.peakBytes ? formatBytes(double(*rank.memory.peakBytes)) : "–")
+            << "\n";
+    }
+    out << "matched    " << run.collectives.size()
+        << " collectives across the ranks, over the measured steps";
+    if (run.unmatched > 0) {
+        out << ", " << run.unmatched << " not found on every rank";
+    }
+    out << "\n";
+    if (run.straggler) {
+        out << "straggler  rank " << run.straggler->rank << ": the others waited "
+            << fixedDecimals(run.straggler->othersWaitUs / 1e3 / steps, 2)
+            << " ms a step more for it, on average\n";
+    }
+}
 
 std::string formatRunReport(const RunResult& r) {
     const RunConfig& c = r.config;
@@ -124,15 +191,7 @@ std::string formatRunReport(const RunResult& r) {
     if (r.steps.empty()) {
         return out.str();
     }
-    out << "\nstep  kind     total ms  forward  backward  optimizer\n";
-    for (const auto& s : r.steps) {
-        char line[160];
-        auto phase = [](const std::optional<double>& ms) { return ms ? *ms : 0.0; };
-        std::snprintf(line, sizeof line, "%4d  %-7s %9.2f %8.2f %9.2f %10.2f\n", s.index,
-                      s.warmup ? "warm-up" : "measure", s.totalMs, phase(s.forwardMs),
-                      phase(s.backwardMs), phase(s.optimizerMs));
-        out << line;
-    }
+    addStepsTable(out, r);
     const RunSummary& m = r.summary;
     if (m.total.count == 0) {
         return out.str();
@@ -161,6 +220,9 @@ std::string formatRunReport(const RunResult& r) {
             << scaled(*m.devicePeakFlopsPerSecond, "FLOP/s");
     }
     out << "\n";
+    if (r.distributed) {
+        addRanksReport(out, r);
+    }
     return out.str();
 }
 

@@ -1,6 +1,7 @@
 #include "results/run_file.h"
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -229,6 +230,9 @@ void readField(const FieldReader& reader, const ConfigField& field, RunConfig& c
             return;
         case FieldType::Switch:
             field.set(config, reader.boolean(field.key));
+            return;
+        case FieldType::Number:
+            field.set(config, reader.number(field.key));  // its range: validate()'s
             return;
         default: {
             const std::string text = reader.string(field.key);
@@ -713,19 +717,110 @@ json slurmEnvironmentJson(const EnvironmentInfo& env) {
             {"node", env.slurmNode}};
 }
 
+json stepsJson(const std::vector<StepRecord>& records) {
+    json steps = json::array();
+    for (const auto& step : records) {
+        json item = {{"index", step.index},
+                     {"warmup", step.warmup},
+                     {"total_ms", step.totalMs},
+                     {"forward_ms", optionalNumber(step.forwardMs)},
+                     {"backward_ms", optionalNumber(step.backwardMs)},
+                     {"optimizer_ms", optionalNumber(step.optimizerMs)},
+                     {"loss", optionalNumber(step.loss)}};
+        if (step.communicationWaitMs) {  // a distributed run's
+            item["comm_wait_ms"] = *step.communicationWaitMs;
+        }
+        steps.push_back(std::move(item));
+    }
+    return steps;
+}
+
+json optionalBytes(const std::optional<int64_t>& bytes) {
+    return bytes ? json(*bytes) : json(nullptr);
+}
+
+json rankJson(const RankRecord& rank) {
+    json phases = json::array();
+    for (const PhaseSpan& phase : rank.phases) {
+        phases.push_back({{"step", phase.step},
+                          {"phase", phase.phase},
+                          {"start_us", phase.startUs},
+                          {"end_us", phase.endUs}});
+    }
+    json collectives = json::array();
+    for (const CollectiveSpan& span : rank.spans.collectives) {
+        collectives.push_back({{"op", span.op},
+                               {"group", span.group},
+                               {"seq", span.sequence},
+                               {"bytes", span.bytes},
+                               {"dtype", span.dtype},
+                               {"phase", span.phase},
+                               {"thread", span.thread},
+                               {"step", span.step},
+                               {"async", !span.blocking},
+                               {"start_us", span.startUs},
+                               {"end_us", span.endUs}});
+    }
+    json byCategory = json::object();
+    for (const auto& [category, bytes] : rank.memory.byCategory) {
+        byCategory[category] = optionalBytes(bytes);
+    }
+    const RankCommunication& c = rank.communication;
+    return {{"rank", rank.rank},
+            {"steps", stepsJson(rank.steps)},
+            {"phases", phases},
+            {"collectives", collectives},
+            {"communication",
+             {{"time_us", c.communicationUs},
+              {"exposed_us", c.exposedUs},
+              {"overlap_pct", c.overlapPercent},
+              {"collectives", c.collectives},
+              {"bytes", c.bytes},
+              {"wait_us", c.waitUs}}},
+            {"memory",
+             {{"peak_bytes", optionalBytes(rank.memory.peakBytes)},
+              {"after_init_bytes", optionalBytes(rank.memory.afterInitBytes)},
+              {"before_optimizer_bytes", optionalBytes(rank.memory.beforeOptimizerBytes)},
+              {"after_optimizer_bytes", optionalBytes(rank.memory.afterOptimizerBytes)},
+              {"by_category", byCategory}}}};
+}
+
+// A distributed run's sections: each rank's record, the collectives matched
+// across ranks, the straggler, the gate. A reader recomputes the matched
+// collectives and figures from the ranks' spans; they are written for
+// whoever reads the file without StepScope.
+void addDistributed(json& document, const DistributedRun& run) {
+    json ranks = json::array();
+    for (const RankRecord& rank : run.ranks) {
+        ranks.push_back(rankJson(rank));
+    }
+    json matched = json::array();
+    for (const MatchedCollective& collective : run.collectives) {
+        matched.push_back({{"op", collective.op},
+                           {"group", collective.group},
+                           {"seq", collective.sequence},
+                           {"bytes", collective.bytes},
+                           {"transfer_us", collective.transferUs},
+                           {"wait_us", collective.waitUs}});
+    }
+    document["ranks"] = ranks;
+    document["collectives"] = matched;
+    document["unmatched_collectives"] = run.unmatched;
+    document["straggler"] = run.straggler ? json{{"rank", run.straggler->rank},
+                                                 {"others_wait_us", run.straggler->othersWaitUs}}
+                                          : json(nullptr);
+    if (run.gate) {
+        document["gate"] = {{"ok", run.gate->ok},
+                            {"max_rel_error", optionalNumber(run.gate->maxRelError)},
+                            {"worst_parameter", run.gate->worstParameter},
+                            {"tolerance", run.gate->tolerance}};
+    }
+}
+
 std::string runResultToJson(const RunResult& result, int indent) {
     const EnvironmentInfo& env = result.environment;
     const RunSummary& s = result.summary;
-    json steps = json::array();
-    for (const auto& step : result.steps) {
-        steps.push_back({{"index", step.index},
-                         {"warmup", step.warmup},
-                         {"total_ms", step.totalMs},
-                         {"forward_ms", optionalNumber(step.forwardMs)},
-                         {"backward_ms", optionalNumber(step.backwardMs)},
-                         {"optimizer_ms", optionalNumber(step.optimizerMs)},
-                         {"loss", optionalNumber(step.loss)}});
-    }
+    const json steps = stepsJson(result.steps);
     json document = {
         {"format", "stepscope-run"},
         {"version", kRunFileVersion},
@@ -770,6 +865,10 @@ std::string runResultToJson(const RunResult& result, int indent) {
     }
     if (!result.origin.empty()) {
         document["origin"] = result.origin;
+    }
+    if (result.distributed) {
+        addDistributed(document, *result.distributed);
+        document["summary"]["comm_wait_ms"] = optionalStats(s.communicationWait);
     }
     return document.dump(indent) + "\n";
 }
@@ -841,9 +940,81 @@ std::vector<StepRecord> readSteps(const FieldReader& root) {
         record.backwardMs = step.optionalNumber("backward_ms");
         record.optimizerMs = step.optionalNumber("optimizer_ms");
         record.loss = step.optionalNumber("loss");
+        record.communicationWaitMs = step.optionalNumber("comm_wait_ms");
         steps.push_back(record);
     });
     return steps;
+}
+
+std::optional<int64_t> optionalBytes(const FieldReader& object, const std::string& key) {
+    if (!object.has(key) || object.required(key).is_null()) {
+        return std::nullopt;
+    }
+    return object.count(key);
+}
+
+RankRecord readRank(const FieldReader& item, int ranks) {
+    RankRecord rank;
+    rank.rank = int(item.integer("rank", 0, ranks - 1));
+    rank.steps = readSteps(item);
+    item.forEachItem("phases", [&](const FieldReader& phase) {
+        rank.phases.push_back({phase.smallInteger("step", 0), phase.string("phase"),
+                               phase.number("start_us"), phase.number("end_us")});
+    });
+    item.forEachItem("collectives", [&](const FieldReader& span) {
+        CollectiveSpan read;
+        read.op = span.string("op");
+        read.group = span.string("group");
+        read.sequence = span.count("seq");
+        read.bytes = span.count("bytes");
+        read.dtype = span.stringOr("dtype", "");
+        read.phase = span.stringOr("phase", "");
+        read.thread = span.stringOr("thread", "");
+        read.step = span.has("step") ? int(span.integer("step", -1, INT_MAX)) : -1;
+        read.blocking = span.has("async") && !span.boolean("async");
+        read.startUs = span.number("start_us");
+        read.endUs = span.number("end_us");
+        rank.spans.collectives.push_back(std::move(read));
+    });
+    const FieldReader memory = item.object("memory");
+    rank.memory.peakBytes = optionalBytes(memory, "peak_bytes");
+    rank.memory.afterInitBytes = optionalBytes(memory, "after_init_bytes");
+    rank.memory.beforeOptimizerBytes = optionalBytes(memory, "before_optimizer_bytes");
+    rank.memory.afterOptimizerBytes = optionalBytes(memory, "after_optimizer_bytes");
+    const json& categories = memory.required("by_category");
+    if (!categories.is_object()) {
+        throw RunFileError(memory.where("by_category") + ": expected an object");
+    }
+    const FieldReader byCategory(categories, memory.where("by_category"));
+    for (const auto& entry : categories.items()) {
+        rank.memory.byCategory.emplace_back(entry.key(), optionalBytes(byCategory, entry.key()));
+    }
+    return rank;
+}
+
+// A distributed run's ranks and gate; what matching their spans says is
+// computed again, not read (a file cannot make it disagree with its spans).
+std::optional<DistributedRun> readDistributed(const FieldReader& root, const RunConfig& config) {
+    if (!root.has("ranks")) {
+        return std::nullopt;
+    }
+    DistributedRun run;
+    root.forEachItem("ranks", [&](const FieldReader& item) {
+        run.ranks.push_back(readRank(item, config.ranks));
+    });
+    for (size_t r = 0; r < run.ranks.size(); ++r) {
+        if (run.ranks[r].rank != int(r)) {
+            throw RunFileError(root.where("ranks") + "[" + std::to_string(r) + "].rank: expected " +
+                               std::to_string(r) + " (the ranks in order, each once)");
+        }
+    }
+    if (root.has("gate")) {
+        const FieldReader gate = root.object("gate");
+        run.gate = CorrectnessGate{gate.boolean("ok"), gate.optionalNumber("max_rel_error"),
+                                   gate.stringOr("worst_parameter", ""), gate.number("tolerance")};
+    }
+    analyzeRanks(run);
+    return run;
 }
 
 // Files written before FLOP groups existed have none.
@@ -880,8 +1051,8 @@ RunResult fromJson(std::string_view text, [[maybe_unused]] const char* padded) {
     const FieldReader root(document, "run");
     checkFormatAndVersion(root);
     RunResult result;
-    result.status = root.choice<RunStatus>("status", parseRunStatus,
-                                           "ok, oom, failed, cancelled, refused, unavailable");
+    result.status = root.choice<RunStatus>(
+        "status", parseRunStatus, "ok, oom, failed, cancelled, refused, unavailable, incorrect");
     result.message = root.stringOr("message", "");
     result.config = configFromJson(root.object("config"));
     result.parameterCount = root.object("model").count("parameters");
@@ -895,6 +1066,7 @@ RunResult fromJson(std::string_view text, [[maybe_unused]] const char* padded) {
     result.operators = readTimeRows(root, "operators");
     result.kernels = readTimeRows(root, "kernels");
     result.flopGroups = readFlopGroups(root);
+    result.distributed = readDistributed(root, result.config);
     if (root.has("memory") && !root.required("memory").is_null()) {
         result.memory = readMemory(root.object("memory"));
     }
@@ -980,12 +1152,15 @@ const char* typeName(FieldType type) {
             return "path";
         case FieldType::Model:
             return "model";
+        case FieldType::Number:
+            return "number";
     }
     return "?";
 }
 
 const char* sectionName(FieldSection section) {
-    static const char* const names[] = {"model", "workload", "steps", "trace", "engine", "data"};
+    static const char* const names[] = {"model",  "workload", "steps",      "trace",
+                                        "engine", "data",     "distributed"};
     return names[static_cast<int>(section)];
 }
 

@@ -1,14 +1,19 @@
 #include "results/run_result.h"
 
+#include <set>
+
 #include "estimate/cost_model.h"
 
 namespace stepscope {
 
 namespace {
-constexpr std::pair<RunStatus, const char*> kStatuses[] = {
-    {RunStatus::Ok, "ok"},           {RunStatus::Oom, "oom"},
-    {RunStatus::Failed, "failed"},   {RunStatus::Cancelled, "cancelled"},
-    {RunStatus::Refused, "refused"}, {RunStatus::Unavailable, "unavailable"}};
+constexpr std::pair<RunStatus, const char*> kStatuses[] = {{RunStatus::Ok, "ok"},
+                                                           {RunStatus::Oom, "oom"},
+                                                           {RunStatus::Failed, "failed"},
+                                                           {RunStatus::Cancelled, "cancelled"},
+                                                           {RunStatus::Refused, "refused"},
+                                                           {RunStatus::Unavailable, "unavailable"},
+                                                           {RunStatus::Incorrect, "incorrect"}};
 
 std::optional<Stats> phaseStats(const std::vector<StepRecord>& steps,
                                 std::optional<double> StepRecord::*phase) {
@@ -59,6 +64,47 @@ std::optional<RunStatus> parseRunStatus(const std::string& text) {
     return std::nullopt;
 }
 
+void analyzeRanks(DistributedRun& run) {
+    // The measured steps' spans, as every other figure of a run is theirs.
+    std::vector<RankSpans> spans;
+    for (RankRecord& rank : run.ranks) {
+        std::set<int> measured;
+        for (const StepRecord& step : rank.steps) {
+            if (!step.warmup) {
+                measured.insert(step.index);
+            }
+        }
+        rank.spans.rank = rank.rank;
+        RankSpans& kept = spans.emplace_back();
+        kept.rank = rank.rank;
+        std::vector<Interval> phases;
+        std::vector<Interval> waited;  // in a blocking collective: the thread computes nothing
+        for (const PhaseSpan& phase : rank.phases) {
+            // Waiting for communication hides none.
+            if (measured.count(phase.step) && phase.phase != "comm_wait") {
+                phases.push_back({phase.startUs, phase.endUs});
+            }
+        }
+        for (const CollectiveSpan& span : rank.spans.collectives) {
+            if (span.step < 0 || measured.count(span.step)) {
+                kept.collectives.push_back(span);
+                if (span.blocking) {
+                    waited.push_back({span.startUs, span.endUs});
+                }
+            }
+        }
+        kept.compute =
+            subtractIntervals(mergeIntervals(std::move(phases)), mergeIntervals(std::move(waited)));
+    }
+    const CrossRankCommunication across = analyzeCommunication(spans);
+    for (size_t r = 0; r < run.ranks.size(); ++r) {
+        run.ranks[r].communication = across.ranks[r];
+    }
+    run.collectives = across.collectives;
+    run.unmatched = across.unmatched;
+    run.straggler = across.straggler;
+}
+
 RunSummary summarizeSteps(const std::vector<StepRecord>& steps, const RunConfig& config,
                           std::optional<double> devicePeakFlopsPerSecond) {
     RunSummary summary;
@@ -72,6 +118,7 @@ RunSummary summarizeSteps(const std::vector<StepRecord>& steps, const RunConfig&
     summary.forward = phaseStats(steps, &StepRecord::forwardMs);
     summary.backward = phaseStats(steps, &StepRecord::backwardMs);
     summary.optimizer = phaseStats(steps, &StepRecord::optimizerMs);
+    summary.communicationWait = phaseStats(steps, &StepRecord::communicationWaitMs);
     // A user's Python model has a shape of its own: its FLOPs are not ours to count.
     summary.flopsPerStep = config.pyModel.empty() ? modelFlopsPerStep(config) : 0;
     summary.devicePeakFlopsPerSecond = devicePeakFlopsPerSecond;

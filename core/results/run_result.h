@@ -14,11 +14,13 @@
 #include "profile/memory_trace.h"
 #include "profile/step_timeline.h"
 #include "profile/time_row.h"
+#include "results/rank_communication.h"
 #include "results/statistics.h"
 
 namespace stepscope {
 
-enum class RunStatus { Ok, Oom, Failed, Cancelled, Refused, Unavailable };
+// Incorrect: a distributed run's strategy failed the correctness gate before it was timed.
+enum class RunStatus { Ok, Oom, Failed, Cancelled, Refused, Unavailable, Incorrect };
 std::string toString(RunStatus status);
 std::optional<RunStatus> parseRunStatus(const std::string& text);
 
@@ -31,7 +33,62 @@ struct StepRecord {
     std::optional<double> backwardMs;
     std::optional<double> optimizerMs;
     std::optional<double> loss;
+    // A distributed run: the wait for communication between backward and the
+    // optimizer (finish_gradient_synchronization).
+    std::optional<double> communicationWaitMs;
 };
+
+// Before a distributed run is timed its strategy trains a small model on the
+// same ranks, held against single-process training (docs/worker-protocol.md).
+struct CorrectnessGate {
+    bool ok = false;
+    std::optional<double> maxRelError;  // none: not a number (NaN)
+    std::string worstParameter;
+    double tolerance = 0;
+};
+
+// One phase of one step on a rank, on the ranks' shared clock (µs).
+struct PhaseSpan {
+    int step = 0;
+    std::string phase;  // forward, backward, comm_wait, optimizer
+    double startUs = 0;
+    double endUs = 0;
+};
+
+// A rank's memory at the marks the course asks for; on the CPU the tensors'
+// bytes by category, on a GPU the allocator's. Absent: not measured there.
+struct RankMemoryMarks {
+    std::optional<int64_t> peakBytes;
+    std::optional<int64_t> afterInitBytes;
+    std::optional<int64_t> beforeOptimizerBytes;
+    std::optional<int64_t> afterOptimizerBytes;
+    std::vector<std::pair<std::string, std::optional<int64_t>>> byCategory;
+};
+
+// What one rank measured: its steps, phases and collectives as they ran,
+// the communication figures of its spans, its memory.
+struct RankRecord {
+    int rank = 0;
+    std::vector<StepRecord> steps;
+    std::vector<PhaseSpan> phases;
+    RankSpans spans;  // collectives, and the compute phases they may hide under
+    RankCommunication communication;
+    RankMemoryMarks memory;
+};
+
+// A step shared by config.ranks processes: every rank's record and what
+// matching their collectives says. The run's own steps are rank 0's.
+struct DistributedRun {
+    std::vector<RankRecord> ranks;
+    std::vector<MatchedCollective> collectives;
+    int64_t unmatched = 0;
+    std::optional<Straggler> straggler;
+    std::optional<CorrectnessGate> gate;
+};
+
+// Fills each rank's communication figures and the matched collectives and
+// straggler from the ranks' spans (results/rank_communication.h).
+void analyzeRanks(DistributedRun& run);
 
 // Statistics over the measured (non-warm-up) steps.
 struct RunSummary {
@@ -39,6 +96,7 @@ struct RunSummary {
     std::optional<Stats> forward;
     std::optional<Stats> backward;
     std::optional<Stats> optimizer;
+    std::optional<Stats> communicationWait;  // a distributed run's
     double tokensPerSecond = 0;
     double flopsPerStep = 0;            // model FLOPs of one step
     double achievedFlopsPerSecond = 0;  // flopsPerStep / mean step time
@@ -95,11 +153,12 @@ struct RunResult {
     // step launched as one graph; absent for eager runs.
     std::optional<int64_t> cudaGraphKernels;
     RunSummary summary;
-    std::vector<TimeRow> operators;        // with traceOps: measured steps, per phase
-    std::vector<TimeRow> kernels;          // with traceKernels: device time, per phase
-    std::vector<FlopGroupRow> flopGroups;  // traced runs: forward time per FLOP group
-    StepTimeline timeline;                 // traced runs: the last measured step
-    MemoryTrace memory;                    // with traceMemory: every allocation and free
+    std::vector<TimeRow> operators;             // with traceOps: measured steps, per phase
+    std::vector<TimeRow> kernels;               // with traceKernels: device time, per phase
+    std::vector<FlopGroupRow> flopGroups;       // traced runs: forward time per FLOP group
+    StepTimeline timeline;                      // traced runs: the last measured step
+    MemoryTrace memory;                         // with traceMemory: every allocation and free
+    std::optional<DistributedRun> distributed;  // config.ranks > 1
 };
 
 // Recomputes the summary from the step records and the config.

@@ -22,7 +22,7 @@ class Field:
     """One field: `key` in the run file (None: not in it), `name` as the flag."""
     name: str
     key: object
-    type: str  # integer, choice, switch, text, path, model
+    type: str  # integer, number, choice, switch, text, path, model
     section: str
     help: str
     label: str

@@ -82,6 +82,13 @@ def write(document, path):
 
 def main(argv=None):
     config, args = parse_config(argv)
+    if config.get("parallel", "none") != "none":
+        # Its run file needs the ranks' figures and matched collectives,
+        # which only the C++ side writes yet.
+        print("stepscope-record: error: --parallel: the recorder writes one process's runs for "
+              "now; run distributed steps with stepscope-cli run --engine pytorch",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.out and not check_out_directory(args.out):
         return EXIT_BAD_INPUT
     # --json: stdout carries the file alone; a model's prints go to stderr.

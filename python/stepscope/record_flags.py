@@ -23,7 +23,8 @@ DIM_FLAGS = (("--d-model", "d_model"), ("--d-ff", "d_ff"), ("--layers", "layers"
              ("--heads", "heads"))
 # The flags' groups: a field's section, and its title in --help.
 SECTIONS = (("workload", "workload"), ("steps", "steps"), ("trace", "tracing (torch.profiler)"),
-            ("engine", "engine"), ("data", "data"))
+            ("engine", "engine"), ("distributed", "distributed (ranks started by torchrun)"),
+            ("data", "data"))
 
 
 def recorder_fields(fields, section=None):
@@ -35,7 +36,7 @@ def recorder_fields(fields, section=None):
 
 def help_of(field, fields):
     text = field.help.replace("{max}", str(4 * (os.cpu_count() or 1)))
-    if field.type in ("integer", "choice"):
+    if field.type in ("integer", "number", "choice"):
         text += f" (default {fields.worker_default(field)})"
     return text
 
@@ -46,6 +47,8 @@ def add_field_flag(group, field, fields):
     options = {"dest": field.key, "help": help_of(field, fields)}
     if field.type == "integer":
         options.update(type=int, default=field.default)
+    elif field.type == "number":
+        options.update(type=float, default=field.default)
     elif field.type == "switch":
         options.update(action="store_true")
     elif field.type == "choice":

@@ -21,7 +21,8 @@ ENGINES = FIELDS.named("engine").served
 COMPILE_MODES = FIELDS.named("compile-mode").served
 
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
-PYTHON_TYPES = {"integer": int, "switch": bool, "choice": str, "text": str, "path": str}
+PYTHON_TYPES = {"integer": int, "number": float, "switch": bool, "choice": str, "text": str,
+                "path": str}
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,11 @@ class RunSpecBase:
     def traced(self):
         return self.trace_ops or self.trace_kernels or self.trace_memory
 
+    @property
+    def distributed(self):
+        """Whether torchrun starts ranks for the steps (stepscope.distributed)."""
+        return self.parallel != "none"
+
 
 def worker_fields(fields):
     """The run file's fields the worker's engines take, but the model."""
@@ -115,6 +121,8 @@ def value_of(config, field, fields):
     value = config[field.key]
     if field.type == "integer":
         return int(value)
+    if field.type == "number":
+        return float(value)
     if field.type == "switch":
         return bool(value)
     if field.type in ("text", "path"):
@@ -148,6 +156,8 @@ def checked_spec(config, fields=FIELDS):
         values[field.key] = value
     spec = (RunSpec if fields is FIELDS else spec_class(fields))(**values)
     check_device(spec)
+    if hasattr(spec, "parallel"):  # a table without the distributed fields: a test's
+        check_distributed(spec)
     return spec
 
 
@@ -158,3 +168,45 @@ def check_device(spec):
     if spec.trace_kernels and spec.device != "cuda":
         raise unavailable("trace_kernels", "kernels are traced on CUDA only; this run is on the "
                           "CPU (trace operators instead)")
+
+
+# Which user class takes the place of ours, with which strategies.
+USER_STRATEGY_FIELDS = (
+    ("py_ddp", ("naive", "flat", "overlap", "bucketed", "sharded-optimizer")),
+    ("py_fsdp", ("fsdp",)),
+    ("py_sharded_optimizer", ("sharded-optimizer",)),
+)
+
+
+def check_distributed(spec):
+    """The distributed keys together, and with the rest of the run."""
+    strategies = FIELDS.named("parallel").values[1:]
+    if spec.ranks < 1:
+        raise failed(f"ranks: must be 1 or more, got {spec.ranks}")
+    if spec.ranks > 1 and not spec.distributed:
+        raise failed(f"parallel: ranks {spec.ranks} need a strategy; allowed: "
+                     + ", ".join(strategies))
+    if not spec.bucket_mb > 0:
+        raise failed(f"bucket_mb: must be above 0, got {spec.bucket_mb:g}")
+    for key, served_with in USER_STRATEGY_FIELDS:
+        if getattr(spec, key) and spec.parallel not in served_with:
+            raise failed(f"{key}: takes the place of ours with parallel "
+                         f"{' or '.join(served_with)}, not '{spec.parallel}'")
+    if not spec.distributed:
+        return
+    if spec.batch % spec.ranks:
+        raise failed(f"batch: batch {spec.batch} does not divide by ranks {spec.ranks} "
+                     "(the global batch is split evenly)")
+    if spec.compiled:
+        raise unavailable("engine", "a distributed run (parallel) steps with the pytorch "
+                          "engine only for now", ["pytorch"])
+    for key in ("trace_ops", "trace_kernels", "trace_memory"):
+        if getattr(spec, key):
+            raise unavailable(key, "not traced in a distributed run (parallel) for now; the "
+                              "ranks' communication and memory are measured without it")
+    if spec.backend == "nccl":
+        if spec.device != "cuda":
+            raise unavailable("backend", "nccl needs device cuda", ["gloo"])
+        if spec.ranks > torch.cuda.device_count():
+            raise unavailable("backend", f"nccl takes a GPU per rank: ranks {spec.ranks}, "
+                              f"{torch.cuda.device_count()} GPUs here", ["gloo"])

@@ -5,7 +5,9 @@ stdout, the last of them always one `finished`. Commands:
 
 - `run`: steps a model with PyTorch eager (engine `pytorch`) or
   torch.compile (`pytorch-compile`) as the C++ engine steps its own, and
-  traces operators, kernels and memory when asked.
+  traces operators, kernels and memory when asked; with a `parallel`
+  strategy, on `ranks` processes started by torchrun
+  (stepscope.distributed.launch).
 - `attention`: times attention points: naive, sdpa, torch.compile of naive,
   and the Python backends (flash-pytorch, flash-triton, the user's
   py_attention), each checked by the correctness gate before it is timed.
@@ -23,6 +25,7 @@ import time
 import torch
 
 from .attention_points import run_attention
+from .distributed.launch import run_distributed
 from .events import EventStream
 from .outcome import Finish, failed, first_line, is_out_of_memory, outcome_of
 from .run_config import parse_run_config
@@ -153,7 +156,10 @@ def run_request(request, events, cancelled):
     """Serves one request; returns (status, message) for `finished`."""
     command = request.get("command") if isinstance(request, dict) else None
     if command == "run":
-        return RunCommand(parse_run_config(request.get("config")), events, cancelled).run()
+        spec = parse_run_config(request.get("config"))
+        if spec.distributed:
+            return run_distributed(request["config"], spec, events, cancelled)
+        return RunCommand(spec, events, cancelled).run()
     if command == "attention":
         return run_attention(request, events, cancelled)
     return "failed", f"unknown command '{command}'; the worker serves run, attention"

@@ -51,23 +51,23 @@ def added_field_table():
     """The package's table with one field more, as the C++ table would write it."""
     with open(config_fields.SCHEMA, encoding="utf-8") as file:
         document = json.load(file)
-    ranks = copy.deepcopy(next(f for f in document["fields"] if f["name"] == "threads"))
-    ranks.update(name="ranks", key="ranks", help="processes of a distributed step",
-                 label="Ranks", section="engine", engines=["pytorch", "pytorch-compile"],
+    nodes = copy.deepcopy(next(f for f in document["fields"] if f["name"] == "threads"))
+    nodes.update(name="nodes", key="nodes", help="machines of a distributed step",
+                 label="Nodes", section="engine", engines=["pytorch", "pytorch-compile"],
                  required=False, default=1, min=1, max=64)
-    document["fields"].append(ranks)
+    document["fields"].append(nodes)
     return config_fields.Fields(document)
 
 
 def test_a_field_added_to_the_table_is_parsed_and_flagged():
     fields = added_field_table()
-    spec = worker_config.parse_run_config(run_config(ranks=4), fields)
-    assert spec.ranks == 4
-    assert worker_config.parse_run_config(run_config(), fields).ranks == 1  # an older file
+    spec = worker_config.parse_run_config(run_config(nodes=4), fields)
+    assert spec.nodes == 4
+    assert worker_config.parse_run_config(run_config(), fields).nodes == 1  # an older file
     parser = record_flags.build_parser(fields)
-    assert "--ranks" in parser.format_help()
-    args = parser.parse_args(["--ranks", "8"])
+    assert "--nodes" in parser.format_help()
+    args = parser.parse_args(["--nodes", "8"])
     config = record_flags.config_from_flags(args, parser, fields)
-    assert config["ranks"] == 8
-    assert record_flags.range_problems({**config, "ranks": 99}, [], fields) == [
-        ("--ranks", "must be ≤ 64, got 99; allowed: 1..64")]
+    assert config["nodes"] == 8
+    assert record_flags.range_problems({**config, "nodes": 99}, [], fields) == [
+        ("--nodes", "must be ≤ 64, got 99; allowed: 1..64")]

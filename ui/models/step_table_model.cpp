@@ -1,13 +1,33 @@
 #include "models/step_table_model.h"
 
+#include <algorithm>
+
 namespace stepscope::ui {
 
 namespace {
-enum Column { Index, Kind, Total, Forward, Backward, Optimizer, Loss, ColumnCount };
+// A distributed run's wait for communication comes last, where there is one,
+// so that the others keep their places.
+enum Column {
+    Index,
+    Kind,
+    Total,
+    Forward,
+    Backward,
+    Optimizer,
+    Loss,
+    ColumnCount,
+    CommWait = ColumnCount
+};
+
+bool anyWait(const std::vector<StepRecord>& steps) {
+    return std::any_of(steps.begin(), steps.end(),
+                       [](const StepRecord& step) { return step.communicationWaitMs.has_value(); });
 }
+}  // namespace
 
 void StepTableModel::setSteps(int documentId, const std::vector<StepRecord>& steps) {
     if (documentId == documentId_ && steps.size() >= steps_.size() && !steps_.empty() &&
+        anyWait(steps) == waits_ &&
         std::equal(steps_.begin(), steps_.end(), steps.begin(),
                    [](const StepRecord& a, const StepRecord& b) { return a.index == b.index; })) {
         // A live run grew: append only the new rows.
@@ -21,6 +41,7 @@ void StepTableModel::setSteps(int documentId, const std::vector<StepRecord>& ste
     beginResetModel();
     documentId_ = documentId;
     steps_ = steps;
+    waits_ = anyWait(steps);
     endResetModel();
 }
 
@@ -29,7 +50,7 @@ int StepTableModel::rowCount(const QModelIndex& parent) const {
 }
 
 int StepTableModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : ColumnCount;
+    return parent.isValid() ? 0 : ColumnCount + (waits_ ? 1 : 0);
 }
 
 QVariant StepTableModel::data(const QModelIndex& index, int role) const {
@@ -61,6 +82,8 @@ QVariant StepTableModel::data(const QModelIndex& index, int role) const {
             return ms(step.optimizerMs);
         case Loss:
             return step.loss ? QVariant(QString::number(*step.loss, 'f', 5)) : QVariant();
+        case CommWait:
+            return ms(step.communicationWaitMs);
         default:
             return {};
     }
@@ -71,8 +94,8 @@ QVariant StepTableModel::headerData(int section, Qt::Orientation orientation, in
         return QAbstractTableModel::headerData(section, orientation, role);
     }
     static const char* names[] = {"step",        "kind",         "total ms", "forward ms",
-                                  "backward ms", "optimizer ms", "loss"};
-    return section >= 0 && section < ColumnCount ? QVariant(tr(names[section])) : QVariant();
+                                  "backward ms", "optimizer ms", "loss",     "comm wait ms"};
+    return section >= 0 && section < columnCount() ? QVariant(tr(names[section])) : QVariant();
 }
 
 }  // namespace stepscope::ui

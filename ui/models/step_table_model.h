@@ -28,6 +28,7 @@ public:
 private:
     int documentId_ = -1;
     std::vector<StepRecord> steps_;
+    bool waits_ = false;  // a distributed run: the comm wait column
 };
 
 }  // namespace stepscope::ui

@@ -5,6 +5,7 @@
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -150,6 +151,15 @@ QWidget* widgetFor(const ConfigField& field) {
             widget = comboBox(field.values);
             static_cast<QComboBox*>(widget)->setCurrentText(text(field.defaultText()));
             break;
+        case FieldType::Number: {
+            // From 0, as an Integer from its least: validation says what is wrong.
+            auto* box = new QDoubleSpinBox;
+            box->setRange(0, 1e6);
+            box->setDecimals(3);
+            box->setValue(std::get<double>(field.defaultValue()));
+            widget = box;
+            break;
+        }
         case FieldType::Switch:
             widget = new QCheckBox(QCoreApplication::translate("ConfigField", field.label.c_str()));
             static_cast<QCheckBox*>(widget)->setChecked(std::get<bool>(field.defaultValue()));
@@ -170,6 +180,9 @@ ConfigValue valueOf(const ConfigField& field, const QWidget* widget) {
         }
         return int64_t(box->value());
     }
+    if (const auto* box = qobject_cast<const QDoubleSpinBox*>(widget)) {
+        return box->value();
+    }
     if (const auto* box = qobject_cast<const QComboBox*>(widget)) {
         return box->currentText().toStdString();
     }
@@ -184,6 +197,8 @@ void showValue(QWidget* widget, const ConfigValue& value) {
         box->setValue(clampedInt(std::holds_alternative<uint64_t>(value)
                                      ? int64_t(std::get<uint64_t>(value))
                                      : std::get<int64_t>(value)));
+    } else if (auto* number = qobject_cast<QDoubleSpinBox*>(widget)) {
+        number->setValue(std::get<double>(value));
     } else if (auto* combo = qobject_cast<QComboBox*>(widget)) {
         combo->setCurrentText(text(std::get<std::string>(value)));
     } else if (auto* check = qobject_cast<QCheckBox*>(widget)) {
@@ -242,7 +257,7 @@ void ConfigPanel::addRows() {
         {"py-model", &ConfigPanel::addPythonModelRow}};
     for (const FieldSection section :
          {FieldSection::Engine, FieldSection::Model, FieldSection::Workload, FieldSection::Steps,
-          FieldSection::Trace, FieldSection::Data}) {
+          FieldSection::Trace, FieldSection::Distributed, FieldSection::Data}) {
         for (const ConfigField& field : configFields()) {
             if (field.section != section) {
                 continue;

@@ -18,7 +18,11 @@ finish_gradient_synchronization() and then the optimizer.
   forward and again for backward, gradients reduce-scattered (fsdp).
 
 strategies names them all (and torch's, and the user's) for a run; gate
-checks one against single-process training before it is timed.
+checks one against single-process training before it is timed. A worker's
+distributed run: launch starts the ranks with torchrun and merges their
+events, rank_main is one rank's run, collectives records each collective
+as a span (the client reads exposed communication and overlap from the
+spans), rank_memory a rank's memory at its marks.
 
 Collectives are torch.distributed's: the caller's process group (gloo on
 CPU, NCCL on GPUs), its ranks started by torchrun.
