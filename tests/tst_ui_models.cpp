@@ -138,7 +138,8 @@ private Q_SLOTS:
         other[1].communicationWaitMs = 2.5;
         model.setSteps(3, other);
         QCOMPARE(model.columnCount(), 8);
-        QCOMPARE(model.headerData(7, Qt::Horizontal, Qt::DisplayRole).toString(), QString("comm wait ms"));
+        QCOMPARE(model.headerData(7, Qt::Horizontal, Qt::DisplayRole).toString(),
+                 QString("comm wait ms"));
         QCOMPARE(model.index(1, 7).data().toString(), QString("2.500"));
         QCOMPARE(model.index(1, 2).data().toString(), QString("901.000"));
     }
@@ -171,6 +172,22 @@ private Q_SLOTS:
         QVERIFY(configSummary(chunked).contains("loss chunked 256"));
         QVERIFY(!listLabels({base})[0].contains("checkpoint"));
         QVERIFY(listLabels({nested})[0].contains("checkpoint nested"));
+        // Runs on ranks say how many and the strategy; the bucket tells two
+        // bucketed runs apart; a one-process run says nothing of ranks.
+        RunConfig overlap = base;
+        overlap.engine = Engine::PyTorch;
+        overlap.ranks = 2;
+        overlap.parallel = "overlap";
+        RunConfig bucketed = overlap;
+        bucketed.parallel = "bucketed";
+        RunConfig small = bucketed;
+        small.bucketMb = 0.5;
+        QCOMPARE(differingFields({overlap, bucketed, small}),
+                 QStringList({"2 ranks overlap · bucket 25 MB", "2 ranks bucketed · bucket 25 MB",
+                              "2 ranks bucketed · bucket 0.5 MB"}));
+        QVERIFY(listLabels({overlap})[0].contains("2 ranks overlap"));
+        QVERIFY(!configSummary(base).contains("rank"));
+        QVERIFY(!configSummary(base).contains("bucket"));
     }
 
     // Issue 31: a list of varied runs puts many differing fields in every

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "config/config_field.h"
+
 namespace stepscope::ui {
 
 namespace {
@@ -56,6 +58,20 @@ QList<Field> fieldsOf(const RunConfig& c) {
     // built with; "reference model" only beside runs of a user's model.
     fields << (c.pyModel.empty() ? Field{"", "reference model", false, false}
                                  : Field{"", text(c.pyModel), true, true});
+    // A step on several ranks says how many and how they share it, as the
+    // engine does; the buckets, backend and the user's classes tell runs apart.
+    const bool ranks = c.ranks > 1;
+    fields << Field{"",
+                    ranks ? QString("%1 ranks %2").arg(c.ranks).arg(text(c.parallel))
+                          : QString("1 rank"),
+                    ranks, ranks}
+           << Field{"backend", text(c.backend), false, ranks}
+           << Field{"bucket", text(numberText(c.bucketMb)) + " MB", false, ranks}
+           << Field{"DDP", c.pyDdp.empty() ? QString("ours") : text(c.pyDdp), false, ranks}
+           << Field{"FSDP", c.pyFsdp.empty() ? QString("ours") : text(c.pyFsdp), false, ranks}
+           << Field{"sharded optimizer",
+                    c.pyShardedOptimizer.empty() ? QString("ours") : text(c.pyShardedOptimizer),
+                    false, ranks};
     fields << QList<Field>{
         {"", text(c.model.name), true, true},
         {"vocab", QString::number(c.model.vocabSize)},
