@@ -300,6 +300,43 @@ private Q_SLOTS:
         QVERIFY(!plot.yAxis->label().contains('\n'));  // 900 px tall: the y title whole
     }
 
+    // A distributed step waits for communication between backward and the
+    // optimizer: the wait is a band of its own, so the bars add up to the step.
+    void aDistributedStepsWaitIsStackedInItsOrder() {
+        RunResult run;
+        for (int i = 0; i < 3; ++i) {
+            StepRecord step;
+            step.index = i;
+            step.warmup = i == 0;
+            step.forwardMs = 4.0;
+            step.backwardMs = 6.0;
+            step.communicationWaitMs = 3.0 + i;
+            step.optimizerMs = 1.0;
+            step.totalMs = 14.0 + i;
+            run.steps.push_back(step);
+        }
+        const RunDocument document = makeDocument(1, run, "ranks");
+        StepTimingView view;
+        view.showRun(&document);
+        QStringList names;
+        QCPBars* top = nullptr;
+        for (int i = 0; i < view.plot()->plottableCount(); ++i) {
+            if (auto* bars = qobject_cast<QCPBars*>(view.plot()->plottable(i))) {
+                names << bars->name();
+                top = bars->name() == "optimizer" ? bars : top;
+            }
+        }
+        QVERIFY2(names.contains("comm wait") && names.contains("comm wait (warm-up)"),
+                 qPrintable(names.join(", ")));
+        // Forward, backward, the wait, then the optimizer on top: step 2's stack is its total.
+        QVERIFY(top && top->barBelow() && top->barBelow()->name() == "comm wait");
+        QCOMPARE(top->barBelow()->barBelow()->name(), QString("backward"));
+        QCOMPARE(top->dataMainValue(1) + top->barBelow()->dataMainValue(1) +
+                     top->barBelow()->barBelow()->dataMainValue(1) +
+                     top->barBelow()->barBelow()->barBelow()->dataMainValue(1),
+                 16.0);
+    }
+
     // Issue 31: twelve lines of a sweep drew six colours twice.
     void noTwoSeriesLookAlike() {
         QSet<QString> seen;

@@ -20,10 +20,22 @@ namespace stepscope::ui {
 
 namespace {
 
-const char* kPhases[] = {"forward", "backward", "optimizer"};
+// In the order a step runs them; a distributed step waits for its
+// communication between backward and the optimizer.
+const char* kPhases[] = {"forward", "backward", "comm wait", "optimizer"};
+constexpr int kPhaseCount = 4;
 
 std::optional<double> phaseOf(const StepRecord& step, int phase) {
-    return phase == 0 ? step.forwardMs : phase == 1 ? step.backwardMs : step.optimizerMs;
+    switch (phase) {
+        case 0:
+            return step.forwardMs;
+        case 1:
+            return step.backwardMs;
+        case 2:
+            return step.communicationWaitMs;
+        default:
+            return step.optimizerMs;
+    }
 }
 
 }  // namespace
@@ -131,16 +143,22 @@ void StepTimingView::showRun(const RunDocument* document) {
 void StepTimingView::drawStepBars(const RunResult& run) {
     // A step recorded without its phases (a profiler trace's) is one bar.
     const auto whole = [](const StepRecord& step) {
-        return !phaseOf(step, 0) && !phaseOf(step, 1) && !phaseOf(step, 2);
+        for (int phase = 0; phase < kPhaseCount; ++phase) {
+            if (phaseOf(step, phase)) {
+                return false;
+            }
+        }
+        return true;
     };
     for (bool warmup : {false, true}) {
         QCPBars* below = nullptr;
-        for (int phase = 0; phase < 4; ++phase) {
+        for (int phase = 0; phase <= kPhaseCount; ++phase) {
             QVector<double> keys, values;
             for (const auto& step : run.steps) {
                 const std::optional<double> ms =
-                    phase < 3 ? phaseOf(step, phase)
-                              : (whole(step) ? std::optional<double>(step.totalMs) : std::nullopt);
+                    phase < kPhaseCount
+                        ? phaseOf(step, phase)
+                        : (whole(step) ? std::optional<double>(step.totalMs) : std::nullopt);
                 if (step.warmup == warmup && ms) {
                     keys << step.index;
                     values << *ms;
@@ -150,8 +168,8 @@ void StepTimingView::drawStepBars(const RunResult& run) {
                 continue;
             }
             auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
-            const QString name = phase < 3 ? kPhases[phase] : tr("step");
-            QColor color = phase < 3 ? phaseColor(kPhases[phase]) : QColor(120, 120, 120);
+            const QString name = phase < kPhaseCount ? kPhases[phase] : tr("step");
+            QColor color = phase < kPhaseCount ? phaseColor(kPhases[phase]) : QColor(120, 120, 120);
             bars->setName(warmup ? tr("%1 (warm-up)").arg(name) : name);
             bars->setPen(QPen(color.darker(120)));
             if (warmup) {

@@ -338,6 +338,9 @@ QColor phaseColor(const QString& phase) {
     if (phase == "backward") {
         return QColor(204, 102, 0);
     }
+    if (phase == "comm wait") {  // a distributed step's wait for communication
+        return QColor(117, 80, 123);
+    }
     return QColor(78, 154, 6);  // optimizer
 }
 
