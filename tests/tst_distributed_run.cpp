@@ -182,6 +182,33 @@ private Q_SLOTS:
         QVERIFY(QString::fromStdString(result.message).contains("rank 1"));
     }
 
+    // A rank that dies before it says anything still has its place in the
+    // run file (ranks in order, each once, is what a reader holds a file
+    // to): a worker that speaks only for rank 1, then fails.
+    void aRankThatNeverSpokeKeepsItsPlace() {
+        const QString fake = dir_.filePath("fake-python");
+        QFile script(fake);
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write(R"(#!/bin/sh
+cat > /dev/null
+echo '{"event": "started", "ranks": 2, "parameters": 10}'
+echo '{"event": "step", "rank": 1, "index": 0, "warmup": false, "total_ms": 5.0, "forward_ms": 1.0, "backward_ms": 2.0, "comm_wait_ms": 1.5, "optimizer_ms": 0.5, "loss": 4.0, "phases": [{"phase": "forward", "start_us": 0, "end_us": 1000}], "collectives": [{"op": "all_reduce", "group": "0", "seq": 1, "bytes": 40, "async": false, "start_us": 3000, "end_us": 4500}]}'
+echo '{"event": "finished", "status": "failed", "message": "rank 0 exited with status -9 without saying why"}'
+)");
+        script.close();
+        QVERIFY(script.setPermissions(script.permissions() | QFileDevice::ExeOwner));
+        const QString out = dir_.filePath("silent-rank.json");
+        const CliResult run =
+            runCli(twoRanks("naive") + QStringList{"--python", fake, "--out", out});
+        QCOMPARE(run.exitCode, 3);
+        const RunResult result = readRunFile(out.toStdString());
+        QVERIFY(result.distributed);
+        QCOMPARE(int(result.distributed->ranks.size()), 2);
+        QVERIFY(result.distributed->ranks[0].steps.empty());
+        QCOMPARE(int(result.distributed->ranks[1].steps.size()), 1);
+        QVERIFY(result.steps.empty());  // the run's are rank 0's, which measured none
+    }
+
     // What a file holds about its ranks is checked as any other section.
     void aFileWithBadRanksIsRefused() {
         const QString out = dir_.filePath("naive.json");

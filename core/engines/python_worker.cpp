@@ -341,6 +341,10 @@ private:
             result_.parameterCount = parameterCount(config_.model);
         }
         if (result_.distributed) {
+            // A rank that died before it said anything still has its place.
+            for (int rank = 0; rank < config_.ranks; ++rank) {
+                rankRecord(rank);
+            }
             analyzeRanks(*result_.distributed);
         }
         result_.summary = summarizeSteps(result_.steps, config_,
