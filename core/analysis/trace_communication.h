@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "results/rank_communication.h"
 #include "interop/kineto_trace.h"
+#include "results/rank_communication.h"
 
 namespace stepscope {
 
