@@ -6,6 +6,8 @@
 
 #include "results/intervals.h"
 #include "results/rank_communication.h"
+#include "results/rank_figures.h"
+#include "results/run_result.h"
 
 using namespace stepscope;
 
@@ -93,6 +95,95 @@ private Q_SLOTS:
         QCOMPARE(second.communicationUs, 4.0 + 15.0 + 1.0);
         QCOMPARE(second.exposedUs, 20.0);  // compute [0,12] only touches [12,16]
         QCOMPARE(second.overlapPercent, 0.0);
+        QCOMPARE(first.computeUs, 15.0 + 5.0);
+        QCOMPARE(second.computeUs, 12.0);
+    }
+
+    // Async collectives in flight together: a rank that waits in both at
+    // once waited once, not twice (else its wait outgrows its step).
+    void waitsInFlightTogetherCountOnce() {
+        RankSpans early;
+        early.rank = 0;
+        early.collectives = {collective("all_reduce", "0", 0, 0, 20),
+                             collective("all_reduce", "0", 1, 2, 22)};
+        RankSpans late;
+        late.rank = 1;
+        late.collectives = {collective("all_reduce", "0", 0, 10, 20),
+                            collective("all_reduce", "0", 1, 12, 22)};
+        const CrossRankCommunication result = analyzeCommunication({early, late});
+        QCOMPARE(result.collectives[0].waitUs, (std::vector<double>{10.0, 0.0}));
+        QCOMPARE(result.collectives[1].waitUs, (std::vector<double>{10.0, 0.0}));
+        QCOMPARE(result.ranks[0].waitUs, 12.0);  // [0,10] and [2,12]
+        QCOMPARE(result.ranks[1].waitUs, 0.0);
+        QVERIFY(result.straggler);
+        QCOMPARE(result.straggler->rank, int64_t(1));
+        QCOMPARE(result.straggler->othersWaitUs, 12.0);
+    }
+
+    // What a chart shades: the communication no compute hides, piece by piece.
+    void exposedCommunicationIsTheCollectivesLessTheCompute() {
+        const std::vector<RankSpans> ranks = twoRanks();
+        const std::vector<Interval> exposed = exposedIntervals(ranks[0]);
+        // [10,20] [30,50] [60,61] [70,71] less [0,15] [40,45]
+        const std::vector<std::pair<double, double>> expected = {
+            {15, 20}, {30, 40}, {45, 50}, {60, 61}, {70, 71}};
+        QCOMPARE(int(exposed.size()), int(expected.size()));
+        for (size_t i = 0; i < exposed.size(); ++i) {
+            QCOMPARE(exposed[i].start, expected[i].first);
+            QCOMPARE(exposed[i].end, expected[i].second);
+        }
+        QCOMPARE(totalLength(exposed), analyzeCommunication(ranks).ranks[0].exposedUs);
+    }
+
+    // A rank of a distributed run: its warm-up left out of the figures but
+    // not of what is drawn; a blocking collective computes nothing; the
+    // figures per measured step.
+    void aRanksFiguresAreItsMeasuredStepsPerStep() {
+        DistributedRun run;
+        const auto step = [](int index, double totalMs, bool warmup) {
+            RankStep out;
+            out.rank = 1;
+            out.step.index = index;
+            out.step.totalMs = totalMs;
+            out.step.warmup = warmup;
+            const double at = 100.0 * index;
+            out.phases = {{index, "forward", at, at + 20},
+                          {index, "backward", at + 20, at + 60},
+                          {index, "comm_wait", at + 60, at + 70},
+                          {index, "optimizer", at + 70, at + 80}};
+            CollectiveSpan async = collective("all_reduce", "0", 2 * index, at + 50, at + 70);
+            async.step = index;
+            CollectiveSpan blocking = collective("broadcast", "0", 2 * index + 1, at + 72, at + 76);
+            blocking.step = index;
+            blocking.blocking = true;
+            out.collectives = {async, blocking};
+            return out;
+        };
+        addRankStep(run, step(0, 0.5, true));
+        addRankStep(run, step(1, 0.08, false));
+        addRankStep(run, step(2, 0.09, false));
+        rankRecordOf(run, 0);  // a rank that never spoke, placed before it
+        QCOMPARE(int(run.ranks.size()), 2);
+        QCOMPARE(run.ranks[0].rank, 0);
+        const RankRecord& rank = run.ranks[1];
+        QCOMPARE(int(rank.phases.size()), 12);
+        QCOMPARE(int(spansOf(rank, /*measuredOnly=*/false).collectives.size()), 6);
+        const RankSpans measured = spansOf(rank, /*measuredOnly=*/true);
+        QCOMPARE(int(measured.collectives.size()), 4);
+        // Per step: compute [0,60] and [70,80] less the broadcast's [72,76]: 66 µs.
+        QCOMPARE(totalLength(mergeIntervals(measured.compute)), 2 * 66.0);
+        analyzeRanks(run);
+        const RankStepFigures figures = perMeasuredStep(run.ranks[1]);
+        QCOMPARE(figures.measuredSteps, 2);
+        QCOMPARE(*figures.stepMs, 0.085);
+        QCOMPARE(figures.computeMs, 0.066);
+        // The all-reduce [50,70] and the broadcast [72,76]: 24 µs, of which
+        // [50,60] runs under backward.
+        QCOMPARE(figures.communicationMs, 0.024);
+        QCOMPARE(figures.exposedMs, 0.014);
+        QCOMPARE(figures.overlapPercent, 100.0 * 10 / 24);
+        QCOMPARE(figures.collectives, 2.0);
+        QCOMPARE(figures.bytes, 800.0);
     }
 
     void theSameCollectiveIsMatchedOnEveryRankWithTransferAndWaits() {

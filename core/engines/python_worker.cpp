@@ -53,11 +53,15 @@ std::optional<int64_t> bytesOrNull(const json& object, const char* key) {
 
 // A distributed step's phases and collectives (docs/worker-protocol.md,
 // "Distributed runs"), on the ranks' shared clock.
-void addStepSpans(const json& event, int step, RankRecord& rank) {
+RankStep rankStepFrom(const json& event, const StepRecord& record) {
+    RankStep out;
+    out.rank = event.at("rank").get<int>();
+    out.step = record;
+    const int step = record.index;
     for (const json& phase : event.value("phases", json::array())) {
-        rank.phases.push_back({step, phase.at("phase").get<std::string>(),
-                               phase.at("start_us").get<double>(),
-                               phase.at("end_us").get<double>()});
+        out.phases.push_back({step, phase.at("phase").get<std::string>(),
+                              phase.at("start_us").get<double>(),
+                              phase.at("end_us").get<double>()});
     }
     for (const json& item : event.value("collectives", json::array())) {
         CollectiveSpan span;
@@ -72,8 +76,9 @@ void addStepSpans(const json& event, int step, RankRecord& rank) {
         span.thread = item.value("thread", "");
         span.step = step;
         span.blocking = !item.value("async", false);
-        rank.spans.collectives.push_back(std::move(span));
+        out.collectives.push_back(std::move(span));
     }
+    return out;
 }
 
 CorrectnessGate gateOf(const json& event) {
@@ -269,10 +274,13 @@ private:
     void step(const json& event) {
         const StepRecord record = stepFrom(event);
         if (event.contains("rank")) {
-            RankRecord& rank = rankRecord(event.at("rank").get<int>());
-            rank.steps.push_back(record);
-            addStepSpans(event, record.index, rank);
-            if (rank.rank != 0) {
+            RankStep rankStep = rankStepFrom(event, record);
+            checkRank(rankStep.rank);
+            if (control_.observer) {
+                control_.observer->onRankStep(rankStep);
+            }
+            addRankStep(distributed(), std::move(rankStep));
+            if (event.at("rank").get<int>() != 0) {
                 return;
             }
         }
@@ -291,21 +299,15 @@ private:
 
     // The record of rank `rank`, made in the ranks' order as they first speak.
     RankRecord& rankRecord(int rank) {
+        checkRank(rank);
+        return rankRecordOf(distributed(), rank);
+    }
+
+    void checkRank(int rank) const {
         if (rank < 0 || rank >= config_.ranks) {
             throw std::out_of_range("rank " + std::to_string(rank) + " of " +
                                     std::to_string(config_.ranks));
         }
-        std::vector<RankRecord>& ranks = distributed().ranks;
-        for (RankRecord& record : ranks) {
-            if (record.rank == rank) {
-                return record;
-            }
-        }
-        RankRecord& made = ranks.emplace_back();
-        made.rank = rank;
-        std::sort(ranks.begin(), ranks.end(),
-                  [](const RankRecord& a, const RankRecord& b) { return a.rank < b.rank; });
-        return rankRecord(rank);
     }
 
     void started(const json& event) {

@@ -35,6 +35,9 @@ public:
     virtual ~RunObserver() = default;
     virtual void onProgress(const RunProgress& progress) { (void)progress; }
     virtual void onStep(const StepRecord& step) { (void)step; }
+    // A distributed run: each rank's step as it finishes (rank 0's also
+    // comes to onStep, as the run's own).
+    virtual void onRankStep(const RankStep& step) { (void)step; }
 };
 
 struct RunControl {

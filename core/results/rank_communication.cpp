@@ -10,18 +10,25 @@ namespace stepscope {
 
 namespace {
 
-RankCommunication communicationOf(const RankSpans& spans) {
-    RankCommunication out;
-    out.rank = spans.rank;
+std::vector<Interval> communicationIntervals(const RankSpans& spans) {
     std::vector<Interval> busy;
     busy.reserve(spans.collectives.size());
     for (const CollectiveSpan& collective : spans.collectives) {
         busy.push_back({collective.startUs, collective.endUs});
+    }
+    return mergeIntervals(std::move(busy));
+}
+
+RankCommunication communicationOf(const RankSpans& spans) {
+    RankCommunication out;
+    out.rank = spans.rank;
+    for (const CollectiveSpan& collective : spans.collectives) {
         out.bytes += collective.bytes;
     }
     out.collectives = int64_t(spans.collectives.size());
-    const std::vector<Interval> communication = mergeIntervals(std::move(busy));
+    const std::vector<Interval> communication = communicationIntervals(spans);
     const std::vector<Interval> compute = mergeIntervals(spans.compute);
+    out.computeUs = totalLength(compute);
     out.communicationUs = totalLength(communication);
     const double hidden = intersectionLength(communication, compute);
     out.exposedUs = out.communicationUs - hidden;
@@ -90,6 +97,10 @@ std::optional<Straggler> stragglerOf(const std::vector<RankCommunication>& ranks
 
 }  // namespace
 
+std::vector<Interval> exposedIntervals(const RankSpans& spans) {
+    return subtractIntervals(communicationIntervals(spans), mergeIntervals(spans.compute));
+}
+
 CrossRankCommunication analyzeCommunication(const std::vector<RankSpans>& ranks) {
     CrossRankCommunication out;
     for (const RankSpans& rank : ranks) {
@@ -105,6 +116,9 @@ CrossRankCommunication analyzeCommunication(const std::vector<RankSpans>& ranks)
             everyKey.insert(entry.first);
         }
     }
+    // A rank waits from a collective's start until its transfer could begin.
+    // Async collectives in flight together wait at once: their union counts.
+    std::vector<std::vector<Interval>> waits(ranks.size());
     for (const CollectiveKey& key : everyKey) {
         std::optional<MatchedCollective> matched =
             byRank[0].count(key) ? matchAcross(key, byRank) : std::nullopt;
@@ -113,9 +127,13 @@ CrossRankCommunication analyzeCommunication(const std::vector<RankSpans>& ranks)
             continue;
         }
         for (size_t r = 0; r < ranks.size(); ++r) {
-            out.ranks[r].waitUs += matched->waitUs[r];
+            const double start = byRank[r].at(key)->startUs;
+            waits[r].push_back({start, start + matched->waitUs[r]});
         }
         out.collectives.push_back(std::move(*matched));
+    }
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        out.ranks[r].waitUs = totalLength(mergeIntervals(std::move(waits[r])));
     }
     out.straggler = stragglerOf(out.ranks);
     return out;

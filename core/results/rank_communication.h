@@ -42,12 +42,15 @@ struct RankSpans {
 
 struct RankCommunication {
     int64_t rank = 0;
+    double computeUs = 0;        // compute runs (the union of its intervals)
     double communicationUs = 0;  // a collective runs (their union)
     double exposedUs = 0;        // a collective runs and no compute does
     double overlapPercent = 0;   // HTA's: share of communication time under compute
     int64_t collectives = 0;
     int64_t bytes = 0;
-    double waitUs = 0;  // its waits over the matched collectives
+    // Its waits over the matched collectives: each from the collective's
+    // start, their union (async collectives in flight together wait once).
+    double waitUs = 0;
 };
 
 // The i-th collective of a group, found on every rank with the same op.
@@ -77,5 +80,9 @@ struct CrossRankCommunication {
 };
 
 CrossRankCommunication analyzeCommunication(const std::vector<RankSpans>& ranks);
+
+// When a rank's communication runs exposed: a collective runs and no compute
+// does. Sorted and disjoint; their length is RankCommunication::exposedUs.
+std::vector<Interval> exposedIntervals(const RankSpans& spans);
 
 }  // namespace stepscope

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "config/config_field.h"
+#include "results/rank_figures.h"
 #include "util/strings.h"
 
 namespace stepscope {
@@ -130,20 +131,15 @@ void addRanksReport(std::ostringstream& out, const RunResult& r) {
             << (run.gate->maxRelError ? scientific(*run.gate->maxRelError) : std::string("NaN"))
             << " (tolerance " << scientific(run.gate->tolerance) << ")\n";
     }
-    // Per measured step, as the steps' own figures are: the ranks' spans of
-    // those steps, divided by their number.
-    const double steps = std::max<double>(1, double(r.summary.total.count));
     out << "\nper measured step:\nrank  comm ms  exposed ms  overlap  collectives        bytes  "
            "wait ms  peak (whole run)\n";
     for (const RankRecord& rank : run.ranks) {
-        const RankCommunication& c = rank.communication;
+        const RankStepFigures f = perMeasuredStep(rank);
         char line[200];
-        std::snprintf(line, sizeof line, "%4d %8.2f %11.2f %7.1f%% %12.0f %12.0f %8.2f  ",
-                      rank.rank, c.communicationUs / 1e3 / steps, c.exposedUs / 1e3 / steps,
-                      c.overlapPercent, double(c.collectives) / steps, double(c.bytes) / steps,
-                      c.waitUs / 1e3 / steps);
-        out << line << (rank.memory.peakBytes ? formatBytes(double(*rank.memory.peakBytes)) : "–")
-            << "\n";
+        std::snprintf(line, sizeof line, "%4d %8.2f %11.2f %7.1f%% %12.0f %12.0f %8.2f  ", f.rank,
+                      f.communicationMs, f.exposedMs, f.overlapPercent, f.collectives, f.bytes,
+                      f.waitMs);
+        out << line << (f.peakBytes ? formatBytes(double(*f.peakBytes)) : "–") << "\n";
     }
     out << "matched    " << run.collectives.size()
         << " collectives across the ranks, over the measured steps";
@@ -152,6 +148,7 @@ void addRanksReport(std::ostringstream& out, const RunResult& r) {
     }
     out << "\n";
     if (run.straggler) {
+        const double steps = std::max<double>(1, double(r.summary.total.count));
         out << "straggler  rank " << run.straggler->rank << ": the others waited "
             << fixedDecimals(run.straggler->othersWaitUs / 1e3 / steps, 2)
             << " ms a step more for it, on average\n";

@@ -14,6 +14,8 @@ const char* toString(StepPhase phase) {
             return "forward";
         case StepPhase::Backward:
             return "backward";
+        case StepPhase::CommWait:
+            return "comm wait";
         case StepPhase::Optimizer:
             return "optimizer";
         case StepPhase::Total:
@@ -31,7 +33,9 @@ std::vector<double> measuredTimes(const RunResult& run, StepPhase phase) {
         const std::optional<double> value = phase == StepPhase::Total      ? step.totalMs
                                             : phase == StepPhase::Forward  ? step.forwardMs
                                             : phase == StepPhase::Backward ? step.backwardMs
-                                                                           : step.optimizerMs;
+                                            : phase == StepPhase::CommWait
+                                                ? step.communicationWaitMs
+                                                : step.optimizerMs;
         if (value) {
             times.push_back(*value);
         }

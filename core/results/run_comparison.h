@@ -14,10 +14,13 @@ namespace stepscope {
 // compare A B` prints and what the app's Compare tab shows for each run
 // against the first. The verdict is compareTimes's (results/statistics.h).
 
-enum class StepPhase { Total, Forward, Backward, Optimizer };
+// CommWait: a distributed step's wait for communication after backward.
+enum class StepPhase { Total, Forward, Backward, CommWait, Optimizer };
 inline constexpr StepPhase kStepPhases[] = {StepPhase::Total, StepPhase::Forward,
-                                            StepPhase::Backward, StepPhase::Optimizer};
-const char* toString(StepPhase phase);  // "total", "forward", "backward", "optimizer"
+                                            StepPhase::Backward, StepPhase::CommWait,
+                                            StepPhase::Optimizer};
+// "total", "forward", "backward", "comm wait", "optimizer"
+const char* toString(StepPhase phase);
 
 // The measured (not warm-up) steps' times of one phase, in step order;
 // empty when the run has none of that phase.

@@ -772,6 +772,7 @@ json rankJson(const RankRecord& rank) {
             {"collectives", collectives},
             {"communication",
              {{"time_us", c.communicationUs},
+              {"compute_us", c.computeUs},
               {"exposed_us", c.exposedUs},
               {"overlap_pct", c.overlapPercent},
               {"collectives", c.collectives},

@@ -1,5 +1,6 @@
 #include "results/run_result.h"
 
+#include <algorithm>
 #include <set>
 
 #include "estimate/cost_model.h"
@@ -64,37 +65,43 @@ std::optional<RunStatus> parseRunStatus(const std::string& text) {
     return std::nullopt;
 }
 
+RankSpans spansOf(const RankRecord& rank, bool measuredOnly) {
+    std::set<int> measured;
+    for (const StepRecord& step : rank.steps) {
+        if (!step.warmup) {
+            measured.insert(step.index);
+        }
+    }
+    const auto kept = [&](int step) { return !measuredOnly || measured.count(step) > 0; };
+    RankSpans spans;
+    spans.rank = rank.rank;
+    std::vector<Interval> phases;
+    std::vector<Interval> waited;  // in a blocking collective: the thread computes nothing
+    for (const PhaseSpan& phase : rank.phases) {
+        // Waiting for communication hides none.
+        if (kept(phase.step) && phase.phase != "comm_wait") {
+            phases.push_back({phase.startUs, phase.endUs});
+        }
+    }
+    for (const CollectiveSpan& span : rank.spans.collectives) {
+        if (span.step < 0 || kept(span.step)) {
+            spans.collectives.push_back(span);
+            if (span.blocking) {
+                waited.push_back({span.startUs, span.endUs});
+            }
+        }
+    }
+    spans.compute =
+        subtractIntervals(mergeIntervals(std::move(phases)), mergeIntervals(std::move(waited)));
+    return spans;
+}
+
 void analyzeRanks(DistributedRun& run) {
     // The measured steps' spans, as every other figure of a run is theirs.
     std::vector<RankSpans> spans;
     for (RankRecord& rank : run.ranks) {
-        std::set<int> measured;
-        for (const StepRecord& step : rank.steps) {
-            if (!step.warmup) {
-                measured.insert(step.index);
-            }
-        }
         rank.spans.rank = rank.rank;
-        RankSpans& kept = spans.emplace_back();
-        kept.rank = rank.rank;
-        std::vector<Interval> phases;
-        std::vector<Interval> waited;  // in a blocking collective: the thread computes nothing
-        for (const PhaseSpan& phase : rank.phases) {
-            // Waiting for communication hides none.
-            if (measured.count(phase.step) && phase.phase != "comm_wait") {
-                phases.push_back({phase.startUs, phase.endUs});
-            }
-        }
-        for (const CollectiveSpan& span : rank.spans.collectives) {
-            if (span.step < 0 || measured.count(span.step)) {
-                kept.collectives.push_back(span);
-                if (span.blocking) {
-                    waited.push_back({span.startUs, span.endUs});
-                }
-            }
-        }
-        kept.compute =
-            subtractIntervals(mergeIntervals(std::move(phases)), mergeIntervals(std::move(waited)));
+        spans.push_back(spansOf(rank, /*measuredOnly=*/true));
     }
     const CrossRankCommunication across = analyzeCommunication(spans);
     for (size_t r = 0; r < run.ranks.size(); ++r) {
@@ -103,6 +110,28 @@ void analyzeRanks(DistributedRun& run) {
     run.collectives = across.collectives;
     run.unmatched = across.unmatched;
     run.straggler = across.straggler;
+}
+
+RankRecord& rankRecordOf(DistributedRun& run, int rank) {
+    const auto at =
+        std::lower_bound(run.ranks.begin(), run.ranks.end(), rank,
+                         [](const RankRecord& record, int wanted) { return record.rank < wanted; });
+    if (at != run.ranks.end() && at->rank == rank) {
+        return *at;
+    }
+    RankRecord made;
+    made.rank = rank;
+    made.spans.rank = rank;
+    return *run.ranks.insert(at, std::move(made));
+}
+
+void addRankStep(DistributedRun& run, RankStep step) {
+    RankRecord& rank = rankRecordOf(run, step.rank);
+    rank.steps.push_back(step.step);
+    rank.phases.insert(rank.phases.end(), step.phases.begin(), step.phases.end());
+    for (CollectiveSpan& span : step.collectives) {
+        rank.spans.collectives.push_back(std::move(span));
+    }
 }
 
 RunSummary summarizeSteps(const std::vector<StepRecord>& steps, const RunConfig& config,

@@ -90,6 +90,24 @@ struct DistributedRun {
 // straggler from the ranks' spans (results/rank_communication.h).
 void analyzeRanks(DistributedRun& run);
 
+// A rank's collectives and the compute they may hide under: its phases but
+// the wait for communication, less the time a blocking collective held the
+// thread. Of its measured steps only (the figures'), or of every step (what
+// a chart draws).
+RankSpans spansOf(const RankRecord& rank, bool measuredOnly);
+
+// One rank's step as it arrives from a distributed run (live, or read).
+struct RankStep {
+    int rank = 0;
+    StepRecord step;
+    std::vector<PhaseSpan> phases;
+    std::vector<CollectiveSpan> collectives;
+};
+
+// The record of `rank`, made where it is missing; the ranks stay in order.
+RankRecord& rankRecordOf(DistributedRun& run, int rank);
+void addRankStep(DistributedRun& run, RankStep step);
+
 // Statistics over the measured (non-warm-up) steps.
 struct RunSummary {
     Stats total;

@@ -1,0 +1,36 @@
+#include "results/rank_figures.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "results/statistics.h"
+
+namespace stepscope {
+
+RankStepFigures perMeasuredStep(const RankRecord& rank) {
+    RankStepFigures out;
+    out.rank = rank.rank;
+    std::vector<double> totals;
+    for (const StepRecord& step : rank.steps) {
+        if (!step.warmup) {
+            totals.push_back(step.totalMs);
+        }
+    }
+    out.measuredSteps = int(totals.size());
+    if (!totals.empty()) {
+        out.stepMs = summarize(totals).median;
+    }
+    const double steps = std::max<double>(1, double(totals.size()));
+    const RankCommunication& c = rank.communication;
+    out.computeMs = c.computeUs / 1e3 / steps;
+    out.communicationMs = c.communicationUs / 1e3 / steps;
+    out.exposedMs = c.exposedUs / 1e3 / steps;
+    out.waitMs = c.waitUs / 1e3 / steps;
+    out.collectives = double(c.collectives) / steps;
+    out.bytes = double(c.bytes) / steps;
+    out.overlapPercent = c.overlapPercent;
+    out.peakBytes = rank.memory.peakBytes;
+    return out;
+}
+
+}  // namespace stepscope

@@ -1,0 +1,32 @@
+#pragma once
+
+// A distributed run's figures of one rank per measured step, as a run's own
+// step figures are: what the report's rank table and the app's Ranks view
+// both show, worked out once.
+
+#include <cstdint>
+#include <optional>
+
+#include "results/run_result.h"
+
+namespace stepscope {
+
+struct RankStepFigures {
+    int rank = 0;
+    int measuredSteps = 0;
+    std::optional<double> stepMs;  // the median of its measured steps
+    // Each its total over the measured steps' spans, divided by their number.
+    double computeMs = 0;
+    double communicationMs = 0;
+    double exposedMs = 0;
+    double waitMs = 0;
+    double collectives = 0;
+    double bytes = 0;
+    double overlapPercent = 0;  // of the whole, not per step
+    std::optional<int64_t> peakBytes;
+};
+
+// Of a record whose communication analyzeRanks() filled.
+RankStepFigures perMeasuredStep(const RankRecord& rank);
+
+}  // namespace stepscope
