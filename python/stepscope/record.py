@@ -3,8 +3,12 @@ PyTorch in this process, through the worker's own run command, and writes
 an ordinary StepScope run file. Made for a GPU cluster where StepScope's C++
 side is not built: record there, open the file at home.
 
+With --ranks N --parallel STRATEGY the worker's run command starts the
+ranks with torchrun (stepscope.distributed.launch), as for stepscope-cli.
+
 Exit status as stepscope-cli's: 0 for an ok run, 2 for a bad flag (before
-anything runs), 3 for a run that did not end ok (its file is still written).
+anything runs) or a strategy the correctness gate refused (never timed: no
+file), 3 for a run that did not end ok (its file is still written).
 """
 import os
 import signal
@@ -12,7 +16,7 @@ import sys
 
 from .cuda_snapshot import recorded_snapshot
 from .events import take_stdout
-from .record_flags import parse_config
+from .record_flags import named_flag, parse_config
 from .run_events import RunEvents
 from .run_file import run_document, run_json, utc_now, write_run_file
 from .worker import CancelFlag, serve_request
@@ -21,7 +25,8 @@ EXIT_OK, EXIT_BAD_INPUT, EXIT_RUN_FAILED = 0, 2, 3
 
 
 def record(config, cancelled, on_step=None):
-    """The run file's object for one run of `config` in this process."""
+    """The run file's object for one run of `config`: in this process, or on
+    its ranks (torchrun's processes) for a distributed one."""
     started_at = utc_now()
     events = RunEvents(on_step)
     serve_request({"command": "run", "config": config}, events, cancelled)
@@ -30,8 +35,10 @@ def record(config, cancelled, on_step=None):
 
 def describe(config):
     m = config["model"]
+    ranks = config.get("ranks", 1)
+    shared = f", {ranks} ranks, {config['parallel']}" if ranks > 1 else ""
     return (f"{m['name']}, batch {config['batch']} × ctx {config['ctx']}, {config['mode']}, "
-            f"{config['precision']} on {config['device']} ({config['engine']})")
+            f"{config['precision']} on {config['device']} ({config['engine']}{shared})")
 
 
 def stats_line(label, stats):
@@ -47,8 +54,9 @@ def report(document):
     if document["compile_ms"] is not None:
         lines.append(f"compile: {document['compile_ms']:.1f} ms (not a step)")
     for label, key in (("step", "total_ms"), ("forward", "forward_ms"),
-                       ("backward", "backward_ms"), ("optimizer", "optimizer_ms")):
-        if summary[key] and summary[key]["count"]:
+                       ("backward", "backward_ms"), ("comm wait", "comm_wait_ms"),
+                       ("optimizer", "optimizer_ms")):
+        if summary.get(key) and summary[key]["count"]:
             lines.append(stats_line(label, summary[key]))
     lines.append(f"tokens/s: {summary['tokens_per_second']:.0f}")
     return "\n".join(lines) + "\n"
@@ -82,13 +90,6 @@ def write(document, path):
 
 def main(argv=None):
     config, args = parse_config(argv)
-    if config.get("parallel", "none") != "none":
-        # Its run file needs the ranks' figures and matched collectives,
-        # which only the C++ side writes yet.
-        print("stepscope-record: error: --parallel: the recorder writes one process's runs for "
-              "now; run distributed steps with stepscope-cli run --engine pytorch",
-              file=sys.stderr)
-        return EXIT_BAD_INPUT
     if args.out and not check_out_directory(args.out):
         return EXIT_BAD_INPUT
     # --json: stdout carries the file alone; a model's prints go to stderr.
@@ -101,6 +102,12 @@ def main(argv=None):
         print(f"stepscope-record: PyTorch's memory snapshot written to {args.snapshot} "
               f"(stepscope-cli memory {args.out or 'RUN'} --against {args.snapshot})",
               file=sys.stderr)
+    if document["status"] == "incorrect":
+        # A strategy the correctness gate refused was never timed: bad input
+        # naming it, as stepscope-cli says it, and no file.
+        flag, why = named_flag(document["message"])
+        print(f"stepscope-record: error: {flag}: {why}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     written = write(document, args.out) if args.out else True
     output.write(run_json(document) if args.json else report(document))
     output.flush()

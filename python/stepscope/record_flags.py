@@ -16,6 +16,7 @@ from .attention.user_attention import load_user_attention
 from .config_fields import FIELDS
 from .model import DEFAULT_MAX_CONTEXT, DEFAULT_VOCAB, PRESET_LIMITS, PRESETS
 from .outcome import Finish
+from .run_config import parse_run_config
 from .weights_shape import ShapeError, custom_name, weights_shape
 
 PYTHON_TARGET = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
@@ -224,7 +225,33 @@ def problems(config):
                                     "names (for example my_model:build; a file my-model.py "
                                     "cannot be imported)"))
     found += py_attention_problems(config)
-    return found + range_problems(config, found)
+    found += range_problems(config, found)
+    return found or distributed_problems(config)
+
+
+def distributed_problems(config):
+    """The distributed keys checked as the worker checks them
+    (run_config.check_distributed), before torchrun starts anything: a
+    batch the ranks cannot split is a bad flag, not a failed run."""
+    ranks, parallel = config.get("ranks", 1), config.get("parallel", "none")
+    if ranks == 1:  # one rank with a strategy: the worker would run it; stepscope-cli refuses it
+        return [] if parallel == "none" else [
+            ("--parallel", f"'{parallel}' shares the step between ranks: give --ranks 2 or more")]
+    try:
+        parse_run_config(config)
+    except Finish as error:
+        return [named_flag(error.message)]
+    return []
+
+
+def named_flag(message, fields=FIELDS):
+    """(flag, the rest of its first line) of a worker's message that begins
+    with the config key it is about ("py_ddp: 'students:SummingDDP' fails
+    …"); a message that names none is about --parallel."""
+    line = message.splitlines()[0] if message else ""
+    key, _, rest = line.partition(": ")
+    field = next((f for f in fields.in_file() if f.key == key), None)
+    return ("--" + field.name, rest) if field and rest else ("--parallel", line)
 
 
 def range_problems(config, found, fields=FIELDS):

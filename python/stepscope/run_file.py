@@ -1,6 +1,10 @@
 """The run file the recorder writes: the same format, version and keys as
 the C++ writer's (core/results/run_file.cpp runResultToJson), so that
-`stepscope-cli show` and the desktop app open it like any other run."""
+`stepscope-cli show` and the desktop app open it like any other run. A
+distributed run's file holds what the ranks measured (their steps, spans and
+memory, the gate); what matching their collectives says (each rank's
+`communication`, the matched `collectives`, `unmatched_collectives`, the
+`straggler`) is left to the readers, which compute it again on open anyway."""
 import json
 import os
 import socket
@@ -12,7 +16,7 @@ import torch
 
 from . import __version__
 from .model import parameter_count
-from .run_summary import device_peak_flops, run_summary
+from .run_summary import device_peak_flops, phase_stats, run_summary
 from .worker import cpu_model_name, device_name
 
 FORMAT = "stepscope-run"
@@ -74,7 +78,7 @@ def run_document(config, events, started_at):
     """The run file's object for `config` run into `events` (a RunEvents)."""
     env = environment(config, events.started, started_at)
     peak = device_peak_flops(env["device_name"], config["precision"], config["tf32"])
-    return {
+    document = {
         "format": FORMAT,
         "version": VERSION,
         "status": events.status,
@@ -92,6 +96,13 @@ def run_document(config, events, started_at):
         "memory": events.memory,
         "summary": run_summary(events.steps, config, peak),
     }
+    ranks = events.rank_records(config.get("ranks", 1))
+    if ranks is not None:
+        document["ranks"] = ranks
+        if events.gate is not None:
+            document["gate"] = events.gate
+        document["summary"]["comm_wait_ms"] = phase_stats(events.steps, "comm_wait_ms")
+    return document
 
 
 def run_json(document):

@@ -54,7 +54,14 @@ def device_peak_flops(device_name, precision, tf32):
 
 
 def measured(steps, field):
-    return [step[field] for step in steps if not step["warmup"] and step[field] is not None]
+    return [step[field] for step in steps
+            if not step["warmup"] and step.get(field) is not None]
+
+
+def phase_stats(steps, field):
+    """The measured steps' `field` summarized; None where no step has it."""
+    values = measured(steps, field)
+    return summarize(values) if values else None
 
 
 def run_summary(steps, config, device_peak):
@@ -65,8 +72,7 @@ def run_summary(steps, config, device_peak):
                "achieved_flops_per_second": 0.0, "device_peak_flops_per_second": device_peak,
                "mfu": None}
     for field in PHASE_FIELDS:
-        values = measured(steps, field)
-        summary[field] = summarize(values) if values else None
+        summary[field] = phase_stats(steps, field)
     if total["mean"] > 0:
         seconds = total["mean"] / 1000.0
         summary["tokens_per_second"] = config["batch"] * config["ctx"] / seconds

@@ -8,6 +8,7 @@ tests/tst_recorder.cpp reads the same files with the C++ reader.
 """
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -17,12 +18,13 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from conftest import DATA_DIR, worker_env
+from conftest import DATA_DIR, PYTHON_DIR, worker_env
 from stepscope import model as reference
 from stepscope.categories import kernel_category, operator_category
 from stepscope import cuda_snapshot
 from stepscope.record import main as recorder_main, record as record_in_process
 from stepscope.record_flags import parse_config, snapshot_problems
+from stepscope.run_events import RunEvents
 from stepscope.run_file import write_run_file
 
 RECORDER = [sys.executable, "-m", "stepscope"]
@@ -46,6 +48,14 @@ SUMMARY_KEYS = {"total_ms", "forward_ms", "backward_ms", "optimizer_ms", "tokens
                 "flops_per_step", "achieved_flops_per_second", "device_peak_flops_per_second",
                 "mfu"}
 STATS_KEYS = {"count", "mean", "std", "median", "min", "max", "cv"}
+# A distributed run's (rankJson, addDistributed): what the ranks measured.
+RANK_KEYS = {"rank", "steps", "phases", "collectives", "memory"}
+PHASE_KEYS = {"step", "phase", "start_us", "end_us"}
+COLLECTIVE_KEYS = {"op", "group", "seq", "bytes", "dtype", "phase", "thread", "step", "async",
+                   "start_us", "end_us"}
+RANK_MEMORY_KEYS = {"peak_bytes", "after_init_bytes", "before_optimizer_bytes",
+                    "after_optimizer_bytes", "by_category"}
+GATE_KEYS = {"ok", "max_rel_error", "worst_parameter", "tolerance"}
 MEMORY_KEYS = {"device", "clock_origin_us", "paths", "time_us", "address", "bytes", "category",
                "phase", "step", "path", "op", "allocated", "reserved", "phases",
                "device_peak_allocated", "device_peak_reserved"}
@@ -161,6 +171,100 @@ def test_memory_is_the_workers_trace(traced):
     assert 0 in memory["category"]  # the parameters, marked in setup
 
 
+# --- distributed steps (--ranks --parallel) ------------------------------------
+
+TWO_RANKS = ["--model", "nano", "--vocab", "1000", "--ctx", "32", "--batch", "4", "--warmup", "1",
+             "--steps", "2", "--threads", "1", "--ranks", "2"]
+STRATEGIES = str(DATA_DIR / "strategies")
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    """A 2-rank overlap recording: (its file's object, its path, the recorder's output)."""
+    path = tmp_path_factory.mktemp("ranks") / "overlap.json"
+    done = record(*TWO_RANKS, "--parallel", "overlap", "--out", str(path))
+    assert done.returncode == 0, done.stderr
+    with open(path, encoding="utf-8") as file:
+        return json.load(file), path, done
+
+
+def test_a_distributed_recording_keeps_what_each_rank_measured(two_ranks):
+    run, _, done = two_ranks
+    # The derived parts (collectives, straggler, communication) are the readers'.
+    assert set(run) == TOP_KEYS | {"ranks", "gate"}
+    assert (run["status"], run["config"]["ranks"], run["config"]["parallel"]) == \
+        ("ok", 2, "overlap")
+    assert set(run["gate"]) == GATE_KEYS and run["gate"]["ok"]
+    assert [rank["rank"] for rank in run["ranks"]] == [0, 1]
+    for rank in run["ranks"]:
+        assert set(rank) == RANK_KEYS
+        assert [(s["index"], s["warmup"]) for s in rank["steps"]] == \
+            [(0, True), (1, False), (2, False)]
+        assert all(set(step) == STEP_KEYS | {"comm_wait_ms"} for step in rank["steps"])
+        assert [(p["step"], p["phase"]) for p in rank["phases"]] == [
+            (step, phase) for step in range(3)
+            for phase in ("forward", "backward", "comm_wait", "optimizer")]
+        assert all(set(phase) == PHASE_KEYS for phase in rank["phases"])
+        assert rank["collectives"] and all(set(c) == COLLECTIVE_KEYS for c in rank["collectives"])
+        assert {c["step"] for c in rank["collectives"]} == {0, 1, 2}
+        assert set(rank["memory"]) == RANK_MEMORY_KEYS and rank["memory"]["peak_bytes"] > 0
+    assert run["steps"] == run["ranks"][0]["steps"]
+    measured = [s["comm_wait_ms"] for s in run["steps"] if not s["warmup"]]
+    assert run["summary"]["comm_wait_ms"]["mean"] == pytest.approx(statistics.mean(measured))
+    # Progress and the report: rank 0's steps, and the wait for communication.
+    assert [line.split(":")[1] for line in done.stderr.splitlines()
+            if line.startswith("stepscope-record: ") and " ms" in line] == \
+        [" warm-up 0", " step 1", " step 2"]
+    assert "comm wait" in done.stdout and "2 ranks, overlap" in done.stdout
+
+
+def test_the_cpp_reader_computes_what_matching_the_ranks_says(two_ranks):
+    cli = next(iter(sorted((PYTHON_DIR.parent / "build").glob("*/app/stepscope-cli"))),
+               None) or shutil.which("stepscope-cli")
+    if not cli:
+        pytest.skip("no stepscope-cli built: the C++ reader is not here to open the file")
+    shown = subprocess.run([str(cli), "show", str(two_ranks[1]), "--json"], capture_output=True,
+                           text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    run = json.loads(shown.stdout)
+    per_rank = len(two_ranks[0]["ranks"][0]["collectives"]) * 2 // 3  # the measured steps'
+    assert len(run["collectives"]) == per_rank and run["unmatched_collectives"] == 0
+    assert all(len(c["wait_us"]) == 2 for c in run["collectives"])
+    assert run["straggler"]["rank"] in (0, 1)
+    for rank in run["ranks"]:
+        assert rank["communication"]["collectives"] == per_rank
+        assert rank["communication"]["time_us"] > 0
+    assert run["steps"] == two_ranks[0]["steps"] and run["gate"] == two_ranks[0]["gate"]
+
+
+def test_a_strategy_the_gate_refuses_exits_2_and_writes_no_file(tmp_path):
+    path = tmp_path / "summing.json"
+    done = record(*TWO_RANKS, "--parallel", "naive", "--py-ddp", "students:SummingDDP",
+                  "--py-path", STRATEGIES, "--out", str(path), "--json")
+    assert done.returncode == 2, done.stderr
+    assert "stepscope-record: error: --py-ddp: 'students:SummingDDP' fails the correctness " \
+           "gate before the run" in done.stderr
+    assert not path.exists() and done.stdout == ""
+
+
+def test_a_rank_that_never_spoke_keeps_its_place():
+    events = RunEvents()
+    events.emit("gate", ok=True, max_rel_error=0.0, worst_parameter="w", tolerance=1e-5,
+                strategy="naive", checked="parallel")
+    events.emit("rank_summary", rank=0, steps=0, memory={"peak_bytes": 8, "by_category": None})
+    events.emit("finished", status="failed", message="rank 1 exited with status 3")
+    assert events.gate == {"ok": True, "max_rel_error": 0.0, "worst_parameter": "w",
+                           "tolerance": 1e-5}
+    first, second = events.rank_records(2)
+    assert first["memory"] == {"peak_bytes": 8, "after_init_bytes": None,
+                               "before_optimizer_bytes": None, "after_optimizer_bytes": None,
+                               "by_category": {}}
+    assert second == {"rank": 1, "steps": [], "phases": [], "collectives": [],
+                      "memory": dict.fromkeys(RANK_MEMORY_KEYS - {"by_category"}, None) |
+                      {"by_category": {}}}
+    assert RunEvents().rank_records(2) is None  # one process: no ranks
+
+
 # --- how it ends ---------------------------------------------------------------
 
 def test_a_cpu_machine_without_numpy_gets_no_warning_or_gpu_error(tmp_path):
@@ -213,6 +317,11 @@ def test_json_keeps_a_models_prints_off_stdout(tmp_path):
     (["--compile-mode", "max-autotune"], ["--compile-mode", "--engine pytorch-compile"]),
     (["--py-model", "my-model.py"], ["--py-model", "MODULE:CALLABLE"]),
     (["--batch", "two"], ["--batch", "invalid int value"]),
+    (["--ranks", "2", "--parallel", "overlap", "--batch", "3"],
+     ["--batch", "batch 3 does not divide by ranks 2"]),
+    (["--ranks", "2"], ["--parallel", "2 need a strategy"]),
+    (["--parallel", "overlap"], ["--parallel", "give --ranks 2 or more"]),
+    (["--ranks", "2", "--parallel", "naive", "--ops"], ["--ops", "distributed run"]),
     (["--no-such-flag"], ["unrecognized arguments: --no-such-flag"]),
     (["--ste", "2"], ["unrecognized arguments: --ste"]),  # no abbreviations: the CLI has none
 ])
