@@ -32,6 +32,8 @@ cli run --model tiny --ctx 128 --mode train-step --warmup 1 --steps 3 --ops --me
   --out "$work/traced.json"
 cli sweep --model nano,tiny --ctx 32,64,128,256 --mode forward,train-step --warmup 2 --steps 5 \
   --out "$work/sweep"
+cli run --engine pytorch --model nano --ctx 32 --batch 4 --warmup 1 --steps 3 --ranks 2 \
+  --parallel bucketed --bucket-mb 0.5 --threads 1 --out "$work/ranks.json"
 cli attention --backends naive,tiled,sdpa --d 16,32,64,128 --seq 128,256,512,1024 --batch 4 \
   --out "$work/attention"
 
@@ -51,6 +53,7 @@ shot step-timing "Step timing" "$work/naive.json"
 shot breakdown Breakdown "$work/traced.json"
 shot timeline Timeline "$work/traced.json"
 shot memory Memory "$work/traced.json"
+shot ranks Ranks "$work/ranks.json"
 shot compare Compare --compare "$work/naive.json" "$work/sdpa.json"
 shot sweep Sweep "$work/sweep"
 shot attention Attention "$work/attention"

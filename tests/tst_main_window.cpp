@@ -31,6 +31,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTextDocument>
+#include <QTimer>
 #include <QToolButton>
 
 #include "cli_run.h"
@@ -57,6 +58,7 @@
 #include "pages/welcome_page.h"
 #include "results/attention_file.h"
 #include "results/breakdown.h"
+#include "results/rank_figures.h"
 #include "results/run_comparison.h"
 #include "results/run_file.h"
 #include "test_support.h"
@@ -66,6 +68,7 @@
 #include "views/compare_view.h"
 #include "views/kernel_timeline_view.h"
 #include "views/memory_view.h"
+#include "views/ranks_view.h"
 #include "views/step_timing_view.h"
 #include "widgets/plot_style.h"
 
@@ -2367,6 +2370,56 @@ private Q_SLOTS:
         QCOMPARE(toString(saved.config.engine), std::string("pytorch"));
         QCOMPARE(int(saved.steps.size()), 31);
         QVERIFY(!saved.environment.pythonTorchVersion.empty());
+    }
+
+    // A run on 2 gloo ranks from the app: every rank's steps reach the Ranks
+    // view while the run goes on, and its table and lanes hold both ranks.
+    void aDistributedRunStreamsEveryRank() {
+        if (!hasPythonWorker()) {
+            QSKIP("no Python worker (python/stepscope/worker.py) in this tree");
+        }
+        MainWindow window;
+        window.show();
+        RunConfig config = quickConfig(1, 6, 32);
+        config.engine = Engine::PyTorch;
+        config.batchSize = 4;
+        config.threads = 1;
+        config.ranks = 2;
+        config.parallel = "overlap";
+        window.configPanel()->setConfig(config);
+        QSignalSpy finished(&window, &MainWindow::runFinished);
+        // The ranks' steps seen while the run went on, as the view drew them.
+        int liveRanks = 0;
+        QList<int> liveSteps;  // rank 1's steps, each time the view was looked at
+        QTimer watch;
+        connect(&watch, &QTimer::timeout, this, [&] {
+            if (window.isRunning() && !window.ranksView()->timeline().empty()) {
+                const auto& lanes = window.ranksView()->timeline().lanes();
+                liveRanks = std::max(liveRanks, int(lanes.size()));
+                liveSteps << int(lanes.back().phases.size() / 4);
+            }
+        });
+        watch.start(20);
+        QVERIFY2(window.startRun(), qPrintable(window.bannerText()));
+        QVERIFY(finished.wait(300000));
+        const auto result = finished.at(0).at(0).value<RunResult>();
+        QVERIFY2(result.status == RunStatus::Ok, result.message.c_str());
+        QCOMPARE(liveRanks, 2);
+        // Some of rank 1's steps, not yet all: they came as they finished.
+        QVERIFY2(std::any_of(liveSteps.begin(), liveSteps.end(),
+                             [](int steps) { return steps >= 1 && steps < 7; }),
+                 qPrintable(QString("rank 1's steps seen live: %1").arg(liveSteps.size())));
+        RanksView* view = window.ranksView();
+        QCOMPARE(view->ranksModel()->rowCount(), 2);
+        QCOMPARE(int(view->timeline().lanes().size()), 2);
+        for (const auto& lane : view->timeline().lanes()) {
+            QCOMPARE(int(lane.phases.size()), 4 * 7);  // forward, backward, comm wait, optimizer
+            QVERIFY(!lane.collectives.empty());
+        }
+        // The finished run's figures are the view's.
+        const RankStepFigures rankOne = perMeasuredStep(result.distributed->ranks[1]);
+        QCOMPARE(view->ranksModel()->item(1, RanksView::ExposedColumn)->text(),
+                 formatMs(rankOne.exposedMs));
     }
 
     void compareShowsSpreadAndANoiseVerdict() {

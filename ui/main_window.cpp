@@ -62,6 +62,7 @@ std::vector<TabSpec> MainWindow::defaultTabs() {
         tabOf<BreakdownView>(QT_TR_NOOP("Breakdown"), "tab-breakdown"),
         tabOf<KernelTimelineView>(QT_TR_NOOP("Timeline"), "tab-timeline"),
         tabOf<MemoryView>(QT_TR_NOOP("Memory"), "tab-memory"),
+        tabOf<RanksView>(QT_TR_NOOP("Ranks"), "tab-ranks"),
         tabOf<CompareView>(QT_TR_NOOP("Compare"), "tab-compare"),
         tabOf<SweepPage>(QT_TR_NOOP("Sweep"), "tab-sweep"),
         tabOf<AttentionPage>(QT_TR_NOOP("Attention"), "tab-attention"),

@@ -25,6 +25,7 @@
 #include "views/compare_view.h"
 #include "views/kernel_timeline_view.h"
 #include "views/memory_view.h"
+#include "views/ranks_view.h"
 #include "views/step_timing_view.h"
 #include "widgets/run_view.h"
 
@@ -138,6 +139,7 @@ public:
     BreakdownView* breakdownView() const { return tab<BreakdownView>(); }
     KernelTimelineView* timelineView() const { return tab<KernelTimelineView>(); }
     MemoryView* memoryView() const { return tab<MemoryView>(); }
+    RanksView* ranksView() const { return tab<RanksView>(); }  // nullptr in a table without it
     PrecisionPage* precisionPage() const { return tab<PrecisionPage>(); }
     WelcomePage* welcomePage() const { return tab<WelcomePage>(); }
     QMenu* examplesMenu() const { return examplesMenu_; }

@@ -20,6 +20,11 @@ void RunBridge::onStep(const StepRecord& step) {
     steps_.push_back(step);
 }
 
+void RunBridge::onRankStep(const RankStep& step) {
+    std::lock_guard lock(mutex_);
+    rankSteps_.push_back(step);
+}
+
 void RunBridge::onProgress(const RunProgress& progress) {
     std::lock_guard lock(mutex_);
     progress_ = progress;  // only the newest matters
@@ -49,12 +54,14 @@ void RunBridge::onAttentionPoint(const AttentionPoint& point) {
 
 void RunBridge::drain() {
     std::vector<StepRecord> steps;
+    std::vector<RankStep> rankSteps;
     std::optional<RunProgress> progress;
     std::vector<SweepPoint> points;
     std::vector<AttentionPoint> attention;
     {
         std::lock_guard lock(mutex_);
         steps.swap(steps_);
+        rankSteps.swap(rankSteps_);
         progress.swap(progress_);
         points.swap(points_);
         attention.swap(attention_);
@@ -68,6 +75,10 @@ void RunBridge::drain() {
         } else {
             Q_EMIT sweepPointStarted(point.index, point.total, point.label);
         }
+    }
+    // The ranks' first: rank 0's step, the run's own, then finds them in place.
+    if (!rankSteps.empty()) {
+        Q_EMIT rankStepsArrived(rankSteps);
     }
     if (!steps.empty()) {
         Q_EMIT stepsArrived(steps);

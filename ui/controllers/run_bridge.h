@@ -26,6 +26,7 @@ public:
 
     // Worker thread side.
     void onStep(const StepRecord& step) override;
+    void onRankStep(const RankStep& step) override;
     void onProgress(const RunProgress& progress) override;
     void onPointStarted(int index, int total, const RunConfig& config) override;
     void onPointFinished(int index, int total, const RunResult& result,
@@ -42,6 +43,7 @@ public:
 
 Q_SIGNALS:
     void stepsArrived(const std::vector<stepscope::StepRecord>& steps);
+    void rankStepsArrived(const std::vector<stepscope::RankStep>& steps);
     void progressChanged(const stepscope::RunProgress& progress);
     void sweepPointStarted(int index, int total, const QString& label);
     void sweepPointFinished(int index, int total, const stepscope::RunResult& result,
@@ -59,6 +61,7 @@ private:
     QTimer timer_;
     std::mutex mutex_;
     std::vector<StepRecord> steps_;
+    std::vector<RankStep> rankSteps_;
     std::optional<RunProgress> progress_;
     std::vector<SweepPoint> points_;
     std::vector<AttentionPoint> attention_;

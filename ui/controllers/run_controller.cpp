@@ -30,6 +30,7 @@ RunController::RunController(QWidget* window)
     connect(job_, &RunJob::sweepFinished, this, &RunController::sweepFinished);
     connect(job_, &RunJob::attentionFinished, this, &RunController::attentionFinished);
     connect(job_->bridge(), &RunBridge::stepsArrived, this, &RunController::stepsArrived);
+    connect(job_->bridge(), &RunBridge::rankStepsArrived, this, &RunController::rankStepsArrived);
     connect(job_->bridge(), &RunBridge::progressChanged, this, &RunController::onProgress);
     connect(job_->bridge(), &RunBridge::sweepPointFinished, this,
             [this](int index, int, const RunResult& result, const QString& file) {

@@ -67,6 +67,8 @@ Q_SIGNALS:
     void stepProgress(int step, int totalSteps);
     void configShrunk(const stepscope::RunConfig& config, const QString& note);
     void stepsArrived(const std::vector<stepscope::StepRecord>& steps);
+    // A distributed run: each rank's steps as they finish.
+    void rankStepsArrived(const std::vector<stepscope::RankStep>& steps);
     void runFinished(const stepscope::RunResult& result);
     void sweepPointFinished(int index, const stepscope::RunResult& result, const QString& file);
     void sweepFinished(const QString& error);

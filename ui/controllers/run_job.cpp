@@ -6,6 +6,7 @@ RunJob::RunJob(QObject* parent) : QObject(parent) {
     qRegisterMetaType<stepscope::RunResult>("stepscope::RunResult");
     qRegisterMetaType<stepscope::RunProgress>("stepscope::RunProgress");
     qRegisterMetaType<std::vector<stepscope::StepRecord>>("std::vector<stepscope::StepRecord>");
+    qRegisterMetaType<std::vector<stepscope::RankStep>>("std::vector<stepscope::RankStep>");
     qRegisterMetaType<std::vector<stepscope::AttentionPoint>>(
         "std::vector<stepscope::AttentionPoint>");
 }

@@ -126,6 +126,22 @@ const RunDocument* RunList::addLiveSteps(const std::vector<StepRecord>& steps) {
     return document;
 }
 
+const RunDocument* RunList::addLiveRankSteps(const std::vector<RankStep>& steps) {
+    RunDocument* document = byId(liveId_);
+    if (!document) {
+        return nullptr;
+    }
+    if (!document->result.distributed) {
+        document->result.distributed.emplace();
+    }
+    for (const RankStep& step : steps) {
+        addRankStep(*document->result.distributed, step);
+    }
+    analyzeRanks(*document->result.distributed);
+    changedInPlace(document->id);
+    return document;
+}
+
 void RunList::refresh() {
     // Titles name what differs among the runs of the session; a recording
     // with a title of its own (a snapshot, a trace) keeps it and takes no part.

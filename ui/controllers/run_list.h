@@ -58,6 +58,8 @@ public:
     // when it is ticked); the document, or nullptr when no run is in
     // progress (a sweep's points arrive whole).
     const RunDocument* addLiveSteps(const std::vector<StepRecord>& steps);
+    // A distributed run's ranks' steps, into the live document's ranks.
+    const RunDocument* addLiveRankSteps(const std::vector<RankStep>& steps);
     // Titles, states and tooltips again, after documents changed.
     void refresh();
     // Document `id` changed where it stands (steps arrived, its run ended):

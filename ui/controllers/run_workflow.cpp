@@ -74,6 +74,7 @@ void RunWorkflow::connectRunner() {
                 parts_.messages->setBanner(note, false);
             });
     connect(runner, &RunController::stepsArrived, this, &RunWorkflow::onStepsArrived);
+    connect(runner, &RunController::rankStepsArrived, this, &RunWorkflow::onRankStepsArrived);
     connect(runner, &RunController::runFinished, this, &RunWorkflow::onRunFinished);
     connect(runner, &RunController::sweepPointFinished, this,
             [this](int index, const RunResult& result, const QString& file) {
@@ -217,6 +218,13 @@ void RunWorkflow::onBusyChanged(bool busy) {
 
 void RunWorkflow::onStepsArrived(const std::vector<StepRecord>& steps) {
     const RunDocument* document = parts_.runs->addLiveSteps(steps);
+    if (document && parts_.runs->current() == document) {
+        Q_EMIT shownRunChanged();
+    }
+}
+
+void RunWorkflow::onRankStepsArrived(const std::vector<RankStep>& steps) {
+    const RunDocument* document = parts_.runs->addLiveRankSteps(steps);
     if (document && parts_.runs->current() == document) {
         Q_EMIT shownRunChanged();
     }

@@ -92,6 +92,7 @@ private:
     bool fileCodeAllowed();
     void onBusyChanged(bool busy);
     void onStepsArrived(const std::vector<StepRecord>& steps);
+    void onRankStepsArrived(const std::vector<RankStep>& steps);
     void onRunFinished(const RunResult& result);
     void refuseAttention(const RunResult& result, const QString& why);
     void batchFinished(const QString& error, const QString& done, const QString& early);

@@ -53,6 +53,8 @@ QString recordsName(Records records) {
             return tr("operator and kernel records");
         case Records::Timeline:
             return tr("traced step");
+        case Records::Ranks:
+            return tr("ranks");
         case Records::Memory:
             break;
     }
@@ -78,9 +80,27 @@ QString howToRecord(Records records) {
                     "stepscope-cli run --ops / --kernels.");
 }
 
+// A run of ours on one process, or on ranks none of which has finished a step.
+QString ranksText(const RunDocument& document) {
+    const RunResult& result = document.result;
+    if (result.config.ranks <= 1) {
+        return tr(
+            "This run ran in one process. Set Ranks to 2 or more and a strategy under "
+            "Distributed in the panel, or run stepscope-cli run --engine pytorch --ranks 2 "
+            "--parallel overlap, to see each rank's steps and collectives here.");
+    }
+    return document.live ? tr("No rank has finished a step yet: each rank's steps appear here "
+                              "as they end.")
+                         : tr("The run ended (%1) before any rank finished a step.")
+                               .arg(QString::fromStdString(toString(result.status)));
+}
+
 QString ourRunText(const RunDocument& document, Records records) {
     const RunResult& result = document.result;
     const QString status = QString::fromStdString(toString(result.status));
+    if (records == Records::Ranks) {
+        return ranksText(document);
+    }
     if (records == Records::Steps) {
         return document.live || result.status == RunStatus::Ok
                    ? tr("No steps measured yet: each appears here as it ends.")
@@ -112,6 +132,12 @@ QString recordingText(Source source, Records records) {
                    : tr("A PyTorch memory snapshot records allocations, not steps, operators or "
                         "kernels: its memory over time is in the Memory tab, each allocation "
                         "with the code that made it.");
+    }
+    if (records == Records::Ranks) {
+        return source == Source::Trace
+                   ? tr("A profiler trace's ranks, with HTA's analyses of each, are above its "
+                        "Breakdown.")
+                   : tr("This recording of PyTorch's is one process's: it has no ranks.");
     }
     if (source == Source::Trace) {
         switch (records) {
@@ -156,6 +182,12 @@ QString missingRecordsNote(const RunDocument* document, Records records) {
     }
     if (source == Source::Trace && records == Records::Memory) {
         return tr("A profiler trace has no memory trace");
+    }
+    if (records == Records::Ranks) {
+        if (source != Source::Ours || document->result.config.ranks <= 1) {
+            return tr("Not a distributed run");
+        }
+        return document->live ? tr("No rank has finished a step yet") : tr("No rank's steps");
     }
     if (source == Source::Trace && records == Records::Steps) {
         return tr("No profiler steps in this trace");

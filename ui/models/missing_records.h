@@ -7,8 +7,8 @@ namespace stepscope::ui {
 struct RunDocument;
 
 // What a view of one run draws from: its steps, its operator and kernel
-// records, its traced step, its memory trace.
-enum class Records { Steps, Operators, Timeline, Memory };
+// records, its traced step, its memory trace, its ranks (a distributed run).
+enum class Records { Steps, Operators, Timeline, Memory, Ranks };
 
 // Why `document` shows none of `records`, and what would give them, in
 // words that match its state: nothing selected; a run under way that

@@ -17,6 +17,7 @@
 #include "models/unlike_steps.h"
 #include "results/run_comparison.h"
 #include "views/parts/memory_compare_view.h"
+#include "views/parts/rank_compare_page.h"
 #include "widgets/column_fit.h"
 #include "widgets/plot_style.h"
 
@@ -144,6 +145,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     pages_ = new QTabWidget;
     pages_->addTab(times, tr("Step times"));
     pages_->addTab(memory_, tr("Memory"));
+    ranks_ = new RankComparePage;
+    pages_->addTab(ranks_, tr("Ranks"));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(pages_);
@@ -203,6 +206,10 @@ void CompareView::showRuns(const QList<const RunDocument*>& runs, const QStringL
     describeDifferences(configs.size());
     fillTable(runs, names);
     drawSteps(runs, names);
+    const bool distributed = ranks_->showRuns(runs, names);
+    pages_->setTabEnabled(pages_->indexOf(ranks_), distributed);
+    pages_->setTabToolTip(pages_->indexOf(ranks_),
+                          distributed ? QString() : tr("Tick a distributed run to compare ranks"));
 }
 
 void CompareView::fillTable(const QList<const RunDocument*>& runs, const QStringList& names) {
@@ -210,7 +217,14 @@ void CompareView::fillTable(const QList<const RunDocument*>& runs, const QString
     table_->setRowCount(0);
     table_->setHorizontalHeaderLabels({tr("phase"), tr("run"), tr("median ms"), tr("mean ms"),
                                        tr("std ms"), tr("CV"), tr("ratio"), tr("verdict")});
-    for (int phase = 0; phase < 4; ++phase) {
+    for (int phase = 0; phase < int(std::size(kStepPhases)); ++phase) {
+        // A phase no run has (the wait for communication of one process) is no row.
+        const bool any = std::any_of(runs.begin(), runs.end(), [&](const RunDocument* run) {
+            return !measuredTimes(run->result, kStepPhases[phase]).empty();
+        });
+        if (!any && kStepPhases[phase] == StepPhase::CommWait) {
+            continue;
+        }
         for (int i = 0; i < runs.size(); ++i) {
             addRow(phase, *runs[i], names[i], i == 0 ? nullptr : runs[0], names[0]);
         }
@@ -298,7 +312,9 @@ void CompareView::drawSteps(const QList<const RunDocument*>& runs, const QString
 }
 
 QList<ExportTarget> CompareView::exportTargets() {
-    return {{"compare", plot_, nullptr}, {"compare-table", nullptr, table_->model()}};
+    return {{"compare", plot_, nullptr},
+            {"compare-table", nullptr, table_->model()},
+            {"compare-ranks", nullptr, ranks_->model()}};
 }
 
 }  // namespace stepscope::ui

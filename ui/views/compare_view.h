@@ -15,6 +15,7 @@ namespace stepscope::ui {
 
 struct RunDocument;
 class MemoryCompareView;
+class RankComparePage;
 
 // Two or more runs side by side: per phase and run the spread of the
 // measured steps (median, mean, std, CV), each run's median ratio to the
@@ -36,6 +37,8 @@ public:
     // The "Memory" page beside the step times: two recordings on one axis.
     MemoryCompareView* memoryCompare() const { return memory_; }
     QTabWidget* pages() const { return pages_; }
+    // The "Ranks" page: distributed runs' ranks side by side.
+    RankComparePage* rankCompare() const { return ranks_; }
     enum Column { Phase, Run, Median, Mean, Std, Cv, Ratio, Verdict, ColumnCount };
 
     QLabel* differencesLabel() const { return differences_; }
@@ -54,6 +57,7 @@ private:
     QCustomPlot* plot_;
     QTabWidget* pages_;
     MemoryCompareView* memory_;
+    RankComparePage* ranks_;
     QList<ComparedField> differenceList_;
 };
 

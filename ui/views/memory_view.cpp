@@ -10,6 +10,7 @@
 #include <QMouseEvent>
 #include <QSlider>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
@@ -32,6 +33,7 @@
 #include "results/memory_report.h"
 #include "views/parts/allocation_bands.h"
 #include "views/parts/annotation_bands.h"
+#include "views/parts/rank_memory_panel.h"
 #include "views/parts/saved_view.h"
 #include "views/parts/snapshot_stack_panel.h"
 #include "widgets/column_fit.h"
@@ -83,8 +85,12 @@ MemoryView::MemoryView(QWidget* parent) : RunView(parent) {
     chartLayout->addLayout(controls);
     chartLayout->addWidget(plot_, 1);
     chartLayout->addWidget(details_);
+    rankMemory_ = new RankMemoryPanel;
+    chartOrRanks_ = new QStackedWidget;
+    chartOrRanks_->addWidget(chart);
+    chartOrRanks_->addWidget(rankMemory_);
     auto* splitter = new QSplitter(Qt::Vertical);
-    splitter->addWidget(chart);
+    splitter->addWidget(chartOrRanks_);
     splitter->addWidget(lower_);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
@@ -297,10 +303,18 @@ void MemoryView::showRun(const RunDocument* document) {
     clearShown();
     snapshotRow_->setVisible(document && document->snapshot());
     trace_ = events ? &document->result.memory : nullptr;
+    // A distributed run's ranks hold their memory at marks, not as a trace.
+    const bool ranksOnly = rankMemory_->showRun(document) && !trace_;
+    chartOrRanks_->setCurrentWidget(ranksOnly ? static_cast<QWidget*>(rankMemory_)
+                                              : chartOrRanks_->widget(0));
+    lower_->setVisible(!ranksOnly);
     // A snapshot's device without events keeps its device box: the way back.
     showSnapshot(document && document->snapshot() ? document : nullptr);
     if (!trace_) {
         showNoTrace(document);
+        if (ranksOnly) {
+            caption_->clear();  // the panel says what it shows
+        }
         return;
     }
     setNoData(plot_, QString());
@@ -1427,6 +1441,10 @@ QList<QPair<QString, QRectF>> MemoryView::annotationStrips() const {
 }
 
 QList<ExportTarget> MemoryView::exportTargets() {
+    if (chartOrRanks_->currentWidget() == rankMemory_) {
+        return {{"memory-per-rank", rankMemory_->plot(), nullptr},
+                {"memory-per-rank-by-category", nullptr, rankMemory_->categoriesModel()}};
+    }
     return {{"memory-timeline", plot_, nullptr},
             {"memory-allocation-sites", nullptr, sites_},
             {"memory-estimate", nullptr, estimate_},

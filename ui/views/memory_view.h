@@ -23,6 +23,7 @@ class QLayout;
 class QModelIndex;
 class QToolButton;
 class QSlider;
+class QStackedWidget;
 class QStandardItemModel;
 class QTabWidget;
 class QTableView;
@@ -35,6 +36,7 @@ class AnnotationBands;
 class SnapshotStackPanel;
 struct SnapshotRecording;
 class ElidedLabel;
+class RankMemoryPanel;
 class SavedView;
 
 // The active-memory timeline of a run made with --memory, beside PyTorch's
@@ -122,6 +124,8 @@ public:
     void selectSite(int row);                        // as a click on the row does
     SavedView* savedView() const { return saved_; }  // what each block keeps for backward
     QTabWidget* lowerTabs() const { return lower_; }
+    // A distributed run's memory per rank at the marks; hidden for one process.
+    RankMemoryPanel* rankMemory() const { return rankMemory_; }
     QCustomPlot* plot() const { return plot_; }
     const MemoryIndex* index() const { return index_; }
     int plottedPoints() const;  // per category series
@@ -253,6 +257,8 @@ private:
     SavedView* saved_;
     SnapshotStackPanel* stackPanel_;
     QTabWidget* lower_;
+    RankMemoryPanel* rankMemory_;
+    QStackedWidget* chartOrRanks_;
     QTimer* narrow_;
     QToolButton* rulesButton_;
     QWidget* snapshotRow_;  // the device box and the rules button, for snapshots

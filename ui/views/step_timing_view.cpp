@@ -48,14 +48,17 @@ StepTimingView::StepTimingView(QWidget* parent) : RunView(parent) {
     plot_->setMinimumHeight(260);
     setNoData(plot_, tr("No run selected"));
 
-    summary_ = new QTableWidget(4, 6);
+    summary_ = new QTableWidget(5, 6);
     summary_->setHorizontalHeaderLabels(
         {tr("mean ms"), tr("std ms"), tr("median ms"), tr("min ms"), tr("max ms"), tr("CV")});
     summary_->setVerticalHeaderLabels(
-        {tr("total"), tr("forward"), tr("backward"), tr("optimizer")});
+        {tr("total"), tr("forward"), tr("backward"), tr("comm wait"), tr("optimizer")});
     summary_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     new ColumnFit(summary_);
-    summary_->setMaximumHeight(150);
+    // Rows as tall as their text: the phases whole, never a scroll bar.
+    summary_->verticalHeader()->setDefaultSectionSize(summary_->fontMetrics().height() + 8);
+    summary_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    fitSummaryHeight();
     throughput_ = new QLabel;
     throughput_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     compile_ = new QLabel;
@@ -233,13 +236,25 @@ void StepTimingView::drawMeanBand(const RunResult& run) {
     mean->setName(tr("mean %1 ms").arg(s.total.mean, 0, 'f', 2));
 }
 
+// The summary's height: its header and the rows it shows.
+void StepTimingView::fitSummaryHeight() {
+    int height = summary_->horizontalHeader()->sizeHint().height() + 2 * summary_->frameWidth();
+    for (int row = 0; row < summary_->rowCount(); ++row) {
+        height += summary_->isRowHidden(row) ? 0 : summary_->verticalHeader()->defaultSectionSize();
+    }
+    summary_->setFixedHeight(height);
+}
+
 // The per-phase summary table, throughput, compile time and environment.
 void StepTimingView::showSummary(const RunResult& run) {
     const RunSummary& s = run.summary;
     const std::optional<Stats> rows[] = {
         s.total.count ? std::optional<Stats>(s.total) : std::nullopt, s.forward, s.backward,
-        s.optimizer};
-    for (int row = 0; row < 4; ++row) {
+        s.communicationWait, s.optimizer};
+    // Only a distributed run waits for communication between backward and the optimizer.
+    summary_->setRowHidden(3, !run.distributed && !s.communicationWait);
+    fitSummaryHeight();
+    for (int row = 0; row < 5; ++row) {
         const auto& stats = rows[row];
         const double values[] = {stats ? stats->mean : 0, stats ? stats->std : 0,
                                  stats ? stats->median : 0, stats ? stats->min : 0,

@@ -49,6 +49,7 @@ private:
     void drawStepLines(const RunResult& run);
     void drawMeanBand(const RunResult& run);
     void showSummary(const RunResult& run);
+    void fitSummaryHeight();
 
     QCustomPlot* plot_;
     QTableWidget* summary_;
