@@ -163,6 +163,44 @@ private Q_SLOTS:
         QVERIFY(!QFile::exists(out));
     }
 
+    // Strategies as a sweep axis: a point per strategy, each a run on 2
+    // ranks with its ranks in its file, and the table's comm wait and exposed
+    // columns; a strategy the gate refuses is a point of its own, incorrect.
+    void aSweepOverStrategiesIsAPointEach() {
+        const QString out = dir_.filePath("strategies");
+        QStringList sweep = twoRanks("naive,overlap");
+        sweep[0] = "sweep";
+        const CliResult run = runCli(sweep + QStringList{"--out", out});
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        for (const QString parallel : {"naive", "overlap"}) {
+            const QString file = out + "/nano_ctx16_train-step_fp32_parallel" + parallel + ".json";
+            QVERIFY2(QFile::exists(file), qPrintable(file));
+            const RunResult point = readRunFile(file.toStdString());
+            QVERIFY2(point.status == RunStatus::Ok, point.message.c_str());
+            QCOMPARE(QString::fromStdString(point.config.parallel), parallel);
+            QVERIFY(point.distributed && point.distributed->ranks.size() == 2);
+            QVERIFY(point.summary.communicationWait);
+        }
+        QFile table(out + "/sweep.md");
+        QVERIFY(table.open(QIODevice::ReadOnly));
+        const QString markdown = QString::fromUtf8(table.readAll());
+        QVERIFY2(
+            markdown.contains("| parallel |") && markdown.contains("| comm wait ms | exposed ms |"),
+            qPrintable(markdown));
+        QCOMPARE(markdown.count("| ok |"), 2);
+
+        const QString wrong = dir_.filePath("wrong-strategy");
+        QStringList refused = twoRanks("naive");
+        refused[0] = "sweep";
+        const CliResult incorrect =
+            runCli(refused + QStringList{"--py-ddp", "students:SummingDDP", "--py-path",
+                                         strategies(), "--out", wrong});
+        QVERIFY2(incorrect.exitCode == 0, qPrintable(incorrect.err));
+        QFile wrongTable(wrong + "/sweep.md");
+        QVERIFY(wrongTable.open(QIODevice::ReadOnly));
+        QVERIFY(QString::fromUtf8(wrongTable.readAll()).contains("| incorrect |"));
+    }
+
     // A rank that dies without a word ends the run within seconds, naming the
     // rank; no rank is left behind; the steps measured are kept.
     void aRankThatDiesEndsTheRun() {

@@ -365,6 +365,42 @@ private Q_SLOTS:
         QVERIFY(again.contains(recorderCaseLine(3)));
     }
 
+    // A distributed point is an array task like any other: the task's
+    // stepscope-cli (or stepscope-record) starts its ranks with torchrun on
+    // the node, and --collect reads every rank back.
+    void distributedPointsRunAsArrayTasks() {
+        const QStringList strategies = {
+            "sweep", "--engine", "pytorch", "--model",    "nano",          "--vocab",   "97",
+            "--ctx", "16",       "--batch", "4",          "--warmup",      "1",         "--steps",
+            "1",     "--ranks",  "2",       "--parallel", "naive,overlap", "--threads", "1"};
+        for (const QString runner : {"stepscope-cli", "recorder"}) {
+            QTemporaryDir temp;
+            const QString dir = temp.filePath("array");
+            QStringList arguments = strategies + QStringList{"--slurm", dir};
+            QStringList environment;
+            QTemporaryDir bin;
+            if (runner == "recorder") {
+                arguments << "--runner"
+                          << "recorder";
+                QVERIFY(!recorderIn(bin).isEmpty());
+                environment << "PATH=" + bin.path() + ":" + qEnvironmentVariable("PATH");
+            }
+            const Outcome written = runCli(arguments);
+            QVERIFY2(written.exitCode == 0, qPrintable(written.err));
+            const Outcome task = runTask(dir, 1, environment + QStringList{"SLURM_JOB_ID=5"});
+            QVERIFY2(task.exitCode == 0, qPrintable(task.err));
+            const SweepCollection collection = readSlurmSweep(dir.toStdString(), "--collect");
+            QCOMPARE(collection.results.size(), size_t(1));
+            const RunResult& point = collection.results.front();
+            QVERIFY2(point.status == RunStatus::Ok, point.message.c_str());
+            QCOMPARE(point.config.parallel, std::string("overlap"));
+            QVERIFY(point.distributed && point.distributed->ranks.size() == 2);
+            // Matched across the ranks when read, whichever runner wrote it.
+            QVERIFY(!point.distributed->collectives.empty());
+            QCOMPARE(point.environment.slurmJobId, std::string("5"));
+        }
+    }
+
     // What the recorder cannot run is refused, naming the field and what is
     // allowed, before anything is written.
     void recorderRunnerRefusesWhatTheRecorderCannotRun() {

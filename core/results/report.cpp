@@ -292,6 +292,22 @@ std::string formatRunMarkdown(const RunResult& r, const std::vector<std::string>
     return out.str();
 }
 
+namespace {
+
+// A distributed run's most exposed rank, per measured step; "–" elsewhere.
+std::string mostExposedText(const RunResult& r) {
+    if (!r.distributed || r.distributed->ranks.empty() || !r.summary.total.count) {
+        return "–";
+    }
+    double most = 0;
+    for (const RankRecord& rank : r.distributed->ranks) {
+        most = std::max(most, perMeasuredStep(rank).exposedMs);
+    }
+    return fixedDecimals(most, 2);
+}
+
+}  // namespace
+
 std::string formatSweepMarkdown(const std::vector<RunResult>& results,
                                 const std::vector<std::string>& axisFields) {
     // The fields beyond the fixed columns that this table shows, in the
@@ -319,15 +335,19 @@ std::string formatSweepMarkdown(const std::vector<RunResult>& results,
         std::replace(header.begin(), header.end(), '-', ' ');
         out << " " << header << " |";
     }
-    out << " engine | status | forward ms | backward ms | optimizer ms | total ms | tokens/s | "
-           "compile s |\n"
+    // Distributed points: their wait for communication, and the most
+    // exposed communication of any rank (the one the step waits on).
+    const bool ranks = std::any_of(results.begin(), results.end(),
+                                   [](const RunResult& r) { return r.distributed.has_value(); });
+    out << " engine | status | forward ms | backward ms | optimizer ms |"
+        << (ranks ? " comm wait ms | exposed ms |" : "") << " total ms | tokens/s | compile s |\n"
         << "|---|---:|---|---|";
     for (const auto& field : extra) {
         const bool numeric = field == "batch" || field == "warmup" || field == "steps" ||
-                             field == "seed" || field == "threads";
+                             field == "seed" || field == "threads" || field == "ranks";
         out << (numeric ? "---:|" : "---|");
     }
-    out << "---|---|---:|---:|---:|---:|---:|---:|\n";
+    out << "---|---|---:|---:|---:|" << (ranks ? "---:|---:|" : "") << "---:|---:|---:|\n";
     for (const auto& r : results) {
         const RunSummary& s = r.summary;
         out << "| " << r.config.model.name << " | " << r.config.contextLength << " | "
@@ -337,7 +357,11 @@ std::string formatSweepMarkdown(const std::vector<RunResult>& results,
         }
         out << toString(r.config.engine) << " | " << toString(r.status) << " | "
             << meanStd(s.forward) << " | " << meanStd(s.backward) << " | " << meanStd(s.optimizer)
-            << " | " << (s.total.count ? meanStd(s.total) : std::string("–")) << " | "
+            << " | ";
+        if (ranks) {
+            out << meanStd(s.communicationWait) << " | " << mostExposedText(r) << " | ";
+        }
+        out << (s.total.count ? meanStd(s.total) : std::string("–")) << " | "
             << (s.total.count ? fixedDecimals(s.tokensPerSecond, 0) : std::string("–")) << " | "
             << (r.compileMs ? fixedDecimals(*r.compileMs / 1000.0, 1) : std::string("–")) << " |\n";
     }
