@@ -171,6 +171,16 @@ private Q_SLOTS:
                      row == 0 ? 0.15 : 0.0);
         }
         QVERIFY(view.captionText().contains("Straggler: rank 1"));
+        QVERIFY(!view.captionText().contains("upper bound"));
+        // torch's DDP waits inside autograd: its overlap is said to be a bound.
+        RunDocument torchDdp = documentOf(twoRankRun(), 9);
+        torchDdp.result.config.parallel = "torch-ddp";
+        RanksView other;
+        other.showRun(&torchDdp);
+        QVERIFY2(other.captionText().contains("torch-ddp waits for its collectives inside "
+                                              "autograd") &&
+                     other.captionText().contains("overlap is an upper bound"),
+                 qPrintable(other.captionText()));
         QCustomPlot* plot = view.plot();
         plot->replot();
         const double row = RankBars::collectiveRow(0).first + 0.1;

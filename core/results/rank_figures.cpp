@@ -33,4 +33,13 @@ RankStepFigures perMeasuredStep(const RankRecord& rank) {
     return out;
 }
 
+std::string overlapCaveat(const RunConfig& config) {
+    if (config.parallel != "torch-ddp" && config.parallel != "torch-fsdp") {
+        return {};
+    }
+    return config.parallel +
+           " waits for its collectives inside autograd, which counts as computation here: its "
+           "overlap is an upper bound and its exposed communication a lower one";
+}
+
 }  // namespace stepscope

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "results/run_result.h"
 
@@ -28,5 +29,11 @@ struct RankStepFigures {
 
 // Of a record whose communication analyzeRanks() filled.
 RankStepFigures perMeasuredStep(const RankRecord& rank);
+
+// torch's DDP and FSDP2 wait for their collectives inside autograd (the
+// reducer's last buckets, prefetched all-gathers), which the spans cannot
+// tell from computation: their overlap is an upper bound and their exposed
+// communication a lower one. What to say so, or empty for the others.
+std::string overlapCaveat(const RunConfig& config);
 
 }  // namespace stepscope

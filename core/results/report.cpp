@@ -141,6 +141,9 @@ void addRanksReport(std::ostringstream& out, const RunResult& r) {
                       f.waitMs);
         out << line << (f.peakBytes ? formatBytes(double(*f.peakBytes)) : "–") << "\n";
     }
+    if (const std::string caveat = overlapCaveat(r.config); !caveat.empty()) {
+        out << "note       " << caveat << "\n";
+    }
     out << "matched    " << run.collectives.size()
         << " collectives across the ranks, over the measured steps";
     if (run.unmatched > 0) {

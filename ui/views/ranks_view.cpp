@@ -198,6 +198,9 @@ void RanksView::draw() {
                     .arg(msText(run->straggler->othersWaitUs /
                                 std::max<double>(1, document_->result.summary.total.count)));
     }
+    if (const std::string caveat = overlapCaveat(config); !caveat.empty()) {
+        text += " " + QString::fromStdString(caveat) + ".";
+    }
     text += tr(" Wheel zooms, drag pans; hover a collective to see it on every rank.");
     caption_->setText(text);
     plot_->replot();
