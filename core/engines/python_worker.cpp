@@ -144,26 +144,10 @@ std::string pythonPathEntry() {
            (existing && *existing ? ":" + std::string(existing) : "");
 }
 
-// Starts `python -m stepscope.worker` with the first candidate interpreter
-// that starts; `chosen` is set to it. nullptr, with `whyNot`, when none does.
+// Starts `python -m stepscope.worker`; see startPythonModule.
 std::unique_ptr<ChildProcess> startWorker(const std::string& explicitPython, std::string& chosen,
                                           std::string& whyNot) {
-    const auto candidates = workerPythonCandidates(explicitPython);
-    std::string lastError;
-    for (const auto& candidate : candidates) {
-        try {
-            auto worker = std::make_unique<ChildProcess>(
-                std::vector<std::string>{candidate.path, "-m", "stepscope.worker"},
-                std::vector<std::string>{pythonPathEntry()});
-            chosen = candidate.path;
-            return worker;
-        } catch (const std::runtime_error& error) {
-            lastError = error.what();
-        }
-    }
-    whyNot = "no Python to run the worker; looked for " + describeCandidates(candidates) + ": " +
-             lastError + ". Give one whose torch imports with --python PATH or STEPSCOPE_PYTHON";
-    return nullptr;
+    return startPythonModule({"stepscope.worker"}, explicitPython, chosen, whyNot);
 }
 
 // Events in, RunResult out.
@@ -532,6 +516,32 @@ std::vector<AttentionPoint> measureAttentionInPythonWorker(
     std::vector<AttentionPoint> points, const AttentionBenchSpec& spec,
     const std::atomic<bool>* cancel, const std::function<void(const AttentionPoint&)>& onPoint) {
     return AttentionWorkerRun(std::move(points), cancel, onPoint).run(spec);
+}
+
+std::unique_ptr<ChildProcess> startPythonModule(const std::vector<std::string>& moduleAndArguments,
+                                                const std::string& explicitPython,
+                                                std::string& chosen, std::string& whyNot) {
+    const auto candidates = workerPythonCandidates(explicitPython);
+    std::vector<std::string> argv{"", "-m"};
+    argv.insert(argv.end(), moduleAndArguments.begin(), moduleAndArguments.end());
+    std::string lastError;
+    for (const auto& candidate : candidates) {
+        try {
+            argv[0] = candidate.path;
+            auto child =
+                std::make_unique<ChildProcess>(argv, std::vector<std::string>{pythonPathEntry()});
+            chosen = candidate.path;
+            return child;
+        } catch (const std::runtime_error& error) {
+            lastError = error.what();
+        }
+    }
+    const std::string what = moduleAndArguments.front() == "stepscope.worker"
+                                 ? "the worker"
+                                 : moduleAndArguments.front();
+    whyNot = "no Python to run " + what + "; looked for " + describeCandidates(candidates) + ": " +
+             lastError + ". Give one whose torch imports with --python PATH or STEPSCOPE_PYTHON";
+    return nullptr;
 }
 
 std::vector<PythonCandidate> workerPythonCandidates(const std::string& explicitPython) {

@@ -2,12 +2,14 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "config/attention_grid.h"
 #include "engines/run_control.h"
 #include "results/attention_file.h"
+#include "util/child_process.h"
 
 namespace stepscope {
 
@@ -42,6 +44,13 @@ struct PythonCandidate {
     std::string source;  // "--python", "$STEPSCOPE_PYTHON", "the build's", "PATH"
 };
 std::vector<PythonCandidate> workerPythonCandidates(const std::string& explicitPython);
+
+// Starts `python -m MODULE ARGS…` (the `stepscope` package importable) with
+// the first candidate interpreter that starts; `chosen` is set to it.
+// nullptr, with `whyNot` naming the candidates tried, when none does.
+std::unique_ptr<ChildProcess> startPythonModule(const std::vector<std::string>& moduleAndArguments,
+                                                const std::string& explicitPython,
+                                                std::string& chosen, std::string& whyNot);
 
 // The folder holding the `stepscope` Python package: the installed copy beside
 // the executable, else the source tree's python/.
