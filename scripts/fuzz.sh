@@ -7,7 +7,7 @@
 # BUILD_DIR/tests/fuzz/crash-*. Build the target first:
 #   cmake --build build/default --target fuzz_TARGET
 set -eu
-target=${1:?"usage: scripts/fuzz.sh TARGET SECONDS [BUILD_DIR]; TARGET: pickle_reader, run_file, attention_file, slurm_array, memory_snapshot, kineto_trace, torch_save, pretrained_config, category_rule"}
+target=${1:?"usage: scripts/fuzz.sh TARGET SECONDS [BUILD_DIR]; TARGET: pickle_reader, run_file, attention_file, collective_file, slurm_array, memory_snapshot, kineto_trace, torch_save, pretrained_config, category_rule"}
 seconds=${2:?"give the run's length in seconds"}
 build=${3:-build/default}
 fuzz="$build/tests/fuzz"

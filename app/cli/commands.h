@@ -9,6 +9,7 @@
 #include "cli/stderr_progress.h"
 #include "cluster/slurm_array.h"
 #include "experiments/attention_benchmark.h"
+#include "experiments/collective_benchmark.h"
 
 namespace stepscope::cli {
 
@@ -61,6 +62,12 @@ int commandCollect(const CLI::App& command, const std::string& dir);
 int commandEval(const ConfigFlags& flags, const std::string& weights, const std::string& tokens,
                 bool json);
 int commandShow(const std::string& file, bool json);
+// collective: `spec` with `sizes` as written ("1MB"), parsed here; progress on
+// stderr, the table (or the file's JSON) on stdout, the file at `outFile`
+// (collective_command.cpp). Exit 2 for a bad flag, 3 where the ranks failed
+// (the rows measured are still shown and written).
+int commandCollective(const CollectiveSpec& spec, const std::vector<std::string>& sizes,
+                      const std::string& outFile, bool json);
 // compare A B [--json]: B's step times against A's, phase by phase: the
 // ratio of medians, its interval, the test and the verdict (compare_command.cpp).
 int commandCompare(const std::string& a, const std::string& b, bool json);

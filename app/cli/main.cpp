@@ -148,6 +148,10 @@ struct Cli {
     std::string showFile;
     std::string compareA, compareB;
     CLI::App* compare = nullptr;
+    stepscope::CollectiveSpec collective;
+    std::vector<std::string> collectiveSizes;
+    std::string collectiveOut;
+    CLI::App* collectiveCommand = nullptr;
 };
 
 void addInfoParamsAndRun(CLI::App& app, Cli& c) {
@@ -355,6 +359,41 @@ void addLabsAndShow(CLI::App& app, Cli& c) {
     c.compare->add_flag("--json", c.json, "print JSON");
 }
 
+void addCollective(CLI::App& app, Cli& c) {
+    c.collectiveCommand = app.add_subcommand(
+        "collective",
+        "time torch.distributed collectives over sizes and rank counts (torchrun's ranks): "
+        "nccl-tests' algbw and busbw");
+    CLI::App& command = *c.collectiveCommand;
+    c.collective.ops = {"all_reduce"};
+    c.collective.ranks = {2};
+    c.collectiveSizes = {"1MB", "10MB", "100MB"};
+    command
+        .add_option("--op", c.collective.ops,
+                    "all_reduce, all_gather, reduce_scatter, broadcast (a list)")
+        ->delimiter(',')
+        ->capture_default_str();
+    command
+        .add_option("--sizes", c.collectiveSizes,
+                    "bytes, or K/M/G as powers of 1024 (nccl-tests'): all_gather's output, "
+                    "reduce_scatter's input")
+        ->delimiter(',')
+        ->capture_default_str();
+    command.add_option("--ranks", c.collective.ranks, "rank counts, one torchrun each (a list)")
+        ->delimiter(',')
+        ->capture_default_str();
+    command.add_option("--backend", c.collective.backend, "gloo or nccl")->capture_default_str();
+    command.add_option("--dtype", c.collective.dtype, "fp32, bf16 or fp16")->capture_default_str();
+    command.add_option("--device", c.collective.device, "cpu or cuda")->capture_default_str();
+    command.add_option("--warmup", c.collective.warmup, "untimed calls first (at least one runs)")
+        ->capture_default_str();
+    command.add_option("--repeats", c.collective.repeats, "timed calls per row")
+        ->capture_default_str();
+    command.add_option("--python", c.collective.python, "the Python whose torch runs the ranks");
+    command.add_option("--out", c.collectiveOut, "write the rows to FILE (the app opens it)");
+    command.add_flag("--json", c.json, "print {rows: [...]} instead of the table");
+}
+
 int dispatchRun(const Cli& c) {
     if (!c.configFile.empty()) {
         // The file is the whole config: a flag beside it would be ignored.
@@ -482,6 +521,9 @@ int dispatchReaders(const Cli& c) {
     if (c.compare->parsed()) {
         return commandCompare(c.compareA, c.compareB, c.json);
     }
+    if (c.collectiveCommand->parsed()) {
+        return commandCollective(c.collective, c.collectiveSizes, c.collectiveOut, c.json);
+    }
     return commandShow(c.showFile, c.json);
 }
 
@@ -533,6 +575,7 @@ int main(int argc, char** argv) {
     addStudies(app, cli);
     addRecordingCommands(app, cli);
     addLabsAndShow(app, cli);
+    addCollective(app, cli);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
