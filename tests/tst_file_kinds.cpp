@@ -63,6 +63,7 @@ private Q_SLOTS:
         row("run file", "resources/examples/train-step-tiny-cpu.json", FileKind::RunFile);
         row("attention file", "resources/examples/attention-h200.json", FileKind::AttentionFile);
         row("dtype flow", "resources/examples/dtype-flow-nano-bf16.json", FileKind::DtypeFlow);
+        row("collective file", "resources/examples/collective-cpu.json", FileKind::CollectiveFile);
         row("trace .json", "tests/data/traces/gpu_fractional/trace.json", FileKind::ProfilerTrace);
         row("trace .json.gz", "tests/data/traces/cpu_gloo/rank0.pt.trace.json.gz",
             FileKind::ProfilerTrace);

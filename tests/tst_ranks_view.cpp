@@ -2,12 +2,14 @@
 // out here: the Ranks view's lanes (steps aligned to rank 0's, exposed
 // stretches, hover naming a collective and outlining it on every rank, the
 // per-rank table against perMeasuredStep's sums), the Memory tab per rank,
-// Compare's ranks page and its comm wait row, Step timing's comm wait row.
+// Compare's ranks page and its comm wait row, Step timing's comm wait row;
+// the collective benchmark's page on a hand-made file.
 #include <QtTest/QtTest>
 
 #include <qcustomplot.h>
 
 #include <QComboBox>
+#include <QLabel>
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -15,6 +17,8 @@
 #include "models/format.h"
 #include "models/rank_timeline.h"
 #include "models/run_document.h"
+#include "pages/collective_page.h"
+#include "results/collective_file.h"
 #include "results/rank_figures.h"
 #include "views/compare_view.h"
 #include "views/memory_view.h"
@@ -266,6 +270,38 @@ private Q_SLOTS:
         view.showRuns({&one, &one}, {"a", "b"});
         QVERIFY(!view.pages()->isTabEnabled(view.pages()->indexOf(view.rankCompare())));
         QCOMPARE(view.table()->rowCount(), 8);  // no comm wait rows
+    }
+
+    // A line per rank count of the chosen op, its points the rows' figures;
+    // a row that did not run is in the table, not on the chart.
+    void theCollectivePageDrawsALinePerRankCount() {
+        const CollectiveFile file = collectiveFileFromJson(R"({"format":"stepscope-collective",
+            "version":1,"torch":"2.11.0","cores":2,"rows":[
+            {"op":"all_reduce","size_bytes":1000,"ranks":2,"status":"ok","times_us":[[2,4],[3,1]]},
+            {"op":"all_reduce","size_bytes":8000,"ranks":2,"status":"ok","times_us":[[10],[8]]},
+            {"op":"all_reduce","size_bytes":1000,"ranks":4,"status":"ok",
+             "times_us":[[5],[5],[5],[5]]},
+            {"op":"all_reduce","size_bytes":99000,"ranks":4,"status":"oom","message":"not run"},
+            {"op":"broadcast","size_bytes":1000,"ranks":2,"status":"ok","times_us":[[1],[1]]}]})");
+        CollectivePage page;
+        page.showFile(file, "/tmp/c.json");
+        QCOMPARE(page.opBox()->count(), 2);
+        QCOMPARE(page.opBox()->currentText(), QString("all_reduce"));
+        QCOMPARE(page.plot()->graphCount(), 2);  // 2 ranks, 4 ranks
+        QCOMPARE(page.plot()->graph(0)->data()->size(), 2);
+        QCOMPARE(page.plot()->graph(1)->data()->size(), 1);  // the oom row is not a point
+        // Time: each call's slowest rank (3, 4), their median 3.5 µs.
+        QCOMPARE(page.plot()->graph(0)->data()->at(0)->value, 3.5);
+        page.metricBox()->setCurrentIndex(CollectivePage::BusBandwidth);
+        // busbw = 1000 B / 3.5 µs / 1e3 × 2(2−1)/2 GB/s
+        QCOMPARE(page.plot()->graph(0)->data()->at(0)->value, 1000 / 3.5 / 1e3);
+        QCOMPARE(page.plot()->graph(1)->data()->at(0)->value, 1000 / 5.0 / 1e3 * 1.5);
+        QCOMPARE(page.rowsModel()->rowCount(), 5);
+        QCOMPARE(page.rowsModel()->item(3, CollectivePage::NotesColumn)->text(),
+                 QString("not run"));
+        page.opBox()->setCurrentIndex(1);
+        QCOMPARE(page.plot()->graphCount(), 1);
+        QVERIFY(page.captionText().startsWith("c.json: 5 rows"));
     }
 
     void stepTimingSummarisesTheWaitForCommunication() {

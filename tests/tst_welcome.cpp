@@ -4,6 +4,8 @@
 // same, recent files are listed and open, New run leads to the form.
 #include <QtTest/QtTest>
 
+#include <qcustomplot.h>
+
 #include <QAction>
 #include <QFile>
 #include <QJsonArray>
@@ -28,6 +30,7 @@
 #include "pages/precision_page.h"
 #include "pages/welcome_page.h"
 #include "results/attention_file.h"
+#include "results/collective_file.h"
 #include "results/run_file.h"
 #include "util/atomic_file.h"
 #include "widgets/link_card.h"
@@ -184,8 +187,20 @@ private Q_SLOTS:
             QCOMPARE(int(window.documents().size()), 1);
             QVERIFY(window.currentDocument() != nullptr);
             compareWithFile(*window.currentDocument(), example.path);
-            QVERIFY(!window.currentDocument()->result.operators.empty());  // traced: ops
-            QVERIFY(!window.currentDocument()->result.memory.empty());     // and memory
+            const RunResult& result = window.currentDocument()->result;
+            if (result.distributed) {  // a run on ranks: each a row of the Ranks tab
+                QCOMPARE(window.ranksView()->ranksModel()->rowCount(),
+                         int(result.distributed->ranks.size()));
+                QVERIFY(result.distributed->ranks.size() >= 2);
+                return;
+            }
+            QVERIFY(!result.operators.empty());  // traced: ops
+            QVERIFY(!result.memory.empty());     // and memory
+        } else if (text.contains("\"stepscope-collective\"")) {
+            const CollectiveFile stored = readCollectiveFile(example.path.toStdString());
+            QCOMPARE(window.collectivePage()->rowsModel()->rowCount(), int(stored.rows.size()));
+            QVERIFY(window.collectivePage()->plot()->graphCount() >= 2);  // a line per rank count
+            QVERIFY(window.documents().empty());
         } else if (text.contains("\"stepscope-attention\"")) {
             const auto stored = readAttentionFile(example.path.toStdString());
             QCOMPARE(window.attentionPage()->points().size(), stored.points.size());

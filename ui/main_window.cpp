@@ -66,6 +66,7 @@ std::vector<TabSpec> MainWindow::defaultTabs() {
         tabOf<CompareView>(QT_TR_NOOP("Compare"), "tab-compare"),
         tabOf<SweepPage>(QT_TR_NOOP("Sweep"), "tab-sweep"),
         tabOf<AttentionPage>(QT_TR_NOOP("Attention"), "tab-attention"),
+        tabOf<CollectivePage>(QT_TR_NOOP("Collectives"), "tab-collectives"),
         tabOf<PrecisionPage>(QT_TR_NOOP("Precision"), "tab-precision"),
     };
 }
@@ -187,9 +188,10 @@ void MainWindow::createWorkflows() {
     workflow_ = new RunWorkflow({runner_, runs_, config_, sweepPage(), attentionPage(), folders_,
                                  messages_, progressLabel_, progressBar_},
                                 this);
-    opening_ = new OpenWorkflow({opener_, runs_, recent_, folders_, categoryRules_, messages_,
-                                 sweepPage(), attentionPage(), precisionPage(), progressLabel_},
-                                this);
+    opening_ =
+        new OpenWorkflow({opener_, runs_, recent_, folders_, categoryRules_, messages_, sweepPage(),
+                          attentionPage(), precisionPage(), collectivePage(), progressLabel_},
+                         this);
     saving_ = new RunSaving(runs_, workflow_, this);
 }
 

@@ -17,6 +17,7 @@
 #include "engines/runner.h"
 #include "models/run_document.h"
 #include "pages/attention_page.h"
+#include "pages/collective_page.h"
 #include "pages/example_runs.h"
 #include "pages/precision_page.h"
 #include "pages/sweep_page.h"
@@ -141,6 +142,7 @@ public:
     MemoryView* memoryView() const { return tab<MemoryView>(); }
     RanksView* ranksView() const { return tab<RanksView>(); }  // nullptr in a table without it
     PrecisionPage* precisionPage() const { return tab<PrecisionPage>(); }
+    CollectivePage* collectivePage() const { return tab<CollectivePage>(); }  // nullptr: none
     WelcomePage* welcomePage() const { return tab<WelcomePage>(); }
     QMenu* examplesMenu() const { return examplesMenu_; }
     FileOpener* fileOpener() const { return opener_; }

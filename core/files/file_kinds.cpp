@@ -27,6 +27,9 @@ const std::vector<FileKindInfo> kKinds = {
      "*.json", false},
     {FileKind::AttentionFile, "attention file",
      "stepscope-cli attention's JSON, \"format\": \"stepscope-attention\"", "*.json", false},
+    {FileKind::CollectiveFile, "collective benchmark file",
+     "stepscope-cli collective --out's JSON, \"format\": \"stepscope-collective\"", "*.json",
+     false},
     {FileKind::DtypeFlow, "dtype flow", "stepscope-cli dtypes --json", "*.json", false},
     {FileKind::MemorySnapshot, "PyTorch memory snapshot",
      "torch.cuda.memory._dump_snapshot's pickle, or the same as JSON", "*.pickle *.pkl *.json",
@@ -73,6 +76,9 @@ FileKind scanRest(std::ifstream& in, std::string head) {
         window.append(chunk.data(), static_cast<size_t>(in.gcount()));
         if (contains(window, "\"stepscope-attention\"")) {
             return FileKind::AttentionFile;
+        }
+        if (contains(window, "\"stepscope-collective\"")) {
+            return FileKind::CollectiveFile;
         }
         if (contains(window, "\"stepscope-run\"")) {
             return FileKind::RunFile;
@@ -200,6 +206,9 @@ FileKind fileKindOfBytes(std::string_view head) {
     }
     if (contains(head, "\"stepscope-attention\"")) {
         return FileKind::AttentionFile;
+    }
+    if (contains(head, "\"stepscope-collective\"")) {
+        return FileKind::CollectiveFile;
     }
     if (contains(head, "\"stepscope-run\"")) {
         return FileKind::RunFile;

@@ -17,6 +17,7 @@ enum class FileKind : uint8_t {
     // Files
     RunFile,         // StepScope's run file ("format": "stepscope-run")
     AttentionFile,   // an attention grid's file ("format": "stepscope-attention")
+    CollectiveFile,  // stepscope-cli collective --out ("format": "stepscope-collective")
     DtypeFlow,       // `stepscope-cli dtypes --json`: an array of {what, kind, dtype}
     MemorySnapshot,  // torch.cuda.memory._dump_snapshot's pickle, or its JSON
     ProfilerTrace,   // export_chrome_trace's .json, tensorboard_trace_handler's .json.gz

@@ -28,12 +28,22 @@ namespace stepscope::ui {
 
 // One path, read: what it became, or the message that says why not.
 struct OpenedPath {
-    enum class Kind { Run, Attention, DtypeFlow, SweepFolder, AttentionArray, Trace, Failed };
+    enum class Kind {
+        Run,
+        Attention,
+        Collective,
+        DtypeFlow,
+        SweepFolder,
+        AttentionArray,
+        Trace,
+        Failed
+    };
     Kind kind = Kind::Failed;
     QString path;
     std::shared_ptr<RunDocument> run;
     std::vector<std::shared_ptr<RunDocument>> ranks;  // a trace: a document per rank
     std::vector<AttentionPoint> attention;
+    CollectiveFile collective;
     std::vector<DtypeRow> dtypes;
     std::shared_ptr<SweepFolderRead> sweep;
     AttentionArrayRead array;
@@ -205,6 +215,15 @@ Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules)
                 opened.kind = Opened::Kind::Attention;
                 return opened;
             }
+            case FileKind::CollectiveFile:
+                try {
+                    opened.collective = readCollectiveFile(path.toStdString());
+                } catch (const RunFileError& error) {
+                    return failed(FileOpener::tr("Cannot open collective benchmark file"),
+                                  QString::fromUtf8(error.what()));
+                }
+                opened.kind = Opened::Kind::Collective;
+                return opened;
             case FileKind::DtypeFlow:
                 opened.dtypes = readDtypeFlowFile(path, &error);
                 if (!error.isEmpty()) {
@@ -310,6 +329,9 @@ void FileOpener::deliver(int job, std::vector<OpenedPath>& opened) {
             case Opened::Kind::Run:
                 Q_EMIT runOpened(path.path, path.run);
                 break;
+            case Opened::Kind::Collective:
+                Q_EMIT collectiveOpened(path.path, path.collective);
+                break;
             case Opened::Kind::Attention:
                 Q_EMIT attentionOpened(path.path, path.attention);
                 break;
@@ -339,9 +361,11 @@ void FileOpener::deliver(int job, std::vector<OpenedPath>& opened) {
 const std::vector<FileKind>& FileOpener::kindsOpened() {
     // As readFilePath and readFolder read them.
     static const std::vector<FileKind> kinds = {
-        FileKind::RunFile,          FileKind::AttentionFile,   FileKind::DtypeFlow,
-        FileKind::MemorySnapshot,   FileKind::ProfilerTrace,   FileKind::SweepFolder,
-        FileKind::SlurmSweepFolder, FileKind::AttentionFolder, FileKind::SlurmAttentionFolder,
+        FileKind::RunFile,         FileKind::AttentionFile,
+        FileKind::CollectiveFile,  FileKind::DtypeFlow,
+        FileKind::MemorySnapshot,  FileKind::ProfilerTrace,
+        FileKind::SweepFolder,     FileKind::SlurmSweepFolder,
+        FileKind::AttentionFolder, FileKind::SlurmAttentionFolder,
         FileKind::TraceFolder};
     return kinds;
 }

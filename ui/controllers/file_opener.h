@@ -14,6 +14,7 @@
 #include "experiments/dtype_flow.h"
 #include "files/file_kinds.h"
 #include "models/run_document.h"
+#include "results/collective_file.h"
 #include "results/run_result.h"
 
 class QMimeData;
@@ -73,6 +74,7 @@ Q_SIGNALS:
     void runOpened(const QString& path, std::shared_ptr<stepscope::ui::RunDocument> run);
     void attentionOpened(const QString& path, const std::vector<stepscope::AttentionPoint>& points);
     void dtypeFlowOpened(const QString& path, const std::vector<stepscope::DtypeRow>& rows);
+    void collectiveOpened(const QString& path, const stepscope::CollectiveFile& file);
     // A sweep's folder; the receiver may take the run files' results.
     void sweepFolderOpened(std::shared_ptr<stepscope::ui::SweepFolderRead> folder);
     void attentionArrayOpened(const stepscope::ui::AttentionArrayRead& array);

@@ -12,6 +12,7 @@
 #include "controllers/recent_files.h"
 #include "controllers/run_list.h"
 #include "pages/attention_page.h"
+#include "pages/collective_page.h"
 #include "pages/precision_page.h"
 #include "pages/sweep_page.h"
 
@@ -86,6 +87,17 @@ void OpenWorkflow::connectFiles() {
                 parts_.attention->setPoints(points, path);
                 parts_.recent->add(path);
                 Q_EMIT pageWanted(parts_.attention);
+            });
+    connect(opener, &FileOpener::collectiveOpened, this,
+            [this](const QString& path, const CollectiveFile& file) {
+                if (!parts_.collective) {
+                    parts_.messages->showError(tr("Cannot show %1").arg(path),
+                                               tr("This window has no Collectives tab."));
+                    return;
+                }
+                parts_.collective->showFile(file, path);
+                parts_.recent->add(path);
+                Q_EMIT pageWanted(parts_.collective);
             });
     connect(opener, &FileOpener::dtypeFlowOpened, this,
             [this](const QString& path, const std::vector<DtypeRow>& rows) {

@@ -11,6 +11,7 @@ class QWidget;
 namespace stepscope::ui {
 
 class AttentionPage;
+class CollectivePage;
 class CategoryRulesControl;
 class FileOpener;
 class FolderWatch;
@@ -42,7 +43,8 @@ public:
         SweepPage* sweep;
         AttentionPage* attention;
         PrecisionPage* precision;
-        QLabel* status;  // says "Opening …" while files are read
+        CollectivePage* collective;  // nullptr in a window without the tab
+        QLabel* status;              // says "Opening …" while files are read
     };
     OpenWorkflow(const Parts& parts, QObject* parent);
 

@@ -31,7 +31,6 @@
 #include "widgets/column_fit.h"
 #include "widgets/list_input.h"
 #include "widgets/plot_style.h"
-#include "widgets/thinned_ticker.h"
 
 namespace stepscope::ui {
 
@@ -65,14 +64,6 @@ void legendByKeys(QCustomPlot* plot, const std::map<std::string, int>& colours,
         key->setPen(QPen(QColor(90, 90, 90), 2, style.pen));
         key->setScatterStyle(QCPScatterStyle(style.shape, 5));
     }
-}
-
-void useLogAxis(QCPAxis* axis, double base) {
-    axis->setScaleType(QCPAxis::stLogarithmic);
-    // Context lengths side by side overlap on a narrow chart: thinned.
-    QSharedPointer<QCPAxisTickerLog> ticker(new ThinnedTicker<QCPAxisTickerLog>(axis));
-    ticker->setLogBase(base);
-    axis->setTicker(ticker);
 }
 
 // Two charts a row where each is wide enough for its legend's eight series

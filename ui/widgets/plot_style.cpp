@@ -209,6 +209,13 @@ void keepDataReadable(QCustomPlot* plot) {
     });
 }
 
+void useLogAxis(QCPAxis* axis, double base) {
+    axis->setScaleType(QCPAxis::stLogarithmic);
+    QSharedPointer<QCPAxisTickerLog> ticker(new ThinnedTicker<QCPAxisTickerLog>(axis));
+    ticker->setLogBase(base);
+    axis->setTicker(ticker);
+}
+
 void useIntegerTicks(QCPAxis* axis) {
     QSharedPointer<QCPAxisTickerFixed> ticker(new ThinnedTicker<QCPAxisTickerFixed>(axis));
     ticker->setTickStep(1.0);

@@ -35,6 +35,9 @@ void fitLegendToWidth(QCustomPlot* plot);
 // narrows the chart's column.
 void removeLegend(QCustomPlot* plot);
 
+// A logarithmic axis of `base` whose labels thin out where they would
+// overlap (context lengths, sizes side by side on a narrow chart).
+void useLogAxis(QCPAxis* axis, double base);
 void useIntegerTicks(QCPAxis* axis);  // step numbers: 1, 2, 5, 10, … never 2.5
 
 // Empty charts keep a size a reader can see: no run or a run without data
