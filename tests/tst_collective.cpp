@@ -103,7 +103,8 @@ private Q_SLOTS:
         // The file holds the same rows; read back, the same JSON.
         const CollectiveFile file = readCollectiveFile(out.toStdString());
         QCOMPARE(file.rows.size(), size_t(12));
-        QCOMPARE(QByteArray::fromStdString(collectiveFileToJson(file)).trimmed(), run.out.trimmed());
+        QCOMPARE(QByteArray::fromStdString(collectiveFileToJson(file)).trimmed(),
+                 run.out.trimmed());
         // The table says what gloo did and how the figures are defined.
         const CliResult table = runCli({"collective", "--op", "reduce_scatter", "--sizes", "4K",
                                         "--repeats", "2", "--warmup", "0"});
