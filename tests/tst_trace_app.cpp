@@ -35,6 +35,7 @@
 #include "views/memory_view.h"
 #include "views/parts/trace_ranks_panel.h"
 #include "views/parts/trace_steps_panel.h"
+#include "views/ranks_view.h"
 #include "views/step_timing_view.h"
 #include "widgets/kernel_type_colors.h"
 #include "widgets/plot_style.h"
@@ -553,6 +554,45 @@ private Q_SLOTS:
             QCOMPARE(summary->index(0, 0).data().toString(), formatMs(mean));
             QCOMPARE(summary->index(1, 0).data().toString(), QString("–"));  // no forward recorded
         }
+    }
+
+    // A folder of gloo rank traces in the Ranks tab: a lane per rank with
+    // its gloo:* collectives, each rank's communication as the CLI's
+    // breakdown --json counts it, and a hovered collective found on both.
+    void aTraceFoldersRanksShowAsARunsRanksDo() {
+        const nlohmann::json cli = cliBreakdown(kTraces + "/cpu_gloo");
+        QVERIFY(!cli.is_null());
+        MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(window.openRunFile(kTraces + "/cpu_gloo"));
+        QVERIFY(window.selectTab("Ranks"));
+        RanksView* view = window.ranksView();
+        QCOMPARE(int(view->timeline().lanes().size()), 2);
+        QCOMPARE(view->ranksModel()->rowCount(), 2);
+        QVERIFY2(view->captionText().contains("gloo threads"), qPrintable(view->captionText()));
+        for (int rank = 0; rank < 2; ++rank) {
+            const nlohmann::json& expected = cli.at("ranks")[size_t(rank)];
+            int analysed = 0;
+            for (const nlohmann::json& step : expected.at("steps")) {
+                analysed += step.at("analysed").get<bool>();
+            }
+            const double perStep =
+                expected.at("communication").at("time_us").get<double>() / 1e3 / analysed;
+            QCOMPARE(view->ranksModel()->item(rank, RanksView::CommunicationColumn)->text(),
+                     formatMs(perStep));
+            QVERIFY(!view->timeline().lanes()[size_t(rank)].collectives.empty());
+        }
+        // Hover the middle of rank 0's first collective: outlined on both ranks.
+        view->plot()->replot();
+        const auto& first = view->timeline().lanes()[0].collectives.front();
+        const QPointF at(view->plot()->xAxis->coordToPixel((first.startMs + first.endMs) / 2),
+                         view->plot()->yAxis->coordToPixel(0.15));
+        QVERIFY(!view->hoverAt(at).isEmpty());
+        QCOMPARE(view->highlighted(), 2);
+        // The same view follows the selected rank's document: still both lanes.
+        window.selectDocument(window.documents()[1].id);
+        QCOMPARE(int(view->timeline().lanes().size()), 2);
     }
 
     // The app's per-stream rows and profiler steps are the CLI's figures.

@@ -135,8 +135,9 @@ QString recordingText(Source source, Records records) {
     }
     if (records == Records::Ranks) {
         return source == Source::Trace
-                   ? tr("A profiler trace's ranks, with HTA's analyses of each, are above its "
-                        "Breakdown.")
+                   ? tr("No rank of this profiler trace has collectives (NCCL kernels, or gloo's "
+                        "gloo:* spans): there is nothing to match across ranks. Its ranks' "
+                        "analyses are above its Breakdown.")
                    : tr("This recording of PyTorch's is one process's: it has no ranks.");
     }
     if (source == Source::Trace) {
@@ -184,6 +185,9 @@ QString missingRecordsNote(const RunDocument* document, Records records) {
         return tr("A profiler trace has no memory trace");
     }
     if (records == Records::Ranks) {
+        if (source == Source::Trace) {
+            return tr("No collectives in this trace");
+        }
         if (source != Source::Ours || document->result.config.ranks <= 1) {
             return tr("Not a distributed run");
         }

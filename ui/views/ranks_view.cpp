@@ -16,6 +16,7 @@
 
 #include <algorithm>
 
+#include "analysis/trace_ranks.h"
 #include "models/format.h"
 #include "models/missing_records.h"
 #include "models/run_document.h"
@@ -148,10 +149,7 @@ void RanksView::draw() {
     plot_->clearPlottables();
     outlines_.clear();
     table_->setRowCount(0);
-    const DistributedRun* run =
-        document_ && document_->result.distributed && !document_->result.distributed->ranks.empty()
-            ? &*document_->result.distributed
-            : nullptr;
+    const DistributedRun* run = shownRun();
     if (!run) {
         timeline_ = RankTimeline();
         caption_->setText(missingRecordsText(document_, Records::Ranks));
@@ -165,12 +163,7 @@ void RanksView::draw() {
     setNoData(plot_, QString());
     timeline_ = RankTimeline(*run, align_->isChecked());
     new RankBars(plot_, timeline_);
-    for (const char* phase : {"forward", "backward", "comm wait", "optimizer"}) {
-        addSwatch(plot_, tr(phase), phaseColor(phase));
-    }
-    addSwatch(plot_, tr("collective"), RankBars::collectiveColor());
-    addSwatch(plot_, tr("exposed communication"), RankBars::exposedColor());
-    plot_->legend->setVisible(true);
+    addLegend();
     drawStepMarks();
     const int lanes = int(timeline_.lanes().size());
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
@@ -183,27 +176,81 @@ void RanksView::draw() {
     fullRange_ = {0, timeline_.endMs() > 0 ? timeline_.endMs() * 1.02 : 1};
     plot_->xAxis->setRange(fullRange_.first, fullRange_.second);
     fillTable(*run);
+    caption_->setText(caption(*run) +
+                      tr(" Wheel zooms, drag pans; hover a collective to see it on every rank."));
+    plot_->replot();
+}
+
+// A distributed run's ranks, or a profiler trace's (its ranks with
+// communication, as the trace analysis found it); nullptr for neither.
+const DistributedRun* RanksView::shownRun() {
+    if (!document_) {
+        return nullptr;
+    }
+    if (const TraceRank* trace = document_->trace()) {
+        if (!traceRun_ || traceOf_ != &trace->all()) {
+            traceRun_ = distributedRunOfTrace(trace->all());
+            traceOf_ = &trace->all();
+        }
+        return traceRun_->ranks.empty() ? nullptr : &*traceRun_;
+    }
+    const auto& distributed = document_->result.distributed;
+    return distributed && !distributed->ranks.empty() ? &*distributed : nullptr;
+}
+
+// A swatch for each phase the lanes hold, in a step's order, then the collectives.
+void RanksView::addLegend() {
+    for (const char* phase : {"forward", "backward", "comm_wait", "optimizer", "compute"}) {
+        const bool present =
+            std::any_of(timeline_.lanes().begin(), timeline_.lanes().end(), [&](const auto& lane) {
+                return std::any_of(lane.phases.begin(), lane.phases.end(),
+                                   [&](const auto& bar) { return bar.phase == phase; });
+            });
+        if (present) {
+            const QString name = QString(phase).replace('_', ' ');
+            addSwatch(plot_, tr(qPrintable(name)), phaseColor(name));
+        }
+    }
+    addSwatch(plot_, tr("collective"), RankBars::collectiveColor());
+    addSwatch(plot_, tr("exposed communication"), RankBars::exposedColor());
+    plot_->legend->setVisible(true);
+}
+
+QString RanksView::caption(const DistributedRun& run) const {
+    if (const TraceRank* trace = document_->trace()) {
+        const RankAnalysis* any = trace->all().empty() ? nullptr : &trace->all().front();
+        QString text =
+            tr("%1 of the profiler trace's %2 ranks with collectives (aligned: each trace moved "
+               "to start with rank 0's); communication from %3, matched across the ranks by "
+               "order.")
+                .arg(run.ranks.size())
+                .arg(trace->rankCount())
+                .arg(any ? QString::fromStdString(std::string(toString(any->communicationSource)))
+                         : QString());
+        if (run.straggler) {
+            text += tr(" Straggler: rank %1.").arg(run.straggler->rank);
+        }
+        return text;
+    }
     const RunConfig& config = document_->result.config;
     QString text =
         tr("%1 ranks, %2 over %3.")
             .arg(config.ranks)
             .arg(QString::fromStdString(config.parallel), QString::fromStdString(config.backend));
-    if (run->gate) {
-        text += run->gate->ok ? tr(" Checked against one process: passed.")
-                              : tr(" Checked against one process: FAILED.");
+    if (run.gate) {
+        text += run.gate->ok ? tr(" Checked against one process: passed.")
+                             : tr(" Checked against one process: FAILED.");
     }
-    if (run->straggler) {
+    if (run.straggler) {
         text += tr(" Straggler: rank %1 (the others waited %2 a step more for it).")
-                    .arg(run->straggler->rank)
-                    .arg(msText(run->straggler->othersWaitUs /
+                    .arg(run.straggler->rank)
+                    .arg(msText(run.straggler->othersWaitUs /
                                 std::max<double>(1, document_->result.summary.total.count)));
     }
     if (const std::string caveat = overlapCaveat(config); !caveat.empty()) {
         text += " " + QString::fromStdString(caveat) + ".";
     }
-    text += tr(" Wheel zooms, drag pans; hover a collective to see it on every rank.");
-    caption_->setText(text);
-    plot_->replot();
+    return text;
 }
 
 // A dashed line where each of rank 0's steps starts, named at the top.

@@ -2,6 +2,7 @@
 
 #include <QString>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "models/rank_timeline.h"
@@ -62,6 +63,9 @@ protected:
 
 private:
     void draw();
+    const DistributedRun* shownRun();
+    void addLegend();
+    QString caption(const DistributedRun& run) const;
     void drawStepMarks();
     void fillTable(const DistributedRun& run);
     void clearHighlight();
@@ -75,6 +79,10 @@ private:
     QTableView* tableView_;
     RankTimeline timeline_;
     const RunDocument* document_ = nullptr;
+    // A profiler trace's ranks as a run's (distributedRunOfTrace), made once
+    // for the recording `traceOf_` names.
+    std::optional<DistributedRun> traceRun_;
+    const void* traceOf_ = nullptr;
     std::vector<QCPItemRect*> outlines_;
     std::pair<double, double> fullRange_;  // the whole run's time, as last drawn
     int shownId_ = -1;

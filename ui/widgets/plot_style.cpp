@@ -348,6 +348,9 @@ QColor phaseColor(const QString& phase) {
     if (phase == "comm wait") {  // a distributed step's wait for communication
         return QColor(117, 80, 123);
     }
+    if (phase == "compute") {  // a profiler trace's computation, steps unnamed
+        return QColor(96, 125, 139);
+    }
     return QColor(78, 154, 6);  // optimizer
 }
 

@@ -65,7 +65,8 @@ QString noDataText(const QCustomPlot* plot);  // empty when the chart shows data
 // share of the span. A linear value axis that starts at zero stays there.
 void fitAxesWithRoom(QCustomPlot* plot, double factor = 1.5, bool valueFromZero = false);
 
-QColor phaseColor(const QString& phase);  // "forward", "backward", "comm wait", "optimizer"
+// "forward", "backward", "comm wait", "optimizer"; "compute" (a trace's)
+QColor phaseColor(const QString& phase);
 // For runs and sweep lines: twelve colours apart from each other, then the
 // same twelve dashed, dotted, … so that no two of 48 lines look alike.
 QColor seriesColor(int index);
