@@ -185,6 +185,31 @@ private Q_SLOTS:
         QCOMPARE(toString(result.status), std::string("ok"));
     }
 
+    // A distributed run: each rank predicted with its share of the batch and
+    // everything replicated; on the CPU the ranks share the machine, so the
+    // pre-flight needs all of them.
+    void eachRankIsPredictedWithItsShareAndTheRanksAddUpOnTheCpu() {
+        RunConfig distributed = cpuConfig("tiny", 64, Precision::Fp32, RunMode::TrainStep, "naive");
+        distributed.batchSize = 4;
+        distributed.ranks = 2;
+        distributed.parallel = "overlap";
+        RunConfig oneRank = distributed;
+        oneRank.batchSize = 2;
+        oneRank.ranks = 1;
+        oneRank.parallel = "none";
+        const MemoryPrediction perRank = predictMemory(distributed);
+        QCOMPARE(perRank.peakBytes, predictMemory(oneRank).peakBytes);
+        QVERIFY(perRank.peakBytes < predictMemory([&] {
+                                        RunConfig whole = oneRank;
+                                        whole.batchSize = 4;
+                                        return whole;
+                                    }())
+                                        .peakBytes);
+        QVERIFY(QString::fromStdString(perRank.explanation.front()).startsWith("per rank"));
+        QCOMPARE(preflightBytes(distributed),
+                 int64_t(std::ceil(2.0 * double(perRank.peakBytes) * (1.0 + kPreflightMargin))));
+    }
+
     // The caching allocator's peaks measured on an H200 (tests/data): the
     // estimate of each configuration, made without a GPU, within ±10%.
     void predictionHoldsAgainstTheAllocatorOnAGpu_data() {

@@ -313,6 +313,25 @@ std::optional<int64_t> deviceMemoryBytes(const RunConfig& config) {
 }
 
 MemoryPrediction predictMemory(const RunConfig& config) {
+    if (config.ranks > 1) {
+        // One rank of a distributed step: its share of the global batch and
+        // every parameter, gradient and optimizer state, as replicated DDP
+        // holds them (sharded strategies hold less: an upper bound there).
+        RunConfig rank = config;
+        rank.batchSize = std::max<int64_t>(1, config.batchSize / config.ranks);
+        rank.ranks = 1;
+        rank.parallel = "none";
+        MemoryPrediction p = predictMemory(rank);
+        p.explanation.insert(
+            p.explanation.begin(),
+            "per rank: each of the " + std::to_string(config.ranks) + " ranks holds a batch of " +
+                std::to_string(rank.batchSize) +
+                " and every parameter, gradient and optimizer state (sharded-optimizer and fsdp "
+                "hold less: for them an upper bound); on the CPU the ranks share this machine's "
+                "memory, " +
+                std::to_string(config.ranks) + " times this");
+        return p;
+    }
     const Setting setting = settingOf(config);
     Parts parts;
     addRunLongState(config, setting, parts);
@@ -332,7 +351,10 @@ MemoryPrediction predictMemory(const RunConfig& config) {
 }
 
 int64_t preflightBytes(const RunConfig& config) {
-    return int64_t(std::ceil(double(predictMemory(config).peakBytes) * (1.0 + kPreflightMargin)));
+    // The ranks of a CPU run share one machine's memory; on CUDA each has its device.
+    const double ranks = config.device == DeviceKind::Cpu ? std::max(1, config.ranks) : 1;
+    return int64_t(
+        std::ceil(ranks * double(predictMemory(config).peakBytes) * (1.0 + kPreflightMargin)));
 }
 
 }  // namespace stepscope

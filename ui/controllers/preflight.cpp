@@ -34,9 +34,16 @@ MemoryEstimateText memoryEstimateText(const RunConfig& config, bool configValid,
     }
     MemoryEstimateText estimate;
     estimate.text =
-        QObject::tr("Estimated peak %1 in %2; largest: %3 %4.")
+        (config.ranks > 1 ? QObject::tr("Estimated peak per rank (%1 ranks) %2 in %3; largest: "
+                                        "%4 %5.")
+                                .arg(config.ranks)
+                          : QObject::tr("Estimated peak %1 in %2; largest: %3 %4."))
             .arg(bytesText(prediction.peakBytes), phaseName(prediction.peakPhase),
                  toString(MemoryCategory(largest)), bytesText(prediction.maxByCategory[largest]));
+    if (config.ranks > 1 && config.device == DeviceKind::Cpu) {
+        estimate.text += " " + QObject::tr("The ranks share this machine: %1 in all.")
+                                   .arg(bytesText(config.ranks * prediction.peakBytes));
+    }
     // The rule the CLI's estimate and the runner's pre-flight use.
     const FitCheck fit = checkFit(config, available.value_or(availableSystemMemory()));
     if (fit.fits) {
