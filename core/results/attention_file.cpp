@@ -215,15 +215,7 @@ AttentionFile attentionFileFromJson(const std::string& text) {
 }
 
 AttentionFile readAttentionFile(const std::string& path) {
-    std::error_code error;
-    if (std::filesystem::is_directory(path, error)) {
-        throw RunFileError("'" + path + "': a folder, not a StepScope attention file");
-    }
-    try {
-        return attentionFileFromJson(readFile(path));
-    } catch (const std::runtime_error& error) {
-        throw RunFileError("'" + path + "': " + error.what());
-    }
+    return readFileAs(path, "a StepScope attention file", attentionFileFromJson);
 }
 
 std::string formatAttentionCsv(const std::vector<AttentionPoint>& points) {

@@ -172,15 +172,7 @@ CollectiveFile collectiveFileFromJson(const std::string& text) {
 }
 
 CollectiveFile readCollectiveFile(const std::string& path) {
-    std::error_code error;
-    if (std::filesystem::is_directory(path, error)) {
-        throw RunFileError("'" + path + "': a folder, not a StepScope collective file");
-    }
-    try {
-        return collectiveFileFromJson(readFile(path));
-    } catch (const std::runtime_error& error) {
-        throw RunFileError("'" + path + "': " + error.what());
-    }
+    return readFileAs(path, "a StepScope collective file", collectiveFileFromJson);
 }
 
 bool looksLikeCollectiveFile(const std::string& text) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "results/json_text.h"
 #include "results/run_file.h"
+#include "util/atomic_file.h"
 
 namespace stepscope::json_fields {
 
@@ -81,6 +83,22 @@ std::optional<T> optionalField(const json& object, const char* key, const std::s
         return std::nullopt;
     }
     return field<T>(object, key, where);
+}
+
+// The file at `path` parsed by `parse` (its text in, the file's contents
+// out), every failure a RunFileError naming the path: a folder where the
+// file was expected, a file that cannot be read, or what `parse` refused.
+template <typename Parse>
+auto readFileAs(const std::string& path, const std::string& what, Parse parse) {
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error)) {
+        throw RunFileError("'" + path + "': a folder, not " + what);
+    }
+    try {
+        return parse(readFile(path));
+    } catch (const std::runtime_error& failure) {
+        throw RunFileError("'" + path + "': " + failure.what());
+    }
 }
 
 }  // namespace stepscope::json_fields
