@@ -43,15 +43,17 @@ QString msText(double us) {
     return QCoreApplication::translate("RanksView", "%1 ms").arg(formatMs(us / 1e3));
 }
 
-int totalRankSteps(const RunDocument* document) {
+// What of a document's ranks has arrived: each rank's steps, and its memory
+// (which comes with the result). A live run's view redraws when it grows.
+int rankRecordsArrived(const RunDocument* document) {
     if (!document || !document->result.distributed) {
         return 0;
     }
-    int steps = 0;
+    int arrived = 0;
     for (const RankRecord& rank : document->result.distributed->ranks) {
-        steps += int(rank.steps.size() + rank.memory.peakBytes.has_value());
+        arrived += int(rank.steps.size() + rank.memory.peakBytes.has_value());
     }
-    return steps;
+    return arrived;
 }
 
 }  // namespace
@@ -119,7 +121,7 @@ RanksView::~RanksView() = default;
 
 void RanksView::showRun(const RunDocument* document) {
     const int id = document ? document->id : -1;
-    const size_t steps = size_t(totalRankSteps(document));
+    const size_t steps = size_t(rankRecordsArrived(document));
     const bool same = id == shownId_;
     if (same && steps == shownSteps_ && document_ == document) {
         return;  // nothing new; a live run's other views grow, not its ranks
