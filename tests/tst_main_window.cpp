@@ -1926,7 +1926,11 @@ private Q_SLOTS:
         }
         static_cast<QSpinBox*>(panel.fieldWidget("ranks"))->setValue(2);
         static_cast<QComboBox*>(panel.fieldWidget("parallel"))->setCurrentText("bucketed");
+        // A number field says it changed, as every other field does (the
+        // estimate and the errors follow it).
+        QSignalSpy changed(&panel, &ConfigPanel::changed);
         static_cast<QDoubleSpinBox*>(panel.fieldWidget("bucket-mb"))->setValue(0.5);
+        QCOMPARE(changed.count(), 1);
         const RunConfig ranks = panel.config();
         QCOMPARE(ranks.ranks, 2);
         QCOMPARE(ranks.parallel, std::string("bucketed"));

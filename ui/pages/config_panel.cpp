@@ -513,9 +513,11 @@ void ConfigPanel::connectFields() {
             connect(check, &QCheckBox::toggled, this, &ConfigPanel::changed);
         } else if (auto* edit = qobject_cast<QLineEdit*>(widget)) {
             connect(edit, &QLineEdit::textChanged, this, &ConfigPanel::changed);
-        } else if (name != "engine") {
-            connect(static_cast<QComboBox*>(widget), &QComboBox::currentIndexChanged, this,
-                    &ConfigPanel::changed);
+        } else if (auto* number = qobject_cast<QDoubleSpinBox*>(widget)) {
+            // A number field (the bucket size): its changes re-check the config too.
+            connect(number, &QDoubleSpinBox::valueChanged, this, &ConfigPanel::changed);
+        } else if (auto* box = qobject_cast<QComboBox*>(widget); box && name != "engine") {
+            connect(box, &QComboBox::currentIndexChanged, this, &ConfigPanel::changed);
         }
     }
     connect(engineBox(), &QComboBox::currentIndexChanged, this, [this] {

@@ -14,7 +14,8 @@ ColumnFit::ColumnFit(QTableView* table, const QList<int>& elastic, int elasticMi
     : QObject(table), table_(table), elastic_(elastic), elasticMinimum_(elasticMinimum) {
     table->horizontalHeader()->setStretchLastSection(false);
     table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    table->viewport()->installEventFilter(this);
+    viewport_ = table->viewport();
+    viewport_->installEventFilter(this);
     // Several changes in one turn of the loop fit once, after them.
     refit_.setSingleShot(true);
     refit_.setInterval(0);
@@ -23,7 +24,10 @@ ColumnFit::ColumnFit(QTableView* table, const QList<int>& elastic, int elasticMi
 }
 
 bool ColumnFit::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == table_->viewport() && event->type() == QEvent::Resize) {
+    // The viewport as it was when watched: while the table is destroyed, its
+    // children get events after its scroll-area part is gone (asking it for
+    // its viewport then is undefined, UBSan says).
+    if (event->type() == QEvent::Resize && watched == viewport_) {
         fit();  // at once: the width shown next is the fitted one
     }
     return false;

@@ -30,6 +30,7 @@ private:
     int lastTaker(bool elasticOnly) const;
 
     QTableView* table_;
+    QObject* viewport_ = nullptr;  // the table's, watched for its size
     QList<int> elastic_;
     int elasticMinimum_;
     QTimer refit_;
