@@ -31,8 +31,10 @@
 #include "models/timeline_index.h"
 #include "pages/config_panel.h"
 #include "views/breakdown_view.h"
+#include "views/compare_view.h"
 #include "views/kernel_timeline_view.h"
 #include "views/memory_view.h"
+#include "views/parts/rank_compare_page.h"
 #include "views/parts/trace_ranks_panel.h"
 #include "views/parts/trace_steps_panel.h"
 #include "views/ranks_view.h"
@@ -593,6 +595,31 @@ private Q_SLOTS:
         // The same view follows the selected rank's document: still both lanes.
         window.selectDocument(window.documents()[1].id);
         QCOMPARE(int(view->timeline().lanes().size()), 2);
+    }
+
+    // Two folders of rank traces ticked in Compare: each recording's ranks
+    // once, rank by rank, whichever of its ranks' documents are ticked.
+    void twoTraceFoldersCompareRankByRank() {
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(kTraces + "/cpu_gloo"));
+        QVERIFY(window.openRunFile(kTraces + "/gpu_two_ranks"));
+        QCOMPARE(int(window.documents().size()), 4);
+        QList<int> all;
+        for (const RunDocument& document : window.documents()) {
+            all << document.id;
+        }
+        window.setCompared(all);  // both ranks of both recordings
+        RankComparePage* page = window.compareView()->rankCompare();
+        QStandardItemModel* rows = page->model();
+        QCOMPARE(rows->rowCount(), 4);  // 2 ranks each, not 4 each
+        QStringList ranks;
+        for (int row = 0; row < rows->rowCount(); ++row) {
+            ranks << rows->item(row, RankComparePage::RankColumn)->text();
+        }
+        QCOMPARE(ranks, QStringList({"0", "1", "0", "1"}));
+        QVERIFY(window.compareView()->pages()->isTabEnabled(
+            window.compareView()->pages()->indexOf(page)));
     }
 
     // The app's per-stream rows and profiler steps are the CLI's figures.

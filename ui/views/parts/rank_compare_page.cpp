@@ -6,6 +6,10 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <optional>
+#include <set>
+
+#include "analysis/trace_ranks.h"
 #include "models/format.h"
 #include "models/run_document.h"
 #include "results/rank_figures.h"
@@ -33,37 +37,59 @@ RankComparePage::RankComparePage(QWidget* parent) : QWidget(parent) {
     layout->addWidget(view_, 1);
 }
 
+namespace {
+
+QList<QStandardItem*> rankRow(const QString& name, const RankRecord& rank) {
+    const RankStepFigures f = perMeasuredStep(rank);
+    QList<QStandardItem*> row{new QStandardItem(name), numberItem(qlonglong(f.rank))};
+    row << (f.stepMs ? numberItem(*f.stepMs, formatMs(*f.stepMs)) : new QStandardItem("–"));
+    row << numberItem(f.communicationMs, formatMs(f.communicationMs));
+    row << numberItem(f.exposedMs, formatMs(f.exposedMs));
+    row << numberItem(f.overlapPercent, formatPercent(f.overlapPercent / 100));
+    row << numberItem(f.waitMs, formatMs(f.waitMs));
+    row << (f.peakBytes ? bytesItem(*f.peakBytes) : new QStandardItem("–"));
+    return row;
+}
+
+// A run of one process: its step, nothing across ranks.
+QList<QStandardItem*> processRow(const QString& name, const RunResult& result) {
+    const auto step = result.summary.total.count
+                          ? std::optional<double>(result.summary.total.median)
+                          : std::nullopt;
+    QList<QStandardItem*> row{new QStandardItem(name), numberItem(qlonglong(0)),
+                              step ? numberItem(*step, formatMs(*step)) : new QStandardItem("–")};
+    for (int column = RankComparePage::CommunicationColumn; column < RankComparePage::ColumnCount;
+         ++column) {
+        row << new QStandardItem("–");
+    }
+    return row;
+}
+
+}  // namespace
+
 bool RankComparePage::showRuns(const QList<const RunDocument*>& runs, const QStringList& names) {
     model_->setRowCount(0);
     bool distributed = false;
+    std::set<const void*> recordings;  // a trace's ranks once, whichever of its ranks is ticked
     for (qsizetype i = 0; i < runs.size(); ++i) {
-        const RunResult& result = runs[i]->result;
-        if (!result.distributed || result.distributed->ranks.empty()) {
-            auto* name = new QStandardItem(names.value(i));
-            const auto step = result.summary.total.count
-                                  ? std::optional<double>(result.summary.total.median)
-                                  : std::nullopt;
-            QList<QStandardItem*> row{
-                name, numberItem(qlonglong(0)),
-                step ? numberItem(*step, formatMs(*step)) : new QStandardItem("–")};
-            for (int column = CommunicationColumn; column < ColumnCount; ++column) {
-                row << new QStandardItem("–");
+        std::optional<DistributedRun> fromTrace;
+        const DistributedRun* ranks = nullptr;
+        if (const TraceRank* trace = runs[i]->trace()) {
+            if (!recordings.insert(&trace->all()).second) {
+                continue;
             }
-            model_->appendRow(row);
+            fromTrace = distributedRunOfTrace(trace->all());
+            ranks = &*fromTrace;
+        } else if (runs[i]->result.distributed) {
+            ranks = &*runs[i]->result.distributed;
+        }
+        if (!ranks || ranks->ranks.empty()) {
+            model_->appendRow(processRow(names.value(i), runs[i]->result));
             continue;
         }
         distributed = true;
-        for (const RankRecord& rank : result.distributed->ranks) {
-            const RankStepFigures f = perMeasuredStep(rank);
-            QList<QStandardItem*> row{new QStandardItem(names.value(i)),
-                                      numberItem(qlonglong(f.rank))};
-            row << (f.stepMs ? numberItem(*f.stepMs, formatMs(*f.stepMs)) : new QStandardItem("–"));
-            row << numberItem(f.communicationMs, formatMs(f.communicationMs));
-            row << numberItem(f.exposedMs, formatMs(f.exposedMs));
-            row << numberItem(f.overlapPercent, formatPercent(f.overlapPercent / 100));
-            row << numberItem(f.waitMs, formatMs(f.waitMs));
-            row << (f.peakBytes ? bytesItem(*f.peakBytes) : new QStandardItem("–"));
-            model_->appendRow(row);
+        for (const RankRecord& rank : ranks->ranks) {
+            model_->appendRow(rankRow(names.value(i), rank));
         }
     }
     return distributed;

@@ -14,7 +14,9 @@ struct RunDocument;
 // Compare's page for distributed runs: strategies side by side, a row per
 // run and rank with its step, compute, communication, exposed communication,
 // overlap, wait and peak memory, per measured step (perMeasuredStep, as the
-// Ranks view's table); a run on one process is one row, rank 0.
+// Ranks view's table); a run on one process is one row, rank 0. A profiler
+// trace's ranks come from its recording (each recording once, whichever of
+// its ranks is ticked), so two trace folders compare rank by rank.
 class RankComparePage final : public QWidget {
     Q_OBJECT
 
