@@ -76,20 +76,16 @@ RankTimeline::RankTimeline(const DistributedRun& run, bool alignSteps) : run_(&r
         std::stable_sort(
             lane.collectives.begin(), lane.collectives.end(),
             [](const CollectiveBar& a, const CollectiveBar& b) { return a.startMs < b.startMs; });
-        // Exposed stretches step by step, so each moves with its step.
-        for (const auto& [step, start] : stepStarts(rank)) {
-            RankRecord one;
-            one.rank = rank.rank;
-            for (const PhaseSpan& phase : rank.phases) {
-                if (phase.step == step) {
-                    one.phases.push_back(phase);
-                }
-            }
-            for (const CollectiveSpan& span : collectives) {
-                if (span.step == step) {
-                    one.spans.collectives.push_back(span);
-                }
-            }
+        // Exposed stretches step by step, so each moves with its step: the
+        // rank's spans split by step in one pass (a live run redraws often).
+        std::map<int, RankRecord> bySteps;
+        for (const PhaseSpan& phase : rank.phases) {
+            bySteps[phase.step].phases.push_back(phase);
+        }
+        for (const CollectiveSpan& span : collectives) {
+            bySteps[span.step].spans.collectives.push_back(span);
+        }
+        for (const auto& [step, one] : bySteps) {
             for (const Interval& exposed : exposedIntervals(spansOf(one, false))) {
                 lane.exposed.emplace_back(toMs(exposed.start, step), toMs(exposed.end, step));
             }
