@@ -75,6 +75,7 @@ MEMORY_MARGIN = 0.2
 # chunk or a missing rank is off by a factor, far beyond these.
 CHECK_RTOL = {"fp32": 1e-6, "bf16": 5e-2, "fp16": 5e-3}
 EXIT_FAILED, EXIT_BAD_REQUEST, EXIT_CANCELLED = 1, 2, 128 + signal.SIGTERM
+REQUEST_ERROR_GRACE_S = 10  # how long a rank other than 0 waits for torchrun to end it
 
 
 class RequestError(ValueError):
@@ -438,6 +439,13 @@ class StopFlag:
         self.set = True
         self.signal = signal.Signals(signum).name
 
+    def wait(self, seconds):
+        """True once set, False after `seconds` without a signal."""
+        deadline = time.monotonic() + seconds
+        while not self.set and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.set
+
 
 class NoEvents:
     def emit(self, event, **fields):
@@ -714,10 +722,13 @@ def rank_main(argv):
         request = parse_request(load_request(argv[1]))
         check_here(request, int(os.environ.get("LOCAL_WORLD_SIZE", os.environ["WORLD_SIZE"])))
     except RequestError as error:
-        # Every rank finds the same; one says it.
+        # Every rank finds the same; rank 0 says it. torchrun ends the others
+        # as soon as the first rank exits, so the rest wait to be ended by it
+        # (bounded: should rank 0 not fail, they speak for themselves).
+        if rank != 0 and stop.wait(REQUEST_ERROR_GRACE_S):
+            return EXIT_BAD_REQUEST
         events.emit("finished", status="failed", message=str(error), done=0, total=0)
-        if rank == 0:
-            print(f"stepscope collective: {error}", file=sys.stderr)
+        print(f"stepscope collective: {error}", file=sys.stderr)
         return EXIT_BAD_REQUEST
     bench = RankBench(request, events, stop)
     try:
