@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# A throwaway single-node Slurm cluster, for tests and for trying
-# `stepscope-cli sweep --slurm` on one machine: munged, slurmctld and slurmd
-# from Debian's packages, started without systemd, each with its own config,
-# ports, state, spool and logs under DIR. Nothing outside DIR is touched.
+# A throwaway two-node Slurm cluster on one machine, for tests and for trying
+# `stepscope-cli sweep --slurm` (also a point whose ranks go over two nodes):
+# munged, slurmctld and two slurmd (stepscope-node1 and -node2, each with
+# half the CPUs) from Debian's packages, started without systemd, each with
+# its own config, ports, state, spool and logs under DIR. Nothing outside DIR
+# is touched.
 #
 #   scripts/slurm-test-cluster.sh install     # the Debian packages (root or sudo)
 #   scripts/slurm-test-cluster.sh start DIR   # prints SLURM_CONF=DIR/slurm.conf
@@ -39,11 +41,11 @@ install_packages() {
 # Stops each daemon this script started in DIR: TERM, then KILL after 10 s.
 stop_cluster() {
   local dir="$1" name pid
-  for name in slurmd slurmctld munged; do
+  for name in slurmd1 slurmd2 slurmctld munged; do
     [ -f "$dir/pids/$name" ] || continue
     pid="$(cat "$dir/pids/$name")"
     # Only the process we started: a pid that was reused is left alone.
-    if grep -q "$name" "/proc/$pid/cmdline" 2>/dev/null; then
+    if grep -q "${name%[12]}" "/proc/$pid/cmdline" 2>/dev/null; then
       kill -TERM "$pid" 2>/dev/null || true
       for _ in $(seq 100); do
         kill -0 "$pid" 2>/dev/null || break
@@ -87,7 +89,7 @@ start_cluster() {
       { echo "slurm-test-cluster: '$tool' is not installed ($0 install)" >&2; exit 77; }
   done
   export PATH="$PATH:/usr/sbin"
-  mkdir -p "$dir"/{munge,state,spool,log,pids}
+  mkdir -p "$dir"/{munge,state,log,pids} "$dir"/spool/stepscope-node{1,2}
   chmod 700 "$dir" "$dir/munge"
 
   # munge: its own key and socket; --force because it runs as root here.
@@ -104,23 +106,23 @@ start_cluster() {
 
   local host cpus
   host="$(hostname -s)"
-  cpus="$(nproc)"
+  cpus=$(($(nproc) / 2))
+  [ "$cpus" -ge 1 ] || cpus=1
   touch "$dir/plugstack.conf"
   cat >"$dir/slurm.conf" <<EOF
 ClusterName=stepscope-test
 SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$(free_port)
-SlurmdPort=$(free_port)
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$dir/munge/munge.socket
 SlurmUser=$(id -un)
 StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
+SlurmdSpoolDir=$dir/spool/%n
 SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
+SlurmdPidFile=$dir/slurmd-%n.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
 PlugStackConfig=$dir/plugstack.conf
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
@@ -134,19 +136,22 @@ MpiDefault=none
 ReturnToService=2
 SlurmdParameters=config_overrides
 MailProg=/bin/true
-NodeName=stepscope-node NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 State=UNKNOWN
-PartitionName=debug Nodes=stepscope-node Default=YES MaxTime=INFINITE State=UP
+NodeName=stepscope-node[1-2] NodeHostname=$host NodeAddr=127.0.0.1 Port=$(free_port),$(free_port) CPUs=$cpus RealMemory=1000 State=UNKNOWN
+PartitionName=debug Nodes=stepscope-node[1-2] Default=YES MaxTime=INFINITE State=UP
 EOF
   export SLURM_CONF="$dir/slurm.conf"
   launch "$dir" slurmctld slurmctld -D -c -i
-  launch "$dir" slurmd slurmd -D -N stepscope-node
+  # Two slurmd on one host, a node each (Debian's is built for it: -N).
+  launch "$dir" slurmd1 slurmd -D -N stepscope-node1
+  launch "$dir" slurmd2 slurmd -D -N stepscope-node2
   local state=""
   for _ in $(seq 150); do
-    state="$(sinfo -h -N -o %T 2>/dev/null || true)"
-    [ "$state" = idle ] && break
+    state="$(sinfo -h -N -o %T 2>/dev/null | tr '\n' ' ' || true)"
+    [ "$state" = "idle idle " ] && break
     sleep 0.2
   done
-  [ "$state" = idle ] || give_up "$dir" "the node did not become idle in 30 s (state: '${state:-no answer}')"
+  [ "$state" = "idle idle " ] ||
+    give_up "$dir" "the nodes did not become idle in 30 s (states: '${state:-no answer}')"
   echo "SLURM_CONF=$dir/slurm.conf"
 }
 

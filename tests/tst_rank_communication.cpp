@@ -50,6 +50,22 @@ class TestRankCommunication : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // Where the ranks ran, each node once, in the order it first appears.
+    void theNodesNameTheirRanksInOrder() {
+        DistributedRun run;
+        for (const char* host : {"node-b", "node-a", "node-b", "", "node-a"}) {
+            RankRecord rank;
+            rank.rank = int(run.ranks.size());
+            rank.host = host;
+            run.ranks.push_back(rank);
+        }
+        QCOMPARE(rankNodesText(run), std::string("node-b (ranks 0, 2), node-a (ranks 1, 4)"));
+        run.ranks.resize(1);
+        QCOMPARE(rankNodesText(run), std::string("node-b (rank 0)"));
+        run.ranks.front().host.clear();
+        QCOMPARE(rankNodesText(run), std::string());
+    }
+
     void intervalsMergeWhereTheyTouchAndIntersectByLength() {
         const std::vector<Interval> a = mergeIntervals({{5, 8}, {0, 2}, {2, 4}, {6, 10}});
         QCOMPARE(int(a.size()), 2);  // [0,4] (touching joins), [5,10]

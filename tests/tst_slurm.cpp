@@ -227,7 +227,12 @@ bool waitForArray(const QString& jobId, const QStringList& slurm) {
     return true;
 }
 
-// The single-node cluster of scripts/slurm-test-cluster.sh, stopped (by the
+// One of the two nodes of scripts/slurm-test-cluster.sh.
+bool isTestNode(const std::string& name) {
+    return name == "stepscope-node1" || name == "stepscope-node2";
+}
+
+// The two-node cluster of scripts/slurm-test-cluster.sh, stopped (by the
 // PIDs the script recorded) when this goes.
 class TestCluster {
 public:
@@ -399,6 +404,51 @@ private Q_SLOTS:
             QVERIFY(!point.distributed->collectives.empty());
             QCOMPARE(point.environment.slurmJobId, std::string("5"));
         }
+    }
+
+    // A point whose ranks go over nodes asks sbatch for them, a task a node;
+    // run outside an allocation it says what it needs instead of starting.
+    void pointsOverNodesAskForTheNodes() {
+        QTemporaryDir temp;
+        const QString dir = temp.filePath("array");
+        const QStringList sweep = {
+            "sweep", "--engine",        "pytorch", "--model", "nano", "--ctx",
+            "16",    "--batch",         "4",       "--steps", "1",    "--ranks",
+            "2",     "--parallel",      "overlap", "--nodes", "2",    "--slurm",
+            dir,     "--gpus-per-node", "4"};
+        const Outcome written = runCli(sweep);
+        QVERIFY2(written.exitCode == 0, qPrintable(written.err));
+        const QByteArray script = contents(dir + "/stepscope.sbatch");
+        for (const char* line : {"#SBATCH --nodes=2\n", "#SBATCH --ntasks-per-node=1\n",
+                                 "#SBATCH --gpus-per-node=4\n"}) {
+            QVERIFY2(script.contains(line), script.constData());
+        }
+        const Outcome task = runTask(dir, 0, {});
+        QCOMPARE(task.exitCode, 3);
+        QCOMPARE(runFilesIn(dir).size(), 1);
+        const RunResult point =
+            readRunFile((dir + "/points/" + runFilesIn(dir).front()).toStdString());
+        QCOMPARE(toString(point.status), std::string("unavailable"));
+        QVERIFY2(QString::fromStdString(point.message)
+                     .startsWith("nodes: 2 nodes are started by srun inside a Slurm allocation"),
+                 point.message.c_str());
+
+        // One node: neither line.
+        QTemporaryDir other;
+        const QString single = other.filePath("array");
+        QCOMPARE(runCli(kSweep + QStringList{"--slurm", single}).exitCode, 0);
+        QVERIFY(!contents(single + "/stepscope.sbatch").contains("--nodes"));
+        QVERIFY(!contents(single + "/stepscope.sbatch").contains("--ntasks-per-node"));
+        // Ranks that do not divide by the nodes are refused before anything is written.
+        QStringList uneven = sweep;
+        uneven[uneven.indexOf("--ranks") + 1] = "3";
+        uneven[uneven.indexOf("--batch") + 1] = "6";
+        uneven[uneven.indexOf(dir)] = temp.filePath("uneven");
+        const Outcome refused = runCli(uneven);
+        QCOMPARE(refused.exitCode, 2);
+        QVERIFY2(refused.err.contains("nodes: ranks 3 do not divide by nodes 2"),
+                 qPrintable(refused.err));
+        QVERIFY(!QFileInfo::exists(temp.filePath("uneven")));
     }
 
     // What the recorder cannot run is refused, naming the field and what is
@@ -904,6 +954,9 @@ private Q_SLOTS:
             {"\"tasks\": [", "\"tasks\": [5, ", "tasks[0]"},
             {"\"arguments\": [", "\"arguments\": [1, ", "tasks[0].arguments[0]"},
             {"\"environment\": []", "\"environment\": {}", "environment"},
+            {"\"nodes\": 1", "\"nodes\": 0", "nodes: must be from 1 to 1024, got 0"},
+            {"\"nodes\": 1", "\"nodes\": 99999999999", "nodes: must be from 1 to 1024"},
+            {"\"nodes\": 1", "\"nodes\": \"2\"", "nodes must be an integer"},
             {"{", "[", "not valid JSON"},
             {"{", "", "not valid JSON"},
         };
@@ -998,6 +1051,10 @@ private Q_SLOTS:
         } bad[] = {
             {{"--cpus-per-task", "-1"}, "--cpus-per-task: must be at least 1"},
             {{"--sbatch-arg=--array=0-9"}, "--sbatch-arg: '--array=0-9' is set by StepScope"},
+            {{"--gpus-per-node", "-1"}, "--gpus-per-node: must be at least 1"},
+            {{"--sbatch-arg=-N2"},
+             "--sbatch-arg: '-N2' is set by StepScope (from the points' --nodes"},
+            {{"--sbatch-arg=--ntasks-per-node=4"}, "'--ntasks-per-node=4' is set by StepScope"},
             {{"--sbatch-arg=account"}, "--sbatch-arg: 'account' is not an sbatch option"},
         };
         for (const auto& [flags, message] : bad) {
@@ -1104,7 +1161,7 @@ private Q_SLOTS:
             const RunResult point = readRunFile((dir + "/points/" + pointName(i)).toStdString());
             QCOMPARE(QString::fromStdString(point.environment.slurmArrayJobId), jobId);
             QCOMPARE(point.environment.slurmArrayTaskId, std::to_string(i));
-            QCOMPARE(point.environment.slurmNode, std::string("stepscope-node"));
+            QVERIFY2(isTestNode(point.environment.slurmNode), point.environment.slurmNode.c_str());
         }
 
         // A two-point attention grid, into a directory whose name has a space.
@@ -1125,7 +1182,7 @@ private Q_SLOTS:
         for (const char* name : {"naive_d16_seq32_fp32", "naive_d16_seq64_fp32"}) {
             const AttentionFile point =
                 readAttentionFile((attentionDir + "/points/" + name + ".json").toStdString());
-            QCOMPARE(point.environment.slurmNode, std::string("stepscope-node"));
+            QVERIFY2(isTestNode(point.environment.slurmNode), point.environment.slurmNode.c_str());
         }
 
         // Two points through the recorder, found on the PATH sbatch passes on
@@ -1156,7 +1213,35 @@ private Q_SLOTS:
             QVERIFY(!point.environment.python.empty());
             QCOMPARE(QString::fromStdString(point.environment.slurmArrayJobId), recorderJob);
             QCOMPARE(point.environment.slurmArrayTaskId, std::to_string(i));
-            QCOMPARE(point.environment.slurmNode, std::string("stepscope-node"));
+            QVERIFY2(isTestNode(point.environment.slurmNode), point.environment.slurmNode.c_str());
+        }
+
+        // A distributed point over both nodes, by each runner: srun starts a
+        // torchrun a node, the rendezvous on the allocation's first.
+        for (const QString runner : {"cli", "recorder"}) {
+            const QString nodesDir = temp.filePath("nodes array " + runner);
+            const QStringList flags = {"sweep",    "--engine",  "pytorch", "--model", "nano",
+                                       "--vocab",  "97",        "--ctx",   "16",      "--batch",
+                                       "4",        "--warmup",  "1",       "--steps", "1",
+                                       "--ranks",  "2",         "--nodes", "2",       "--parallel",
+                                       "overlap",  "--threads", "1",       "--slurm", nodesDir,
+                                       "--runner", runner,      "--submit"};
+            const Outcome nodes = runCli(flags, slurm + QStringList{"PATH=" + bin.path() + ":" +
+                                                                    qEnvironmentVariable("PATH")});
+            QVERIFY2(nodes.exitCode == 0, qPrintable(nodes.err));
+            QVERIFY(contents(nodesDir + "/stepscope.sbatch").contains("#SBATCH --nodes=2\n"));
+            QVERIFY(waitForArray(nodes.out.trimmed(), slurm));
+            const SweepCollection ran = readSlurmSweep(nodesDir.toStdString(), "--collect");
+            QCOMPARE(ran.results.size(), size_t(1));
+            const RunResult& point = ran.results.front();
+            QVERIFY2(point.status == RunStatus::Ok,
+                     qPrintable(runner + ": " + QString::fromStdString(point.message)));
+            QCOMPARE(point.config.nodes, 2);
+            QVERIFY(point.distributed && point.distributed->ranks.size() == 2);
+            QCOMPARE(point.distributed->ranks[0].host, std::string("stepscope-node1"));
+            QCOMPARE(point.distributed->ranks[1].host, std::string("stepscope-node2"));
+            QCOMPARE(point.environment.slurmNode, std::string("stepscope-node1"));
+            QVERIFY(!point.distributed->collectives.empty());
         }
     }
 };

@@ -46,7 +46,7 @@ struct SlurmFlags {
     bool submit = false;
     std::string runner;  // sweep --runner: cli or recorder; empty when not given
 };
-// --partition, --gres, --time, --cpus-per-task, --mem, --array-limit,
+// --partition, --gres, --time, --cpus-per-task, --gpus-per-node, --mem, --array-limit,
 // --sbatch-arg and --submit, each needing `slurm` (--slurm DIR).
 void addSlurmFlags(CLI::App& sweep, SlurmFlags& flags, CLI::Option* slurm);
 // sweep's --runner (what runs each point of the array), needing `slurm`.

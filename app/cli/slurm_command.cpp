@@ -56,8 +56,9 @@ void printUnfinished(const char* what, const std::vector<UnfinishedPoint>& point
 // where or how it goes.
 bool givesExperimentFlags(const CLI::App& command) {
     static const std::set<std::string> placement = {
-        "--slurm",         "--resume", "--submit",      "--partition",  "--gres",  "--time",
-        "--cpus-per-task", "--mem",    "--array-limit", "--sbatch-arg", "--runner"};
+        "--slurm",         "--resume",        "--submit",     "--partition",
+        "--gres",          "--time",          "--mem",        "--array-limit",
+        "--cpus-per-task", "--gpus-per-node", "--sbatch-arg", "--runner"};
     const auto options = command.get_options();
     return std::any_of(options.begin(), options.end(), [](const CLI::Option* option) {
         return option->count() > 0 && !placement.count(option->get_name());
@@ -178,6 +179,10 @@ void addSlurmFlags(CLI::App& sweep, SlurmFlags& flags, CLI::Option* slurm) {
         ->needs(slurm);
     sweep.add_option("--time", options.time, "time limit per task, e.g. 00:30:00")->needs(slurm);
     sweep.add_option("--cpus-per-task", options.cpusPerTask, "CPUs per task")->needs(slurm);
+    sweep
+        .add_option("--gpus-per-node", options.gpusPerNode,
+                    "GPUs on each node of a task (with --nodes, a distributed point's nodes)")
+        ->needs(slurm);
     sweep.add_option("--mem", options.mem, "memory per task, e.g. 16G")->needs(slurm);
     sweep
         .add_option("--array-limit", options.arrayLimit,

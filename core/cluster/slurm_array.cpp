@@ -47,6 +47,9 @@ void refuseNewline(const std::string& flag, const std::string& value) {
     }
 }
 
+// The nodes field's bound: RunConfig::nodes's.
+constexpr int64_t kMaxArrayNodes = 1024;
+
 // What StepScope's own arrays export; a folder asking for any other variable
 // (LD_PRELOAD, PATH…) was not written by StepScope.
 constexpr const char* kExportedVariables[] = {"STEPSCOPE_PYTHON"};
@@ -183,6 +186,7 @@ json arrayJson(const SlurmArray& array) {
             {"details", array.details},
             {"environment", array.environment},
             {"runner", toString(array.runner)},
+            {"nodes", array.nodes},
             {"tasks", tasks}};
 }
 
@@ -251,6 +255,14 @@ SlurmArray arrayFromJson(const json& document) {
     } else {
         throw SlurmError("runner: '" + printableText(runner) +
                          "' is not known; this StepScope knows " + joinNames(slurmRunnerNames()));
+    }
+    if (document.contains("nodes")) {  // absent in a folder from before distributed points
+        const json& nodes = member(document, "nodes", json::value_t::number_integer, "nodes");
+        if (nodes.get<int64_t>() < 1 || nodes.get<int64_t>() > kMaxArrayNodes) {
+            throw SlurmError("nodes: must be from 1 to " + std::to_string(kMaxArrayNodes) +
+                             ", got " + nodes.dump());
+        }
+        array.nodes = nodes.get<int>();
     }
     const json& tasks = member(document, "tasks", json::value_t::array, "tasks");
     for (size_t i = 0; i < tasks.size(); ++i) {
@@ -365,6 +377,12 @@ const std::vector<std::string>& slurmRunnerNames() {
     return names;
 }
 
+// Why an --sbatch-arg is StepScope's own.
+constexpr const char* kArrayAndLogs =
+    "the array is one task per point, logs go to DIR/logs; use --array-limit for the throttle";
+constexpr const char* kNodes =
+    "from the points' --nodes: one srun task a node, a torchrun each; --gpus-per-node for GPUs";
+
 void checkSlurmOptions(const SlurmOptions& options) {
     const std::pair<const char*, const std::string*> texts[] = {{"--partition", &options.partition},
                                                                 {"--gres", &options.gres},
@@ -377,6 +395,10 @@ void checkSlurmOptions(const SlurmOptions& options) {
         throw SlurmError("--cpus-per-task: must be at least 1 (or left out), got " +
                          std::to_string(options.cpusPerTask));
     }
+    if (options.gpusPerNode < 0) {
+        throw SlurmError("--gpus-per-node: must be at least 1 (or left out), got " +
+                         std::to_string(options.gpusPerNode));
+    }
     if (options.arrayLimit < 0) {
         throw SlurmError("--array-limit: must be at least 1 (or left out), got " +
                          std::to_string(options.arrayLimit));
@@ -388,13 +410,18 @@ void checkSlurmOptions(const SlurmOptions& options) {
                              "' is not an sbatch option; pass one option each, e.g. "
                              "--sbatch-arg=--account=course");
         }
-        for (const char* own : {"--array", "-a", "--output", "-o", "--error", "-e"}) {
+        const std::pair<const char*, const char*> owned[] = {
+            {"--array", kArrayAndLogs},   {"-a", kArrayAndLogs},
+            {"--output", kArrayAndLogs},  {"-o", kArrayAndLogs},
+            {"--error", kArrayAndLogs},   {"-e", kArrayAndLogs},
+            {"--nodes", kNodes},          {"-N", kNodes},
+            {"--ntasks-per-node", kNodes}};
+        for (const auto& [own, why] : owned) {
             const std::string prefix(own);
             if (argument == prefix || argument.rfind(prefix + "=", 0) == 0 ||
                 (prefix.size() == 2 && argument.rfind(prefix, 0) == 0)) {
-                throw SlurmError("--sbatch-arg: '" + argument +
-                                 "' is set by StepScope (the array is one task per point, "
-                                 "logs go to DIR/logs); use --array-limit for the throttle");
+                throw SlurmError("--sbatch-arg: '" + argument + "' is set by StepScope (" + why +
+                                 ")");
             }
         }
     }
@@ -442,7 +469,11 @@ std::string slurmJobScript(const SlurmArray& array, const std::string& directory
         {"--gres", options.gres},
         {"--time", options.time},
         {"--cpus-per-task", options.cpusPerTask > 0 ? std::to_string(options.cpusPerTask) : ""},
-        {"--mem", options.mem}};
+        {"--gpus-per-node", options.gpusPerNode > 0 ? std::to_string(options.gpusPerNode) : ""},
+        {"--mem", options.mem},
+        // A distributed point's ranks go over the nodes by srun, a task each.
+        {"--nodes", array.nodes > 1 ? std::to_string(array.nodes) : ""},
+        {"--ntasks-per-node", array.nodes > 1 ? "1" : ""}};
     for (const auto& [flag, value] : lines) {
         if (!value.empty()) {
             out << "#SBATCH " << flag << "=" << value << "\n";

@@ -33,6 +33,7 @@ struct SlurmOptions {
     std::string gres;                         // --gres, e.g. gpu:1
     std::string time;                         // --time, e.g. 00:30:00
     int cpusPerTask = 0;                      // --cpus-per-task; 0: Slurm's default
+    int gpusPerNode = 0;                      // --gpus-per-node; 0: not asked for
     std::string mem;                          // --mem, e.g. 16G
     int arrayLimit = 0;                       // the %N throttle of --array; 0: none
     std::vector<std::string> extraArguments;  // --sbatch-arg, each an #SBATCH line as is
@@ -71,6 +72,9 @@ struct SlurmArray {
     nlohmann::json details = nlohmann::json::object();  // the collector's own (table columns…)
     std::vector<std::string> environment;               // NAME=value the tasks export
     SlurmRunner runner = SlurmRunner::Cli;              // what the tasks' arguments go to
+    // The nodes each task's allocation spans (#SBATCH --nodes, one srun task
+    // a node): the most any point's ranks go over (RunConfig::nodes).
+    int nodes = 1;
     std::vector<SlurmTask> tasks;
 };
 

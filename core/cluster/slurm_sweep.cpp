@@ -60,6 +60,7 @@ SlurmArray sweepSlurmArray(const SweepSpec& spec, SlurmRunner runner) {
             error.message += " (sweep point " + file + ")";
             errors.push_back(std::move(error));
         }
+        array.nodes = std::max(array.nodes, point.nodes);
         SlurmTask task;
         task.name = file.substr(0, file.size() - std::string(".json").size());
         task.inputFile = "inputs/" + file;

@@ -115,6 +115,9 @@ struct RunConfig {
     // being the global batch; `parallel` names how (a strategy of
     // stepscope.distributed, or torch's), `backend` torch.distributed's.
     int ranks = 1;
+    // Inside a Slurm allocation: the ranks spread over this many of its
+    // nodes, ranks / nodes on each, started by srun; 1: this machine.
+    int nodes = 1;
     std::string parallel = "none";
     std::string backend = "gloo";
     double bucketMb = 25.0;          // bucketed, torch-ddp: the gradient buckets' size

@@ -448,6 +448,10 @@ ConfigField userStrategyField(const std::string& name, std::string RunConfig::*m
         .in(FieldSection::Distributed);
 }
 
+std::optional<std::string> ranksRunInTheWorker(const RunConfig&) {
+    return "the ranks run in the Python worker; allowed only with --engine pytorch";
+}
+
 void addDistributed(std::vector<ConfigField>& table) {
     constexpr unsigned kPyTorch = engineBit(Engine::PyTorch);
     table.push_back(
@@ -466,14 +470,33 @@ void addDistributed(std::vector<ConfigField>& table) {
                 }
                 return std::nullopt;
             })
-            .withEngineMessage([](const RunConfig&) -> std::optional<std::string> {
-                return "the ranks run in the Python worker; allowed only with --engine pytorch";
-            })
+            .withEngineMessage(ranksRunInTheWorker)
             .withHelp("pytorch engine: processes that share the step, started by torchrun on "
                       "this machine; --batch is the global batch, split evenly")
             .withLabel("Ranks")
             .in(FieldSection::Distributed)
             .sweepAxis());
+    table.push_back(
+        integerField("nodes", &RunConfig::nodes)
+            .range(1, 1024)
+            .forEngines(kPyTorch)
+            .onlyWhenSet()
+            .withCheck([](const RunConfig& c) -> std::optional<std::string> {
+                if (c.nodes < 1 || c.nodes > 1024) {
+                    return "must be from 1 to 1024" + got(c.nodes);
+                }
+                if (c.engine == Engine::PyTorch && c.ranks % c.nodes != 0) {
+                    return "ranks " + std::to_string(c.ranks) + " do not divide by nodes " +
+                           std::to_string(c.nodes) + " (each node runs ranks / nodes)";
+                }
+                return std::nullopt;
+            })
+            .withEngineMessage(ranksRunInTheWorker)
+            .withHelp("pytorch engine, inside a Slurm allocation: the ranks spread over this "
+                      "many of its nodes (ranks / nodes on each), started by srun with the "
+                      "rendezvous on the first; 1: this machine, by torchrun")
+            .withLabel("Nodes")
+            .in(FieldSection::Distributed));
     table.push_back(
         textChoiceField("parallel", &RunConfig::parallel, parallelNames())
             .forEngines(kPyTorch)

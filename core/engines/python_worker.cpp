@@ -230,6 +230,8 @@ private:
             } else if (kind == "rank_summary") {
                 rankRecord(event.at("rank").get<int>()).memory =
                     memoryOf(event.value("memory", json::object()));
+            } else if (kind == "rank_started") {
+                rankRecord(event.at("rank").get<int>()).host = event.value("host", "");
             } else if (kind == "operators") {
                 result_.operators = rowsFrom(event, /*kernels=*/false);
             } else if (kind == "kernels") {

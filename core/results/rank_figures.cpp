@@ -42,4 +42,28 @@ std::string overlapCaveat(const RunConfig& config) {
            "overlap is an upper bound and its exposed communication a lower one";
 }
 
+std::string rankNodesText(const DistributedRun& run) {
+    std::vector<std::pair<std::string, std::vector<int>>> nodes;
+    for (const RankRecord& rank : run.ranks) {
+        if (rank.host.empty()) {
+            continue;
+        }
+        auto found = std::find_if(nodes.begin(), nodes.end(),
+                                  [&](const auto& node) { return node.first == rank.host; });
+        if (found == nodes.end()) {
+            found = nodes.insert(nodes.end(), {rank.host, {}});
+        }
+        found->second.push_back(rank.rank);
+    }
+    std::string text;
+    for (const auto& [host, ranks] : nodes) {
+        text += (text.empty() ? "" : ", ") + host + (ranks.size() == 1 ? " (rank " : " (ranks ");
+        for (size_t i = 0; i < ranks.size(); ++i) {
+            text += (i ? ", " : "") + std::to_string(ranks[i]);
+        }
+        text += ")";
+    }
+    return text;
+}
+
 }  // namespace stepscope

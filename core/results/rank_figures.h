@@ -36,4 +36,8 @@ RankStepFigures perMeasuredStep(const RankRecord& rank);
 // communication a lower one. What to say so, or empty for the others.
 std::string overlapCaveat(const RunConfig& config);
 
+// "stepscope-node1 (ranks 0, 1), stepscope-node2 (ranks 2, 3)": where the
+// ranks ran, in the order the nodes first appear; empty where none said.
+std::string rankNodesText(const DistributedRun& run);
+
 }  // namespace stepscope

@@ -126,6 +126,9 @@ void addRanksReport(std::ostringstream& out, const RunResult& r) {
     const DistributedRun& run = *r.distributed;
     out << "\nranks      " << r.config.ranks << " (" << r.config.parallel << ", "
         << r.config.backend << "); the steps above are rank 0's\n";
+    if (const std::string nodes = rankNodesText(run); !nodes.empty() && r.config.nodes > 1) {
+        out << "nodes      " << r.config.nodes << ": " << nodes << "\n";
+    }
     if (run.gate) {
         out << "gate       " << (run.gate->ok ? "passed" : "FAILED") << ": max relative error "
             << (run.gate->maxRelError ? scientific(*run.gate->maxRelError) : std::string("NaN"))

@@ -767,6 +767,7 @@ json rankJson(const RankRecord& rank) {
     }
     const RankCommunication& c = rank.communication;
     return {{"rank", rank.rank},
+            {"host", rank.host},
             {"steps", stepsJson(rank.steps)},
             {"phases", phases},
             {"collectives", collectives},
@@ -957,6 +958,7 @@ std::optional<int64_t> optionalBytes(const FieldReader& object, const std::strin
 RankRecord readRank(const FieldReader& item, int ranks) {
     RankRecord rank;
     rank.rank = int(item.integer("rank", 0, ranks - 1));
+    rank.host = item.stringOr("host", "");
     rank.steps = readSteps(item);
     item.forEachItem("phases", [&](const FieldReader& phase) {
         rank.phases.push_back({phase.smallInteger("step", 0), phase.string("phase"),

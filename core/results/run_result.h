@@ -69,6 +69,7 @@ struct RankMemoryMarks {
 // the communication figures of its spans, its memory.
 struct RankRecord {
     int rank = 0;
+    std::string host;  // the node it ran on (Slurm's name for it); empty: not said
     std::vector<StepRecord> steps;
     std::vector<PhaseSpan> phases;
     RankSpans spans;  // collectives, and the compute phases they may hide under

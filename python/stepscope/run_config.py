@@ -12,6 +12,7 @@ from dataclasses import dataclass, make_dataclass
 import torch
 
 from .config_fields import FIELDS
+from .distributed.torchrun import AllocationError, slurm_allocation
 from .outcome import failed, first_line, unavailable
 
 MODES = FIELDS.named("mode").served
@@ -192,8 +193,16 @@ def check_distributed(spec):
         if getattr(spec, key) and spec.parallel not in served_with:
             raise failed(f"{key}: takes the place of ours with parallel "
                          f"{' or '.join(served_with)}, not '{spec.parallel}'")
+    if spec.ranks % spec.nodes:
+        raise failed(f"nodes: ranks {spec.ranks} do not divide by nodes {spec.nodes} (each "
+                     "node runs ranks / nodes)")
     if not spec.distributed:
         return
+    if spec.nodes > 1:
+        try:
+            slurm_allocation(spec.nodes)
+        except AllocationError as error:
+            raise unavailable("nodes", str(error)) from error
     if spec.batch % spec.ranks:
         raise failed(f"batch: batch {spec.batch} does not divide by ranks {spec.ranks} "
                      "(the global batch is split evenly)")
@@ -207,6 +216,7 @@ def check_distributed(spec):
     if spec.backend == "nccl":
         if spec.device != "cuda":
             raise unavailable("backend", "nccl needs device cuda", ["gloo"])
-        if spec.ranks > torch.cuda.device_count():
-            raise unavailable("backend", f"nccl takes a GPU per rank: ranks {spec.ranks}, "
+        per_node = spec.ranks // spec.nodes
+        if per_node > torch.cuda.device_count():
+            raise unavailable("backend", f"nccl takes a GPU per rank: {per_node} ranks a node, "
                               f"{torch.cuda.device_count()} GPUs here", ["gloo"])

@@ -28,7 +28,7 @@ def memory_record(memory):
 
 def rank_record(rank):
     """A rank's record before it has said anything."""
-    return {"rank": rank, "steps": [], "phases": [], "collectives": [],
+    return {"rank": rank, "host": "", "steps": [], "phases": [], "collectives": [],
             "memory": memory_record({})}
 
 
@@ -61,6 +61,8 @@ class RunEvents:
             self.gate = {key: fields.get(key) for key in GATE_KEYS}
         elif event == "rank_summary":
             self._rank(fields["rank"])["memory"] = memory_record(fields.get("memory") or {})
+        elif event == "rank_started":
+            self._rank(fields["rank"])["host"] = fields.get("host", "")
         elif event == "operators":
             self.operators = with_categories(fields["rows"], kernels=False)
         elif event == "kernels":

@@ -4,6 +4,7 @@ the run, and the ways a run ends (incorrect, a rank that raises, a rank that
 dies, SIGTERM). Each scenario is one launch of a tiny model, made once."""
 import json
 import signal
+import socket
 import subprocess
 import time
 
@@ -136,6 +137,7 @@ def test_fsdp_gathers_in_forward_and_backward_and_holds_half_the_weights(launche
 
 def test_each_rank_sums_up_its_measured_steps(launches):
     run = ok_run(launches, "naive")
+    assert [e["host"] for e in run.of("rank_started")] == [socket.gethostname()] * RANKS
     for rank in range(RANKS):
         (summary,) = run.of("rank_summary", rank)
         assert summary["steps"] == len([s for s in run.of("step", rank) if not s["warmup"]]) == 2

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -49,7 +50,7 @@ SUMMARY_KEYS = {"total_ms", "forward_ms", "backward_ms", "optimizer_ms", "tokens
                 "mfu"}
 STATS_KEYS = {"count", "mean", "std", "median", "min", "max", "cv"}
 # A distributed run's (rankJson, addDistributed): what the ranks measured.
-RANK_KEYS = {"rank", "steps", "phases", "collectives", "memory"}
+RANK_KEYS = {"rank", "host", "steps", "phases", "collectives", "memory"}
 PHASE_KEYS = {"step", "phase", "start_us", "end_us"}
 COLLECTIVE_KEYS = {"op", "group", "seq", "bytes", "dtype", "phase", "thread", "step", "async",
                    "start_us", "end_us"}
@@ -198,6 +199,7 @@ def test_a_distributed_recording_keeps_what_each_rank_measured(two_ranks):
     assert [rank["rank"] for rank in run["ranks"]] == [0, 1]
     for rank in run["ranks"]:
         assert set(rank) == RANK_KEYS
+        assert rank["host"] == socket.gethostname()
         assert [(s["index"], s["warmup"]) for s in rank["steps"]] == \
             [(0, True), (1, False), (2, False)]
         assert all(set(step) == STEP_KEYS | {"comm_wait_ms"} for step in rank["steps"])
@@ -259,7 +261,7 @@ def test_a_rank_that_never_spoke_keeps_its_place():
     assert first["memory"] == {"peak_bytes": 8, "after_init_bytes": None,
                                "before_optimizer_bytes": None, "after_optimizer_bytes": None,
                                "by_category": {}}
-    assert second == {"rank": 1, "steps": [], "phases": [], "collectives": [],
+    assert second == {"rank": 1, "host": "", "steps": [], "phases": [], "collectives": [],
                       "memory": dict.fromkeys(RANK_MEMORY_KEYS - {"by_category"}, None) |
                       {"by_category": {}}}
     assert RunEvents().rank_records(2) is None  # one process: no ranks

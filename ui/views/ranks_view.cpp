@@ -239,6 +239,9 @@ QString RanksView::caption(const DistributedRun& run) const {
         tr("%1 ranks, %2 over %3.")
             .arg(config.ranks)
             .arg(QString::fromStdString(config.parallel), QString::fromStdString(config.backend));
+    if (const std::string nodes = rankNodesText(run); config.nodes > 1 && !nodes.empty()) {
+        text += tr(" On %1 nodes: %2.").arg(config.nodes).arg(QString::fromStdString(nodes));
+    }
     if (run.gate) {
         text += run.gate->ok ? tr(" Checked against one process: passed.")
                              : tr(" Checked against one process: FAILED.");

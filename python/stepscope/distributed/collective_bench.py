@@ -6,8 +6,9 @@ timed on every rank, the times sent to the client as JSON lines.
 
 (PYTHONPATH holding the package's parent, OMP_NUM_THREADS=1: what
 launch_command() and launch_environment() make, and what
-`python -m stepscope.distributed.collective_bench --ranks N REQUEST.json`
-runs.) The request:
+`python -m stepscope.distributed.collective_bench --ranks N [--nodes M]
+REQUEST.json` runs; with M nodes of a Slurm allocation, srun starts a
+torchrun on each, torchrun.py.) The request:
 
     {"ops": ["all_reduce", "all_gather", "reduce_scatter", "broadcast"],
      "sizes_bytes": [1048576, ...], "backend": "gloo" | "nccl",
@@ -60,6 +61,7 @@ import torch.distributed as dist
 from ..events import EventStream, take_stdout
 from ..outcome import first_line, is_out_of_memory, with_traceback_tail
 from .launch import PACKAGE_PARENT, die_with_parent
+from .torchrun import AllocationError, torchrun_command
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -711,7 +713,7 @@ def rank_main(argv):
     if "RANK" not in os.environ or len(argv) != 2:
         print("usage: python -m torch.distributed.run --standalone --nproc-per-node N "
               "-m stepscope.distributed.collective_bench REQUEST.json\n"
-              "   or: python -m stepscope.distributed.collective_bench --ranks N REQUEST.json",
+              "   or: " + DRIVER_USAGE.removeprefix("usage: "),
               file=sys.stderr)
         return EXIT_BAD_REQUEST
     rank = int(os.environ["RANK"])
@@ -765,10 +767,11 @@ def rank_main(argv):
 
 # --- the driver ---------------------------------------------------------------------------
 
-def launch_command(ranks, request_path, python=sys.executable):
-    """torchrun's command line for one rank count, as the client runs it."""
-    return [python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
-            str(ranks), "-m", "stepscope.distributed.collective_bench", request_path]
+def launch_command(ranks, request_path, python=sys.executable, nodes=1):
+    """torchrun's command line for one rank count, as the client runs it
+    (srun's, a torchrun a node, across `nodes` nodes of a Slurm allocation)."""
+    return torchrun_command(ranks, nodes, ["stepscope.distributed.collective_bench",
+                                           request_path], python)
 
 
 def launch_environment(base=None):
@@ -780,16 +783,29 @@ def launch_environment(base=None):
     return env
 
 
+DRIVER_USAGE = ("usage: python -m stepscope.distributed.collective_bench --ranks N "
+                "[--nodes M] REQUEST.json")
+
+
 def driver_main(argv):
-    """`--ranks N REQUEST.json`: torchrun on N ranks, its stdout (rank 0's
-    JSON lines) passed through, SIGTERM and SIGINT passed on to it."""
-    if len(argv) != 4 or argv[1] != "--ranks" or not argv[2].isdigit() or int(argv[2]) < 1:
-        print("usage: python -m stepscope.distributed.collective_bench --ranks N REQUEST.json",
-              file=sys.stderr)
+    """`--ranks N [--nodes M] REQUEST.json`: torchrun on N ranks (over M
+    nodes of a Slurm allocation), its stdout (rank 0's JSON lines) passed
+    through, SIGTERM and SIGINT passed on to it."""
+    counts, rest = {}, argv[1:]
+    while len(rest) > 1 and rest[0] in ("--ranks", "--nodes"):
+        counts[rest[0]], rest = rest[1], rest[2:]
+    if len(rest) != 1 or "--ranks" not in counts or \
+            not all(value.isdigit() and int(value) >= 1 for value in counts.values()):
+        print(DRIVER_USAGE, file=sys.stderr)
         return EXIT_BAD_REQUEST
-    process = subprocess.Popen(launch_command(int(argv[2]), argv[3]), env=launch_environment(),
-                               stdin=subprocess.DEVNULL, start_new_session=True,
-                               preexec_fn=die_with_parent)
+    ranks, nodes = int(counts["--ranks"]), int(counts.get("--nodes", "1"))
+    try:
+        command = launch_command(ranks, rest[0], nodes=nodes)
+    except AllocationError as error:
+        print(f"stepscope collective: nodes: {error}", file=sys.stderr)
+        return EXIT_BAD_REQUEST
+    process = subprocess.Popen(command, env=launch_environment(), stdin=subprocess.DEVNULL,
+                               start_new_session=True, preexec_fn=die_with_parent)
 
     def pass_on(signum, frame):
         process.send_signal(signum)

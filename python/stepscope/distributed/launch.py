@@ -1,13 +1,15 @@
 """A distributed run from the worker's side: torchrun starts the ranks
 (rank_main), each writes its events to a file of its own, and these are
 read as they grow and sent on as the worker's events with a `rank` field:
-`started` once (when every rank has built its model), `gate` once (the
+each rank's `rank_started` (its node), `started` once (when every rank has
+built its model), `gate` once (the
 ranks' verdicts together), each rank's `step` and `rank_summary` as they
 come, rank 0's `progress`. The run's status is decided here, once torchrun
 has exited: `finished` is the worker's, as ever.
 
 torchrun's `--standalone` rendezvous takes a free port, so runs can go at
-once. When a rank fails, torchrun stops the others (SIGTERM, then SIGKILL);
+once; across the nodes of a Slurm allocation srun starts a torchrun a node
+(torchrun.py), and the events' folder is on the shared file system. When a rank fails, torchrun stops the others (SIGTERM, then SIGKILL);
 the rank named is the one that failed first on its own, not one whose
 collective lost its peer. SIGTERM to the worker is passed to torchrun,
 which passes it to the ranks; they agree to stop after the same step.
@@ -24,15 +26,16 @@ import threading
 import time
 from collections import deque
 
+from .torchrun import shared_work_root, torchrun_command
+
 POLL_S = 0.02
 STDERR_LINES = 60
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def rank_command(ranks, request_path, events_dir):
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone",
-            "--nproc-per-node", str(ranks), "-m", "stepscope.distributed.rank_main",
-            request_path, events_dir]
+def rank_command(spec, request_path, events_dir):
+    return torchrun_command(spec.ranks, spec.nodes,
+                            ["stepscope.distributed.rank_main", request_path, events_dir])
 
 
 def rank_environment(spec):
@@ -141,9 +144,12 @@ class RankMerge:
         kind = event.pop("event", None)
         if kind == "started":
             self.started[rank] = event
+            # Where it runs, known from its start: also for a rank that dies.
+            self.events.emit("rank_started", rank=rank, host=event.get("host", ""))
             if len(self.started) == self.ranks:
                 fields = dict(self.started[0])
                 fields.pop("pid", None)
+                fields.pop("host", None)
                 self.events.emit("started", **fields, ranks=self.ranks,
                                  parallel=self.spec.parallel, backend=self.spec.backend)
         elif kind == "gate":
@@ -217,7 +223,7 @@ def run_distributed(config, spec, events, cancelled):
     """Runs the request on spec.ranks ranks; returns (status, message)."""
     events.emit("progress", step=0, total_steps=spec.total_steps, warmup=spec.warmup > 0,
                 phase="setup")
-    work_dir = tempfile.mkdtemp(prefix="stepscope-ranks-")
+    work_dir = tempfile.mkdtemp(prefix=".stepscope-ranks-", dir=shared_work_root(spec.nodes))
     try:
         return launch_and_merge(config, spec, events, cancelled, work_dir)
     finally:
@@ -231,7 +237,7 @@ def launch_and_merge(config, spec, events, cancelled, work_dir):
     with open(request_path, "w", encoding="utf-8") as file:
         json.dump({"command": "run", "config": config}, file)
     process = subprocess.Popen(
-        rank_command(spec.ranks, request_path, events_dir), env=rank_environment(spec),
+        rank_command(spec, request_path, events_dir), env=rank_environment(spec),
         stdin=subprocess.DEVNULL, stdout=stderr_descriptor(), stderr=subprocess.PIPE,
         start_new_session=True, preexec_fn=die_with_parent)
     stderr = StderrTail(process.stderr)

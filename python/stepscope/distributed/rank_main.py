@@ -17,6 +17,7 @@ import gc
 import json
 import os
 import signal
+import socket
 import sys
 from datetime import timedelta
 
@@ -56,6 +57,12 @@ def strategy_label(spec):
         return ", ".join(users), " + ".join(f"'{getattr(spec, key)}'" for key in users)
     return "parallel", f"'{spec.parallel}'"
 
+
+
+def this_node():
+    """The node a rank runs on: Slurm's name for it inside an allocation
+    (what squeue and sinfo say), else the host's name."""
+    return os.environ.get("SLURMD_NODENAME") or socket.gethostname()
 
 class RankRun:
     def __init__(self, request, events, stop, recorder):
@@ -101,7 +108,8 @@ class RankRun:
         state = build_run_state(spec)  # the same seed on every rank: one model, one batch
         state.optimizer = None
         from ..worker import started_fields  # the single-process worker's, as they are
-        self.events.emit("started", **started_fields(spec, state), pid=os.getpid())
+        self.events.emit("started", **started_fields(spec, state), pid=os.getpid(),
+                         host=this_node())
         self.where = "gate"
         self.progress(0, spec.warmup > 0, "gate")
         verdict = self.gate()
