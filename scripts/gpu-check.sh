@@ -25,7 +25,7 @@ if [ "${1:-}" = --rehearse ]; then
   rehearse=1
   shift
 fi
-plan=(first suite flash trace memory estimate levers engines bench examples)
+plan=(first suite flash trace memory estimate levers engines bench examples dist)
 declare -A expected=(
   [first]="2.5 min from a bare machine (H200, 2026-11-26: 18 s configure, 58 s build, 125 s in all)"
   [suite]="4 min: the whole build, then every CTest suite"
@@ -36,7 +36,8 @@ declare -A expected=(
   [levers]="2 min (H200: 113 s): checkpointing and the chunked loss, the three AdamW, graph vs eager"
   [engines]="5 min a table (H200: 79 s a model and mode), so ENGINE_TABLES='fp32:128' picks: libtorch, pytorch, pytorch-compile"
   [bench]="8 min: the attention grid and the end-to-end sweep"
-  [examples]="3 min (H200: 158 s): resources/examples re-recorded on this GPU")
+  [examples]="3 min (H200: 158 s): resources/examples re-recorded on this GPU"
+  [dist]="5 min (not yet timed): 8 strategies on 2 gloo ranks sharing the GPU, the collective benchmark on CUDA tensors to 1 GB, NCCL with 2+ GPUs")
 sections="${*:-first}"
 for name in $sections; do
   if [ -z "${expected[$name]:-}" ]; then
@@ -99,7 +100,8 @@ begin() {
 
 # A CLI call that needs the GPU. In a rehearsal it runs all the same and must
 # be refused for want of CUDA and nothing else, so a misspelt flag or backend
-# never costs GPU time.
+# never costs GPU time. The collective benchmark checks its flags itself, then
+# starts its ranks, which refuse CUDA (exit 3, torchrun's report after).
 cuda_cli() {
   if [ "$rehearse" = 0 ]; then
     "$cli" "$@"
@@ -107,10 +109,16 @@ cuda_cli() {
   fi
   "$cli" "$@" > /dev/null 2> "$logs/rehearsal.err"
   local status=$?
+  local refusal="no CUDA device is available here" refused=2
+  if [ "$1" = collective ]; then
+    refusal="collective benchmark on [0-9]+ ranks: device: cuda is not available here"
+    refused=3
+  fi
   local other
-  other="$(grep -v -e "invalid configuration:" -e "no CUDA device is available here" \
-    -e "^stepscope: " "$logs/rehearsal.err" | head -c 400)"
-  if [ "$status" = 2 ] && grep -q "no CUDA device is available here" "$logs/rehearsal.err" \
+  other="$(grep -v -E -e "invalid configuration:" -e "$refusal" -e "^stepscope: " \
+    -e "^stepscope-cli: collective rows written to " -e "^\[[0-9]+\]:$" -e "^=+$" \
+    -e "^  (time|host|rank|exitcode|error_file|traceback) *:" "$logs/rehearsal.err" | head -c 400)"
+  if [ "$status" = "$refused" ] && grep -q -E "$refusal" "$logs/rehearsal.err" \
     && [ -z "$other" ]; then
     echo "rehearsed: stepscope-cli $1 … (flags parse; refused only for want of CUDA)" | stamp >&3
     return 0
@@ -216,6 +224,88 @@ for name, values in by_variant.items():
     first = first or median
     print(f"{sys.argv[2]}: {name} median {median:.3f} ms, ratio {median / first:.3f}")
 PY
+}
+
+# Each data-parallel strategy (dist) as one run on its ranks: TAG names the
+# files in $runs (the run file, its report, its stderr), the rest are the run's
+# flags. One line a strategy: rank 0's median step and comm wait, each rank's
+# exposed communication and overlap per measured step and its peak memory, the
+# gate's verdict. In a rehearsal a CUDA run is only rehearsed (cuda_cli).
+dist_strategies() {
+  local tag=$1
+  shift
+  local strategy file status
+  for strategy in naive flat overlap bucketed sharded-optimizer fsdp torch-ddp torch-fsdp; do
+    file="$runs/$tag-$strategy.json"
+    rm -f "$file"  # build/gpu-logs outlives a call: no stale file read as this one's
+    if [ "$rehearse" = 1 ] && [[ " $* " == *" --device cuda "* ]]; then
+      cuda_cli run "$@" --parallel "$strategy" --out "$file"
+      continue
+    fi
+    "$cli" run "$@" --parallel "$strategy" --out "$file" > "${file%.json}.txt" 2> "${file%.json}.err"
+    status=$?
+    if [ -f "$file" ]; then
+      "$python" - "$file" "$strategy" <<'PY' | stamp
+import json, sys
+run = json.load(open(sys.argv[1]))
+if run.get("status") != "ok":
+    print(f"{sys.argv[2]}: {run.get('status')}: {(run.get('message') or '').partition(chr(10))[0]}")
+    sys.exit()
+median = lambda key: (run["summary"].get(key) or {}).get("median") or 0.0
+ranks = []
+for rank in run.get("ranks") or []:
+    measured = max(1, sum(not step["warmup"] for step in rank["steps"]))
+    c, m = rank["communication"], rank["memory"]
+    ranks.append((c["exposed_us"] / 1e3 / measured, c["overlap_pct"], (m["peak_bytes"] or 0) / 2**20))
+cells = lambda form, i: " / ".join(form.format(r[i]) for r in ranks)
+gate = run.get("gate") or {}
+print(f"{sys.argv[2]}: step {median('total_ms'):.2f} ms, comm wait {median('comm_wait_ms'):.2f} ms; "
+      f"rank {' / '.join(str(i) for i in range(len(ranks)))}: exposed {cells('{:.2f}', 0)} ms, "
+      f"overlap {cells('{:.0f}%', 1)}, peak {cells('{:.1f}', 2)} MiB; "
+      f"gate {'passed' if gate.get('ok') else 'REFUSED'} (max rel. error "
+      f"{gate.get('max_rel_error') or 0:.1e}, tolerance {gate.get('tolerance') or 0:.0e})")
+PY
+    fi
+    [ "$status" = 0 ] \
+      || fail "$tag $strategy exit $status: $(tail -c 300 "${file%.json}.err") (logs/dist/$tag-$strategy.err)"
+  done
+}
+
+# The collective benchmark (dist): TAG names its files in $runs (the rows, the
+# table, stderr), the rest are its flags. One line a row: op, size, the
+# slowest rank's median time, algbw, busbw.
+dist_collective() {
+  local tag=$1
+  shift
+  local file="$runs/collective-$tag.json"
+  rm -f "$file"
+  if [ "$rehearse" = 1 ] && [[ " $* " == *" --device cuda "* ]]; then
+    cuda_cli collective "$@" --out "$file"
+    return
+  fi
+  "$cli" collective "$@" --out "$file" > "${file%.json}.txt" 2> "${file%.json}.err"
+  local status=$?
+  if [ -f "$file" ]; then
+    "$python" - "$file" <<'PY' | stamp
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+for row in rows:
+    size = row["size_bytes"]
+    size = f"{size / 2**30:g} GiB" if size >= 2**30 else f"{size / 2**20:g} MiB"
+    name = f"{row['op']} {size} ({row['ranks']} ranks, {row['backend']}, {row['device']})"
+    if row["status"] != "ok":
+        print(f"{name}: {row['status']}: {row['message'].partition(chr(10))[0]}")
+        continue
+    note = "; gloo runs it as an all-reduce of the whole input" if row.get("emulated") else ""
+    print(f"{name}: {row['time_us'] / 1e3:.3f} ms, algbw {row['algbw_gbps']:.2f} GB/s, "
+          f"busbw {row['busbw_gbps']:.2f} GB/s{note}")
+print("no rows" if not rows else f"{len(rows)} rows, {sum(r['status'] == 'ok' for r in rows)} ok")
+sys.exit(not rows or any(row["status"] != "ok" for row in rows))
+PY
+    [ "${PIPESTATUS[0]}" = 0 ] || fail "collective $tag: a row not ok (logs/dist/collective-$tag.json)"
+  fi
+  [ "$status" = 0 ] \
+    || fail "collective $tag exit $status: $(tail -c 300 "${file%.json}.err") (logs/dist/collective-$tag.err)"
 }
 
 # --- the machine, the dependencies, the build ---------------------------------
@@ -550,6 +640,41 @@ if want examples; then
   cuda_cli sweep --model small,medium,large --ctx 128,256,512,1024 --mode forward,train-step \
     --precision fp32,bf16 --warmup 2 --steps 5 --device cuda --out "$examples/sweep-$gpu" | tail -3 | stamp
   [ "$rehearse" = 1 ] || du -sh "$examples"/* | stamp
+fi
+
+if want dist; then
+  begin dist
+  build_targets stepscope-cli
+  runs="$logs/dist"
+  mkdir -p "$runs"
+  log "the strategies on 2 gloo ranks sharing the GPU (the course's test setup): small, ctx 512, global batch 8, 1 warm-up + 3 measured steps, buckets of 25 MB"
+  dist_strategies gloo-cuda --engine pytorch --model small --ctx 512 --batch 8 --warmup 1 \
+    --steps 3 --ranks 2 --device cuda --backend gloo
+  if [ "$rehearse" = 1 ]; then
+    log "rehearsal: the same on this CPU, nano, ctx 32, global batch 4, buckets of 0.5 MB"
+    dist_strategies gloo-cpu --engine pytorch --model nano --ctx 32 --batch 4 --warmup 1 \
+      --steps 3 --ranks 2 --threads 1 --bucket-mb 0.5
+  fi
+  log "the collective benchmark on CUDA tensors: 2 gloo ranks on the GPU, 1 MB to 1 GB, 2 warm-up and 10 timed calls a row"
+  dist_collective gloo-cuda --op all_reduce,all_gather,reduce_scatter,broadcast \
+    --sizes 1MB,10MB,100MB,1GB --ranks 2 --backend gloo --device cuda --warmup 2 --repeats 10
+  if [ "$rehearse" = 1 ]; then
+    log "rehearsal: the same on this CPU, 1 MB and 10 MB"
+    dist_collective gloo-cpu --op all_reduce,all_gather,reduce_scatter,broadcast \
+      --sizes 1MB,10MB --ranks 2 --backend gloo --device cpu --warmup 2 --repeats 10
+  fi
+  # NCCL takes a GPU per rank (a MIG instance is listed under its GPU's line).
+  gpus="$(nvidia-smi -L 2> /dev/null | grep -c "^GPU ")"
+  if [ "${gpus:-0}" -lt 2 ]; then
+    log "NCCL skipped: ${gpus:-0} GPU(s) here (nvidia-smi -L), and NCCL takes one per rank$([ "$rehearse" = 1 ] && echo "; its calls rehearsed all the same")"
+  fi
+  if [ "${gpus:-0}" -ge 2 ] || [ "$rehearse" = 1 ]; then
+    log "NCCL: the strategies and the collective benchmark on 2 ranks, a GPU each"
+    dist_strategies nccl-cuda --engine pytorch --model small --ctx 512 --batch 8 --warmup 1 \
+      --steps 3 --ranks 2 --device cuda --backend nccl
+    dist_collective nccl-cuda --op all_reduce,all_gather,reduce_scatter,broadcast \
+      --sizes 1MB,10MB,100MB,1GB --ranks 2 --backend nccl --device cuda --warmup 2 --repeats 10
+  fi
 fi
 
 section=end
