@@ -18,6 +18,7 @@
 #include "cluster/slurm_sweep.h"
 #include "experiments/sweep.h"
 #include "results/attention_file.h"
+#include "results/collective_file.h"
 #include "results/run_file.h"
 #include "test_support.h"
 #include "util/strings.h"
@@ -449,6 +450,69 @@ private Q_SLOTS:
         QVERIFY2(refused.err.contains("nodes: ranks 3 do not divide by nodes 2"),
                  qPrintable(refused.err));
         QVERIFY(!QFileInfo::exists(temp.filePath("uneven")));
+    }
+
+    // The collective benchmark as an array, a rank count a task: a task run
+    // by hand writes its rows, --collect merges what has finished (exit 3
+    // until every count has), --resume writes only the rest, and a task
+    // whose stored command line was changed runs nothing.
+    void collectiveBenchmarkRunsARankCountATask() {
+        QTemporaryDir temp;
+        const QString dir = temp.filePath("collective");
+        const QStringList bench = {"collective", "--op",     "all_reduce,broadcast",
+                                   "--sizes",    "4K,8192",  "--ranks",
+                                   "2,4",        "--warmup", "0",
+                                   "--repeats",  "2"};
+        const Outcome written = runCli(bench + QStringList{"--slurm", dir});
+        QVERIFY2(written.exitCode == 0, qPrintable(written.err));
+        const QByteArray script = contents(dir + "/stepscope.sbatch");
+        QVERIFY2(script.contains("collective --op all_reduce,broadcast --sizes 4096,8192 --ranks "
+                                 "2 --nodes 1 --backend gloo --dtype fp32 --device cpu --warmup "
+                                 "0 --repeats 2 --out points/ranks2.json"),
+                 script.constData());
+        QVERIFY(!script.contains("#SBATCH --nodes"));
+        const Outcome task = runTask(dir, 0);
+        QVERIFY2(task.exitCode == 0, qPrintable(task.err));
+
+        const Outcome half = runCli({"collective", "--collect", dir});
+        QCOMPARE(half.exitCode, 3);
+        QVERIFY2(half.err.contains("missing point 1 ranks4: no result file yet"),
+                 qPrintable(half.err));
+        const CollectiveFile collected =
+            readCollectiveFile((dir + "/collective.json").toStdString());
+        QCOMPARE(collected.rows.size(), size_t(4));  // 2 ops × 2 sizes on 2 ranks
+        for (const CollectiveRow& row : collected.rows) {
+            QCOMPARE(row.ranks, 2);
+            QCOMPARE(row.status, std::string("ok"));
+        }
+
+        // A rank count that ended halfway is failed, not taken as done.
+        CollectiveFile partial = collected;
+        partial.rows.resize(1);
+        QVERIFY(writeFile(dir + "/points/ranks4.json",
+                          QByteArray::fromStdString(collectiveFileToJson(partial))));
+        const Outcome cut = runCli({"collective", "--collect", dir});
+        QCOMPARE(cut.exitCode, 3);
+        QVERIFY2(cut.err.contains("failed point 1 ranks4: failed: 1 of 4 rows"),
+                 qPrintable(cut.err));
+        QVERIFY(QFile::remove(dir + "/points/ranks4.json"));
+
+        const Outcome resumed = runCli({"collective", "--slurm", dir, "--resume"});
+        QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err));
+        QVERIFY(contents(dir + "/stepscope.sbatch").contains("#SBATCH --array=1\n"));
+
+        // A stored command line changed by hand: --resume refuses, names it.
+        QByteArray array = contents(dir + "/slurm-array.json");
+        const QByteArray out = "\"points/ranks4.json\"";  // first in the task's arguments
+        const qsizetype at = array.indexOf(out);
+        QVERIFY(at >= 0);
+        array.replace(at, out.size(), "\"/tmp/elsewhere.json\"");
+        QVERIFY(writeFile(dir + "/slurm-array.json", array));
+        const Outcome tampered = runCli({"collective", "--slurm", dir, "--resume"});
+        QCOMPARE(tampered.exitCode, 2);
+        QVERIFY2(tampered.err.contains("cannot be resumed") &&
+                     tampered.err.contains("is not what StepScope writes for ranks4"),
+                 qPrintable(tampered.err));
     }
 
     // What the recorder cannot run is refused, naming the field and what is
@@ -1243,6 +1307,23 @@ private Q_SLOTS:
             QCOMPARE(point.environment.slurmNode, std::string("stepscope-node1"));
             QVERIFY(!point.distributed->collectives.empty());
         }
+
+        // The collective benchmark as a job: 2 ranks over both nodes.
+        const QString collectiveDir = temp.filePath("collective array");
+        const Outcome collective =
+            runCli({"collective", "--op", "all_reduce", "--sizes", "4K", "--ranks", "2", "--nodes",
+                    "2", "--warmup", "0", "--repeats", "2", "--slurm", collectiveDir, "--submit"},
+                   slurm);
+        QVERIFY2(collective.exitCode == 0, qPrintable(collective.err));
+        QVERIFY(waitForArray(collective.out.trimmed(), slurm));
+        const Outcome rows = runCli({"collective", "--collect", collectiveDir});
+        QVERIFY2(rows.exitCode == 0, qPrintable(rows.err + rows.out));
+        const CollectiveFile measured =
+            readCollectiveFile((collectiveDir + "/collective.json").toStdString());
+        QCOMPARE(measured.rows.size(), size_t(1));
+        QCOMPARE(measured.rows.front().status, std::string("ok"));
+        QCOMPARE(measured.rows.front().ranks, 2);
+        QVERIFY(measured.rows.front().timeUs > 0);
     }
 };
 

@@ -27,8 +27,9 @@ std::string rowNotes(const CollectiveRow& row) {
     return notes;
 }
 
-// The table: one line a row, nccl-tests' columns and their definitions under it.
-std::string collectiveTable(const CollectiveFile& file) {
+}  // namespace
+
+std::string formatCollectiveTable(const CollectiveFile& file) {
     std::ostringstream out;
     out << "op                  size  ranks  status     time us    min us    max us  algbw GB/s  "
            "busbw GB/s  notes\n";
@@ -54,23 +55,31 @@ std::string collectiveTable(const CollectiveFile& file) {
     return out.str();
 }
 
-}  // namespace
+std::optional<std::vector<int64_t>> parseCollectiveSizes(const std::vector<std::string>& sizes) {
+    std::vector<int64_t> parsed;
+    for (const std::string& size : sizes) {
+        const auto bytes = parseByteSize(size);
+        if (!bytes) {
+            std::cerr << "stepscope-cli: --sizes: '" << size
+                      << "' is not a size from 1 byte to 1 TiB: a number of bytes, or with "
+                         "K, M or G (powers of 1024, as nccl-tests reads them: 1MB = "
+                         "1048576 bytes)\n";
+            return std::nullopt;
+        }
+        parsed.push_back(*bytes);
+    }
+    return parsed;
+}
 
 int commandCollective(const CollectiveSpec& spec, const std::vector<std::string>& sizes,
                       const std::string& outFile, bool json) {
     return guarded([&] {
         CollectiveSpec parsed = spec;
-        for (const std::string& size : sizes) {
-            const auto bytes = parseByteSize(size);
-            if (!bytes) {
-                std::cerr << "stepscope-cli: --sizes: '" << size
-                          << "' is not a size from 1 byte to 1 TiB: a number of bytes, or with "
-                             "K, M or G (powers of 1024, as nccl-tests reads them: 1MB = "
-                             "1048576 bytes)\n";
-                return kExitBadInput;
-            }
-            parsed.sizesBytes.push_back(*bytes);
+        const auto bytes = parseCollectiveSizes(sizes);
+        if (!bytes) {
+            return kExitBadInput;
         }
+        parsed.sizesBytes = *bytes;
         if (const auto problem = collectiveSpecProblem(parsed)) {
             std::cerr << "stepscope-cli: " << *problem << "\n";
             return kExitBadInput;
@@ -100,7 +109,7 @@ int commandCollective(const CollectiveSpec& spec, const std::vector<std::string>
             writeFileAtomically(outFile, collectiveFileToJson(file));
             std::cerr << "stepscope-cli: collective rows written to " << outFile << "\n";
         }
-        std::cout << (json ? collectiveFileToJson(file) : collectiveTable(file));
+        std::cout << (json ? collectiveFileToJson(file) : formatCollectiveTable(file));
         if (!failure.empty()) {
             std::cerr << "stepscope-cli: " << failure << "\n";
             return kExitRunFailed;

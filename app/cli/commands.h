@@ -108,6 +108,15 @@ int runAttentionGrid(const AttentionBenchSpec& spec, const std::string& outDir,
 // commandSweepSlurm does a sweep.
 int commandAttentionSlurm(const CLI::App& attention, const AttentionFlags& flags,
                           const std::string& dir, const SlurmFlags& slurm, bool resume);
+// collective --slurm DIR: the benchmark as a Slurm job array, a rank count a task.
+int commandCollectiveSlurm(const CLI::App& collective, const CollectiveSpec& spec,
+                           const std::vector<std::string>& sizes, const std::string& dir,
+                           const SlurmFlags& slurm, bool resume);
+// The collective benchmark's table: one line a row, nccl-tests' columns and
+// their definitions under it.
+std::string formatCollectiveTable(const CollectiveFile& file);
+// The sizes flag's texts in bytes; nullopt (and the message on stderr) for a bad one.
+std::optional<std::vector<int64_t>> parseCollectiveSizes(const std::vector<std::string>& sizes);
 
 // study warmup | precision | attention (study_command.cpp)
 int commandStudyWarmup(const ConfigFlags& flags, const std::string& outDir);

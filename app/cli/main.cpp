@@ -150,7 +150,9 @@ struct Cli {
     CLI::App* compare = nullptr;
     stepscope::CollectiveSpec collective;
     std::vector<std::string> collectiveSizes;
-    std::string collectiveOut;
+    std::string collectiveOut, collectiveSlurmDir, collectiveCollectDir;
+    SlurmFlags collectiveSlurmFlags;
+    bool collectiveResume = false;
     CLI::App* collectiveCommand = nullptr;
 };
 
@@ -382,6 +384,11 @@ void addCollective(CLI::App& app, Cli& c) {
     command.add_option("--ranks", c.collective.ranks, "rank counts, one torchrun each (a list)")
         ->delimiter(',')
         ->capture_default_str();
+    command
+        .add_option("--nodes", c.collective.nodes,
+                    "inside a Slurm allocation: each rank count over this many of its nodes, "
+                    "srun starting a torchrun on each")
+        ->capture_default_str();
     command.add_option("--backend", c.collective.backend, "gloo or nccl")->capture_default_str();
     command.add_option("--dtype", c.collective.dtype, "fp32, bf16 or fp16")->capture_default_str();
     command.add_option("--device", c.collective.device, "cpu or cuda")->capture_default_str();
@@ -390,8 +397,26 @@ void addCollective(CLI::App& app, Cli& c) {
     command.add_option("--repeats", c.collective.repeats, "timed calls per row")
         ->capture_default_str();
     command.add_option("--python", c.collective.python, "the Python whose torch runs the ranks");
-    command.add_option("--out", c.collectiveOut, "write the rows to FILE (the app opens it)");
-    command.add_flag("--json", c.json, "print {rows: [...]} instead of the table");
+    auto* out =
+        command.add_option("--out", c.collectiveOut, "write the rows to FILE (the app opens it)");
+    auto* json = command.add_flag("--json", c.json, "print {rows: [...]} instead of the table");
+    auto* slurm = command.add_option(
+        "--slurm", c.collectiveSlurmDir,
+        "instead of running here, write DIR to run the benchmark as a Slurm job array, one rank "
+        "count per task (DIR/stepscope.sbatch; --submit submits it)");
+    slurm->excludes(out)->excludes(json);
+    command
+        .add_option("--collect", c.collectiveCollectDir,
+                    "collective.json of a --slurm DIR from the rank counts finished so far (the "
+                    "app opens it); exit 0 when every one is ok, 3 otherwise")
+        ->excludes(slurm)
+        ->excludes(out);
+    command
+        .add_flag("--resume", c.collectiveResume,
+                  "the array has only the rank counts without a result yet (without benchmark "
+                  "flags: the benchmark DIR holds)")
+        ->needs(slurm);
+    addSlurmFlags(command, c.collectiveSlurmFlags, slurm);
 }
 
 int dispatchRun(const Cli& c) {
@@ -522,6 +547,14 @@ int dispatchReaders(const Cli& c) {
         return commandCompare(c.compareA, c.compareB, c.json);
     }
     if (c.collectiveCommand->parsed()) {
+        if (!c.collectiveCollectDir.empty()) {
+            return commandCollect(*c.collectiveCommand, c.collectiveCollectDir);
+        }
+        if (!c.collectiveSlurmDir.empty()) {
+            return commandCollectiveSlurm(*c.collectiveCommand, c.collective, c.collectiveSizes,
+                                          c.collectiveSlurmDir, c.collectiveSlurmFlags,
+                                          c.collectiveResume);
+        }
         return commandCollective(c.collective, c.collectiveSizes, c.collectiveOut, c.json);
     }
     return commandShow(c.showFile, c.json);

@@ -1,5 +1,6 @@
-// stepscope-cli sweep|attention --slurm DIR [--submit] and --collect DIR: a
-// sweep or an attention grid as a Slurm job array, one point per task, and
+// stepscope-cli sweep|attention|collective --slurm DIR [--submit] and --collect
+// DIR: a sweep, an attention grid or the collective benchmark as a Slurm job
+// array, one point (a rank count) per task, and
 // its tables from whatever has finished. The work is in core/cluster/slurm_*.h.
 #include <algorithm>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "cli/guarded.h"
 #include "cluster/slurm_array.h"
 #include "cluster/slurm_attention.h"
+#include "cluster/slurm_collective.h"
 #include "cluster/slurm_submit.h"
 #include "cluster/slurm_sweep.h"
 #include "engines/isolated_run.h"
@@ -70,6 +72,9 @@ SlurmProgress readProgress(const std::string& dir, const SlurmArray& array) {
     if (array.kind == kAttentionArrayKind) {
         return readSlurmAttention(dir, "--slurm");
     }
+    if (array.kind == kCollectiveArrayKind) {
+        return readSlurmCollective(dir, "--slurm");
+    }
     return readSlurmSweep(dir, "--slurm");
 }
 
@@ -84,8 +89,12 @@ SlurmArray replannedArray(const std::string& dir, const SlurmArray& held) {
         if (held.kind == kSweepArrayKind) {
             return replannedSlurmSweep(held, dir);
         }
-        throw SlurmError("kind: '" + held.kind + "' is not one StepScope writes; allowed: " +
-                         kSweepArrayKind + ", " + kAttentionArrayKind);
+        if (held.kind == kCollectiveArrayKind) {
+            return replannedSlurmCollective(held, dir);
+        }
+        throw SlurmError("kind: '" + held.kind +
+                         "' is not one StepScope writes; allowed: " + kSweepArrayKind + ", " +
+                         kAttentionArrayKind + ", " + kCollectiveArrayKind);
     } catch (const SlurmError& error) {
         throw SlurmError("'" + file + "' cannot be resumed: " + error.what());
     }
@@ -230,6 +239,21 @@ int commandAttentionSlurm(const CLI::App& attention, const AttentionFlags& flags
     });
 }
 
+int commandCollectiveSlurm(const CLI::App& collective, const CollectiveSpec& spec,
+                           const std::vector<std::string>& sizes, const std::string& dir,
+                           const SlurmFlags& slurm, bool resume) {
+    return guardedSlurm([&] {
+        CollectiveSpec parsed = spec;
+        const auto bytes = parseCollectiveSizes(sizes);
+        if (!bytes) {
+            return kExitBadInput;
+        }
+        parsed.sizesBytes = *bytes;
+        return writeSlurmDirectory(collective, dir, slurm, resume,
+                                   [&] { return collectiveSlurmArray(parsed); });
+    });
+}
+
 int commandCollect(const CLI::App& command, const std::string& dir) {
     // The directory holds the whole experiment: a flag beside it would be ignored.
     for (const CLI::Option* option : command.get_options()) {
@@ -245,6 +269,11 @@ int commandCollect(const CLI::App& command, const std::string& dir) {
         if (!held) {
             throw SlurmError("--collect: '" + dir + "' holds no " + kSlurmArrayFile +
                              "; make it with sweep --slurm DIR or attention --slurm DIR");
+        }
+        if (held->kind == kCollectiveArrayKind) {
+            const CollectiveCollection collection = collectSlurmCollective(dir);
+            std::cout << formatCollectiveTable(collection.file);
+            return reportProgress(collection, dir, "collective.json", kCollectiveArrayKind);
         }
         if (held->kind == kAttentionArrayKind) {
             const AttentionCollection collection = collectSlurmAttention(dir);

@@ -315,7 +315,9 @@ bool sameExperiment(const SlurmArray& a, const SlurmArray& b) {
 
 // "sweep", "attention grid": how messages name an array's kind.
 std::string kindName(const std::string& kind) {
-    return kind == "attention" ? "attention grid" : kind;
+    return kind == "attention"    ? "attention grid"
+           : kind == "collective" ? "collective benchmark"
+                                  : kind;
 }
 
 std::string aKindName(const std::string& kind) {

@@ -71,7 +71,8 @@ public:
         writeFileAtomically(request, requestJson().dump() + "\n");
         std::string python, whyNot;
         auto child = startPythonModule(
-            {"stepscope.distributed.collective_bench", "--ranks", std::to_string(ranks_), request},
+            {"stepscope.distributed.collective_bench", "--ranks", std::to_string(ranks_), "--nodes",
+             std::to_string(spec_.nodes), request},
             spec_.python, python, whyNot);
         if (!child) {
             throw std::runtime_error(whyNot);
@@ -205,6 +206,15 @@ std::optional<std::string> collectiveSpecProblem(const CollectiveSpec& spec) {
         if (ranks < 2 || ranks > 256) {
             return "--ranks: " + std::to_string(ranks) +
                    " is outside 2..256 (a collective needs two ranks)";
+        }
+    }
+    if (spec.nodes < 1 || spec.nodes > 1024) {
+        return "--nodes: " + std::to_string(spec.nodes) + " is outside 1..1024";
+    }
+    for (const int ranks : spec.ranks) {
+        if (ranks % spec.nodes != 0) {
+            return "--nodes: ranks " + std::to_string(ranks) + " do not divide by nodes " +
+                   std::to_string(spec.nodes) + " (each node runs ranks / nodes)";
         }
     }
     if (auto problem = notOneOf("--backend", spec.backend, {"gloo", "nccl"})) {

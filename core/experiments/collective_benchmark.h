@@ -21,9 +21,10 @@ struct CollectiveSpec {
     std::vector<std::string> ops;     // of kCollectiveOps
     std::vector<int64_t> sizesBytes;  // nccl-tests' sizes
     std::vector<int> ranks;           // a torchrun per count
-    std::string backend = "gloo";     // gloo, nccl
-    std::string dtype = "fp32";       // fp32, bf16, fp16
-    std::string device = "cpu";       // cpu, cuda
+    int nodes = 1;  // > 1: each count over this many nodes of a Slurm allocation, by srun
+    std::string backend = "gloo";  // gloo, nccl
+    std::string dtype = "fp32";    // fp32, bf16, fp16
+    std::string device = "cpu";    // cpu, cuda
     int warmup = 5;
     int repeats = 20;
     std::string python;  // the interpreter; empty: the worker's candidates

@@ -8,6 +8,7 @@
 
 #include "cluster/slurm_array.h"
 #include "cluster/slurm_attention.h"
+#include "cluster/slurm_collective.h"
 #include "interop/kineto_trace.h"
 #include "util/atomic_file.h"
 #include "util/strings.h"
@@ -48,6 +49,9 @@ const std::vector<FileKindInfo> kKinds = {
      "attention.json, as stepscope-cli attention --out DIR writes it", "", true},
     {FileKind::SlurmAttentionFolder, "Slurm attention folder",
      "slurm-array.json of an attention grid, as stepscope-cli slurm attention writes it", "", true},
+    {FileKind::SlurmCollectiveFolder, "Slurm collective benchmark folder",
+     "slurm-array.json of the collective benchmark, as stepscope-cli collective --slurm writes it",
+     "", true},
     {FileKind::TraceFolder, "folder of profiler traces",
      "one trace per rank (*.json, *.json.gz), as tensorboard_trace_handler writes them", "", true},
     {FileKind::PretrainedFolder, "from_pretrained folder", "model_config.json beside model.pt", "",
@@ -162,8 +166,9 @@ FileKind detectFolder(const std::string& path, std::string* error) {
     }
     try {
         if (const auto array = readSlurmArray(path)) {
-            return array->kind == kAttentionArrayKind ? FileKind::SlurmAttentionFolder
-                                                      : FileKind::SlurmSweepFolder;
+            return array->kind == kAttentionArrayKind    ? FileKind::SlurmAttentionFolder
+                   : array->kind == kCollectiveArrayKind ? FileKind::SlurmCollectiveFolder
+                                                         : FileKind::SlurmSweepFolder;
         }
     } catch (const std::exception& failure) {
         *error = failure.what();

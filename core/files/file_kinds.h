@@ -23,12 +23,13 @@ enum class FileKind : uint8_t {
     ProfilerTrace,   // export_chrome_trace's .json, tensorboard_trace_handler's .json.gz
     TorchSave,       // a torch.save zip: a state dict, a checkpoint, a tokens tensor
     // Folders
-    SweepFolder,           // run files, with sweep.csv and sweep.md (sweep --out, study --out)
-    SlurmSweepFolder,      // a sweep as a Slurm array: slurm-array.json of kind "sweep"
-    AttentionFolder,       // attention.json (attention --out)
-    SlurmAttentionFolder,  // an attention grid as a Slurm array
-    TraceFolder,           // profiler traces, one per rank
-    PretrainedFolder,      // the course's from_pretrained folder: model_config.json, model.pt
+    SweepFolder,            // run files, with sweep.csv and sweep.md (sweep --out, study --out)
+    SlurmSweepFolder,       // a sweep as a Slurm array: slurm-array.json of kind "sweep"
+    AttentionFolder,        // attention.json (attention --out)
+    SlurmAttentionFolder,   // an attention grid as a Slurm array
+    SlurmCollectiveFolder,  // the collective benchmark as a Slurm array, a rank count a task
+    TraceFolder,            // profiler traces, one per rank
+    PretrainedFolder,       // the course's from_pretrained folder: model_config.json, model.pt
     Unknown,
 };
 

@@ -1,10 +1,12 @@
 // Fuzz target for a Slurm folder's task lists (issue 45): any bytes as
 // slurm-array.json, read, then planned again as `--resume` plans it
-// (replannedSlurmSweep, replannedSlurmAttention). Either one SlurmError
-// (any other exception is a finding), or an array whose every task runs
-// only what StepScope writes: a sweep point `run --config inputs/N --out
-// points/N`, an attention point with its result as --out-file, no
-// interpreter or code folder relative to or inside the folder.
+// (replannedSlurmSweep, replannedSlurmAttention, replannedSlurmCollective).
+// Either one SlurmError (any other exception is a finding), or an array whose
+// every task runs only what StepScope writes: a sweep point `run --config
+// inputs/N --out points/N`, an attention point with its result as
+// --out-file, a collective rank count with its result as --out and the
+// array's nodes, no interpreter or code folder relative to or inside the
+// folder.
 #include <unistd.h>
 
 #include <cstddef>
@@ -16,6 +18,7 @@
 
 #include "cluster/slurm_array.h"
 #include "cluster/slurm_attention.h"
+#include "cluster/slurm_collective.h"
 #include "cluster/slurm_sweep.h"
 
 using namespace stepscope;
@@ -70,6 +73,15 @@ void checkPlanned(const SlurmArray& array) {
             }
             continue;
         }
+        if (array.kind == kCollectiveArrayKind) {
+            if (task.arguments.front() != "collective" ||
+                valueOf(task.arguments, "--out") != task.resultFile ||
+                valueOf(task.arguments, "--nodes") != std::to_string(array.nodes) ||
+                !ourInterpreter(valueOf(task.arguments, "--python"))) {
+                std::abort();
+            }
+            continue;
+        }
         if (valueOf(task.arguments, "--out-file") != task.resultFile ||
             !ourInterpreter(valueOf(task.arguments, "--python")) ||
             (!valueOf(task.arguments, "--py-path").empty() &&
@@ -91,12 +103,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         .write(reinterpret_cast<const char*>(data), std::streamsize(size));
     try {
         const auto held = readSlurmArray(folder());
-        if (!held || (held->kind != kSweepArrayKind && held->kind != kAttentionArrayKind)) {
+        if (!held) {
             return 0;
         }
-        const SlurmArray planned = held->kind == kSweepArrayKind
-                                       ? replannedSlurmSweep(*held, folder())
-                                       : replannedSlurmAttention(*held, folder());
+        SlurmArray planned;
+        if (held->kind == kSweepArrayKind) {
+            planned = replannedSlurmSweep(*held, folder());
+        } else if (held->kind == kAttentionArrayKind) {
+            planned = replannedSlurmAttention(*held, folder());
+        } else if (held->kind == kCollectiveArrayKind) {
+            planned = replannedSlurmCollective(*held, folder());
+        } else {
+            return 0;
+        }
         checkPlanned(planned);
         slurmJobScript(planned, folder(), "/usr/bin/stepscope-cli", {}, {0});
     } catch (const SlurmError&) {  // anything else escaping is a finding

@@ -13,6 +13,7 @@
 #include "analysis/snapshot_timeline.h"
 #include "analysis/trace_analysis.h"
 #include "analysis/trace_run.h"
+#include "cluster/slurm_collective.h"
 #include "files/file_kinds.h"
 #include "interop/kineto_trace.h"
 #include "interop/memory_snapshot.h"
@@ -130,6 +131,24 @@ Opened readFolder(const QString& path) {
                 opened.kind = Opened::Kind::AttentionArray;
                 opened.array = readAttentionArray(path);
                 opened.path = opened.array.directory;
+                return opened;
+            } catch (const std::exception& failure) {
+                return failed(FileOpener::tr("Cannot open folder"),
+                              QString::fromUtf8(failure.what()));
+            }
+        case FileKind::SlurmCollectiveFolder:
+            try {  // the rank counts finished so far
+                Opened opened;
+                opened.collective = readSlurmCollective(path.toStdString(), "open").file;
+                if (opened.collective.rows.empty()) {
+                    return failed(FileOpener::tr("Cannot open folder"),
+                                  FileOpener::tr("'%1' is a collective benchmark whose rank "
+                                                 "counts have not finished yet; open it again "
+                                                 "once one has.")
+                                      .arg(path));
+                }
+                opened.kind = Opened::Kind::Collective;
+                opened.path = path;
                 return opened;
             } catch (const std::exception& failure) {
                 return failed(FileOpener::tr("Cannot open folder"),
@@ -360,13 +379,18 @@ void FileOpener::deliver(int job, std::vector<OpenedPath>& opened) {
 
 const std::vector<FileKind>& FileOpener::kindsOpened() {
     // As readFilePath and readFolder read them.
-    static const std::vector<FileKind> kinds = {
-        FileKind::RunFile,         FileKind::AttentionFile,
-        FileKind::CollectiveFile,  FileKind::DtypeFlow,
-        FileKind::MemorySnapshot,  FileKind::ProfilerTrace,
-        FileKind::SweepFolder,     FileKind::SlurmSweepFolder,
-        FileKind::AttentionFolder, FileKind::SlurmAttentionFolder,
-        FileKind::TraceFolder};
+    static const std::vector<FileKind> kinds = {FileKind::RunFile,
+                                                FileKind::AttentionFile,
+                                                FileKind::CollectiveFile,
+                                                FileKind::DtypeFlow,
+                                                FileKind::MemorySnapshot,
+                                                FileKind::ProfilerTrace,
+                                                FileKind::SweepFolder,
+                                                FileKind::SlurmSweepFolder,
+                                                FileKind::AttentionFolder,
+                                                FileKind::SlurmAttentionFolder,
+                                                FileKind::SlurmCollectiveFolder,
+                                                FileKind::TraceFolder};
     return kinds;
 }
 
