@@ -55,8 +55,10 @@ std::string formatCollectiveTable(const CollectiveFile& file) {
     return out.str();
 }
 
-std::optional<std::vector<int64_t>> parseCollectiveSizes(const std::vector<std::string>& sizes) {
-    std::vector<int64_t> parsed;
+std::optional<CollectiveSpec> withParsedSizes(const CollectiveSpec& spec,
+                                              const std::vector<std::string>& sizes) {
+    CollectiveSpec parsed = spec;
+    parsed.sizesBytes.clear();
     for (const std::string& size : sizes) {
         const auto bytes = parseByteSize(size);
         if (!bytes) {
@@ -66,7 +68,7 @@ std::optional<std::vector<int64_t>> parseCollectiveSizes(const std::vector<std::
                          "1048576 bytes)\n";
             return std::nullopt;
         }
-        parsed.push_back(*bytes);
+        parsed.sizesBytes.push_back(*bytes);
     }
     return parsed;
 }
@@ -74,12 +76,11 @@ std::optional<std::vector<int64_t>> parseCollectiveSizes(const std::vector<std::
 int commandCollective(const CollectiveSpec& spec, const std::vector<std::string>& sizes,
                       const std::string& outFile, bool json) {
     return guarded([&] {
-        CollectiveSpec parsed = spec;
-        const auto bytes = parseCollectiveSizes(sizes);
-        if (!bytes) {
+        const auto withSizes = withParsedSizes(spec, sizes);
+        if (!withSizes) {
             return kExitBadInput;
         }
-        parsed.sizesBytes = *bytes;
+        const CollectiveSpec& parsed = *withSizes;
         if (const auto problem = collectiveSpecProblem(parsed)) {
             std::cerr << "stepscope-cli: " << *problem << "\n";
             return kExitBadInput;

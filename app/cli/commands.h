@@ -115,8 +115,9 @@ int commandCollectiveSlurm(const CLI::App& collective, const CollectiveSpec& spe
 // The collective benchmark's table: one line a row, nccl-tests' columns and
 // their definitions under it.
 std::string formatCollectiveTable(const CollectiveFile& file);
-// The sizes flag's texts in bytes; nullopt (and the message on stderr) for a bad one.
-std::optional<std::vector<int64_t>> parseCollectiveSizes(const std::vector<std::string>& sizes);
+// `spec` with the --sizes texts in bytes; nullopt (and the message on stderr) for a bad one.
+std::optional<CollectiveSpec> withParsedSizes(const CollectiveSpec& spec,
+                                              const std::vector<std::string>& sizes);
 
 // study warmup | precision | attention (study_command.cpp)
 int commandStudyWarmup(const ConfigFlags& flags, const std::string& outDir);

@@ -243,14 +243,12 @@ int commandCollectiveSlurm(const CLI::App& collective, const CollectiveSpec& spe
                            const std::vector<std::string>& sizes, const std::string& dir,
                            const SlurmFlags& slurm, bool resume) {
     return guardedSlurm([&] {
-        CollectiveSpec parsed = spec;
-        const auto bytes = parseCollectiveSizes(sizes);
-        if (!bytes) {
+        const auto parsed = withParsedSizes(spec, sizes);
+        if (!parsed) {
             return kExitBadInput;
         }
-        parsed.sizesBytes = *bytes;
         return writeSlurmDirectory(collective, dir, slurm, resume,
-                                   [&] { return collectiveSlurmArray(parsed); });
+                                   [&] { return collectiveSlurmArray(*parsed); });
     });
 }
 

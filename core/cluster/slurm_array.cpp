@@ -1,6 +1,7 @@
 #include "cluster/slurm_array.h"
 
 #include <algorithm>
+#include <charconv>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -136,6 +137,37 @@ std::string argumentsText(const std::vector<std::string>& arguments) {
         text.append(printableText(argument));
     }
     return text;
+}
+
+std::map<std::string, std::string> storedFlagValues(const std::vector<std::string>& arguments,
+                                                    size_t first,
+                                                    const std::vector<std::string>& known,
+                                                    const std::string& where,
+                                                    const std::string& what) {
+    std::map<std::string, std::string> flags;
+    for (size_t i = first; i < arguments.size(); i += 2) {
+        const std::string& flag = arguments[i];
+        const bool isKnown = std::find(known.begin(), known.end(), flag) != known.end();
+        if (!isKnown || i + 1 == arguments.size()) {
+            throw SlurmError(
+                where + "[" + std::to_string(i) + "]: '" + printableText(flag) +
+                (isKnown ? "' has no value" : "' is not a flag StepScope writes for " + what));
+        }
+        if (!flags.emplace(flag, arguments[i + 1]).second) {
+            throw SlurmError(where + "[" + std::to_string(i) + "]: '" + flag +
+                             "' is given twice; StepScope writes each flag once");
+        }
+    }
+    return flags;
+}
+
+int64_t storedWholeNumber(const std::string& field, const std::string& text) {
+    int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size()) {
+        throw SlurmError(field + ": '" + printableText(text) + "' is not a whole number");
+    }
+    return value;
 }
 
 void checkArrayForScript(const SlurmArray& array) {

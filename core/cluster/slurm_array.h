@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -109,6 +111,18 @@ void checkCodeFolderOutside(const std::string& field, const std::string& folder,
 
 // `arguments` joined by spaces, each printable: how messages show a task's.
 std::string argumentsText(const std::vector<std::string>& arguments);
+
+// A task's stored `--flag value` pairs from arguments[first] on, read as
+// data: each flag one of `known` (what StepScope writes for `what`), each
+// once, each with a value. Throws SlurmError naming `where`[i] otherwise.
+std::map<std::string, std::string> storedFlagValues(const std::vector<std::string>& arguments,
+                                                    size_t first,
+                                                    const std::vector<std::string>& known,
+                                                    const std::string& where,
+                                                    const std::string& what);
+
+// A stored value as a whole number; throws SlurmError naming `field` otherwise.
+int64_t storedWholeNumber(const std::string& field, const std::string& text);
 
 // The array's job script: #SBATCH lines for `options`, --array for
 // `taskIndices` (ascending) and the logs; task i runs its arguments in

@@ -1,7 +1,6 @@
 #include "cluster/slurm_attention.h"
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -62,15 +61,6 @@ constexpr const char* kValueFlags[] = {
     "--device",   "--warmup",  "--repeats",      "--tile-q",  "--tile-k",
     "--python",   "--out-file"};
 
-int64_t wholeNumber(const std::string& field, const std::string& text) {
-    int64_t value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size()) {
-        throw SlurmError(field + ": '" + printableText(text) + "' is not a whole number");
-    }
-    return value;
-}
-
 // The flags of a task's stored arguments and their values, each flag once.
 std::map<std::string, std::string> taskFlags(const SlurmTask& task, const std::string& where,
                                              bool& causal) {
@@ -82,23 +72,8 @@ std::map<std::string, std::string> taskFlags(const SlurmTask& task, const std::s
                          "StepScope writes an attention point");
     }
     causal = arguments[1] == "--causal";
-    std::map<std::string, std::string> flags;
-    for (size_t i = 2; i < arguments.size(); i += 2) {
-        const std::string& flag = arguments[i];
-        const bool known = std::any_of(std::begin(kValueFlags), std::end(kValueFlags),
-                                       [&](const char* name) { return flag == name; });
-        if (!known || i + 1 == arguments.size()) {
-            throw SlurmError(where + "[" + std::to_string(i) + "]: '" + printableText(flag) +
-                             (known ? "' has no value"
-                                    : "' is not a flag StepScope writes for "
-                                      "an attention point"));
-        }
-        if (!flags.emplace(flag, arguments[i + 1]).second) {
-            throw SlurmError(where + "[" + std::to_string(i) + "]: '" + flag +
-                             "' is given twice; StepScope writes each flag once");
-        }
-    }
-    return flags;
+    return storedFlagValues(arguments, 2, {std::begin(kValueFlags), std::end(kValueFlags)}, where,
+                            "an attention point");
 }
 
 // The one-point grid a task's stored arguments describe, read as data.
@@ -109,7 +84,9 @@ AttentionBenchSpec taskSpec(const SlurmTask& task, const std::string& where) {
         const auto found = flags.find(flag);
         return found == flags.end() ? std::string() : found->second;
     };
-    auto number = [&](const char* flag) { return wholeNumber(where + " " + flag, text(flag)); };
+    auto number = [&](const char* flag) {
+        return storedWholeNumber(where + " " + flag, text(flag));
+    };
     AttentionBenchSpec spec;
     spec.causal = causal;
     spec.backends = {text("--backends")};

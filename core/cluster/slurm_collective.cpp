@@ -1,7 +1,7 @@
 #include "cluster/slurm_collective.h"
 
 #include <algorithm>
-#include <charconv>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -70,13 +70,13 @@ std::vector<std::string> taskArguments(const CollectiveSpec& spec, int ranks,
     return arguments;
 }
 
-int wholeNumber(const std::string& field, const std::string& text) {
-    int value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size()) {
-        throw SlurmError(field + ": '" + printableText(text) + "' is not a whole number");
+// A stored count: a whole number that fits an int (the spec's check bounds it).
+int storedCount(const std::string& field, const std::string& text) {
+    const int64_t value = storedWholeNumber(field, text);
+    if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) {
+        throw SlurmError(field + ": " + std::to_string(value) + " is out of range");
     }
-    return value;
+    return int(value);
 }
 
 // The one-count benchmark a task's stored arguments describe, read as data.
@@ -86,21 +86,8 @@ CollectiveSpec taskSpec(const SlurmTask& task, const std::string& where) {
         throw SlurmError(where + ": '" + argumentsText(arguments) +
                          "' does not start 'collective', as StepScope writes a rank count");
     }
-    std::map<std::string, std::string> flags;
-    for (size_t i = 1; i < arguments.size(); i += 2) {
-        const std::string& flag = arguments[i];
-        const bool known = std::any_of(std::begin(kValueFlags), std::end(kValueFlags),
-                                       [&](const char* name) { return flag == name; });
-        if (!known || i + 1 == arguments.size()) {
-            throw SlurmError(
-                where + "[" + std::to_string(i) + "]: '" + printableText(flag) +
-                (known ? "' has no value" : "' is not a flag StepScope writes for a rank count"));
-        }
-        if (!flags.emplace(flag, arguments[i + 1]).second) {
-            throw SlurmError(where + "[" + std::to_string(i) + "]: '" + flag +
-                             "' is given twice; StepScope writes each flag once");
-        }
-    }
+    const auto flags = storedFlagValues(
+        arguments, 1, {std::begin(kValueFlags), std::end(kValueFlags)}, where, "a rank count");
     auto text = [&](const char* flag) {
         const auto found = flags.find(flag);
         return found == flags.end() ? std::string() : found->second;
@@ -114,13 +101,13 @@ CollectiveSpec taskSpec(const SlurmTask& task, const std::string& where) {
         }
         spec.sizesBytes.push_back(*bytes);
     }
-    spec.ranks = {wholeNumber(where + " --ranks", text("--ranks"))};
-    spec.nodes = wholeNumber(where + " --nodes", text("--nodes"));
+    spec.ranks = {storedCount(where + " --ranks", text("--ranks"))};
+    spec.nodes = storedCount(where + " --nodes", text("--nodes"));
     spec.backend = text("--backend");
     spec.dtype = text("--dtype");
     spec.device = text("--device");
-    spec.warmup = wholeNumber(where + " --warmup", text("--warmup"));
-    spec.repeats = wholeNumber(where + " --repeats", text("--repeats"));
+    spec.warmup = storedCount(where + " --warmup", text("--warmup"));
+    spec.repeats = storedCount(where + " --repeats", text("--repeats"));
     spec.python = text("--python");
     return spec;
 }

@@ -51,23 +51,23 @@ def added_field_table():
     """The package's table with one field more, as the C++ table would write it."""
     with open(config_fields.SCHEMA, encoding="utf-8") as file:
         document = json.load(file)
-    nodes = copy.deepcopy(next(f for f in document["fields"] if f["name"] == "threads"))
-    nodes.update(name="nodes", key="nodes", help="machines of a distributed step",
-                 label="Nodes", section="engine", engines=["pytorch", "pytorch-compile"],
+    replicas = copy.deepcopy(next(f for f in document["fields"] if f["name"] == "threads"))
+    replicas.update(name="replicas", key="replicas", help="copies of the model",
+                 label="Replicas", section="engine", engines=["pytorch", "pytorch-compile"],
                  required=False, default=1, min=1, max=64)
-    document["fields"].append(nodes)
+    document["fields"].append(replicas)
     return config_fields.Fields(document)
 
 
 def test_a_field_added_to_the_table_is_parsed_and_flagged():
     fields = added_field_table()
-    spec = worker_config.parse_run_config(run_config(nodes=4), fields)
-    assert spec.nodes == 4
-    assert worker_config.parse_run_config(run_config(), fields).nodes == 1  # an older file
+    spec = worker_config.parse_run_config(run_config(replicas=4), fields)
+    assert spec.replicas == 4
+    assert worker_config.parse_run_config(run_config(), fields).replicas == 1  # an older file
     parser = record_flags.build_parser(fields)
-    assert "--nodes" in parser.format_help()
-    args = parser.parse_args(["--nodes", "8"])
+    assert "--replicas" in parser.format_help()
+    args = parser.parse_args(["--replicas", "8"])
     config = record_flags.config_from_flags(args, parser, fields)
-    assert config["nodes"] == 8
-    assert record_flags.range_problems({**config, "nodes": 99}, [], fields) == [
-        ("--nodes", "must be ≤ 64, got 99; allowed: 1..64")]
+    assert config["replicas"] == 8
+    assert record_flags.range_problems({**config, "replicas": 99}, [], fields) == [
+        ("--replicas", "must be ≤ 64, got 99; allowed: 1..64")]

@@ -2,17 +2,19 @@
 (rank_main), each writes its events to a file of its own, and these are
 read as they grow and sent on as the worker's events with a `rank` field:
 each rank's `rank_started` (its node), `started` once (when every rank has
-built its model), `gate` once (the
-ranks' verdicts together), each rank's `step` and `rank_summary` as they
-come, rank 0's `progress`. The run's status is decided here, once torchrun
-has exited: `finished` is the worker's, as ever.
+built its model), `gate` once (the ranks' verdicts together), each rank's
+`step` and `rank_summary` as they come, rank 0's `progress`. The run's
+status is decided here, once torchrun has exited: `finished` is the
+worker's, as ever.
 
 torchrun's `--standalone` rendezvous takes a free port, so runs can go at
 once; across the nodes of a Slurm allocation srun starts a torchrun a node
-(torchrun.py), and the events' folder is on the shared file system. When a rank fails, torchrun stops the others (SIGTERM, then SIGKILL);
-the rank named is the one that failed first on its own, not one whose
-collective lost its peer. SIGTERM to the worker is passed to torchrun,
-which passes it to the ranks; they agree to stop after the same step.
+(torchrun.py), and the events' folder is on the shared file system. When a
+rank fails, torchrun stops the others (SIGTERM, then SIGKILL; srun those of
+the other nodes); the rank named is the one that failed first on its own,
+not one whose collective lost its peer. SIGTERM to the worker is passed to
+torchrun (srun), which passes it to the ranks; they agree to stop after
+the same step.
 """
 import json
 import os

@@ -31,7 +31,7 @@ def torchrun_command(ranks, nodes, module_and_arguments, python=sys.executable):
     address, port = rendezvous_endpoint(allocation)
     # Each node's torchrun takes its node rank from srun's SLURM_NODEID, so
     # the rank order follows the allocation's node order.
-    per_node = ("exec \"$0\" -m torch.distributed.run --node-rank \"$SLURM_NODEID\" \"$@\"")
+    per_node = 'exec "$0" -m torch.distributed.run --node-rank "$SLURM_NODEID" "$@"'
     return ["srun", "--nodes", str(nodes), "--ntasks", str(nodes), "--ntasks-per-node", "1",
             "--kill-on-bad-exit=1", "sh", "-c", per_node, python,
             "--nnodes", str(nodes), "--nproc-per-node", str(ranks // nodes),
@@ -45,9 +45,10 @@ def slurm_allocation(nodes):
     if "SLURM_JOB_ID" not in os.environ:
         raise AllocationError(f"{nodes} nodes are started by srun inside a Slurm allocation "
                               "(sbatch, salloc); outside one, allowed: 1")
-    if shutil.which("srun") is None:
-        raise AllocationError(f"{nodes} nodes are started by srun, which this allocation's "
-                              "PATH lacks; allowed here: 1")
+    for tool in ("srun", "scontrol"):
+        if shutil.which(tool) is None:
+            raise AllocationError(f"{nodes} nodes are started by srun, and this allocation's "
+                                  f"PATH lacks {tool}; allowed here: 1")
     names = allocation_nodes()
     if len(names) < nodes:
         raise AllocationError(f"{nodes} asked for, this allocation "
