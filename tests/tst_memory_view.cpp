@@ -24,6 +24,7 @@
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QToolTip>
+#include <memory>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -45,9 +46,11 @@
 #include "views/compare_view.h"
 #include "views/kernel_timeline_view.h"
 #include "views/memory_view.h"
+#include "views/parts/category_stack.h"
 #include "views/parts/memory_compare_view.h"
 #include "views/parts/saved_view.h"
 #include "views/parts/snapshot_stack_panel.h"
+#include "views/parts/time_tints.h"
 #include "widgets/category_rules_dialog.h"
 
 using namespace stepscope;
@@ -353,6 +356,47 @@ bool makeSnapshotFixtures(const QString& dir) {
 }
 
 }  // namespace
+
+// A plot whose axis rect is the whole widget and whose axes count pixels:
+// key k is the left edge of column k, value v the edge v rows above the
+// bottom. Nothing but what a test adds is drawn.
+std::unique_ptr<QCustomPlot> pixelPlot(int width, int height) {
+    auto plot = std::make_unique<QCustomPlot>();
+    plot->axisRect()->setAutoMargins(QCP::msNone);
+    plot->axisRect()->setMargins(QMargins());
+    for (QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
+        axis->setVisible(false);
+        axis->grid()->setVisible(false);
+    }
+    plot->xAxis->setRange(0, width);
+    plot->yAxis->setRange(0, height);
+    plot->resize(width, height);
+    return plot;
+}
+
+// Two stacked categories in pixel units (each series the sum of its category
+// and those below), and a spike in the upper one 0.3 px wide that covers no
+// pixel centre: [30.6, 30.9) up to 80.
+const QVector<double> kStackKeys{0, 20, 30.6, 30.9, 40, 60};
+const QVector<double> kStackLower{10, 30, 30, 30, 5, 5};
+const QVector<double> kStackUpper{25, 50, 80, 50, 20, 20};
+const QColor kLowerFill(200, 60, 60);
+const QColor kUpperFill(60, 60, 200);
+
+QImage drawnFills(QCustomPlot& plot, bool vector = false) {
+    if (!vector) {
+        return plot.toPixmap(plot.width(), plot.height())
+            .toImage()
+            .convertToFormat(QImage::Format_RGB32);
+    }
+    QImage image(plot.size(), QImage::Format_RGB32);
+    image.fill(Qt::white);
+    QCPPainter painter(&image);
+    painter.setMode(QCPPainter::pmVectorized);
+    plot.toPainter(&painter, plot.width(), plot.height());
+    painter.end();
+    return image;
+}
 
 class TestMemoryView : public QObject {
     Q_OBJECT
@@ -1572,6 +1616,117 @@ private Q_SLOTS:
     // put both runs' step-1 allocations at the same time; at their first
     // event, the later run's are 200 µs further on. A recording without
     // steps (a snapshot's trace) offers no step alignment.
+    // The categories are filled in one image; the reference is what they
+    // replaced: each area a step polygon filled down to zero by Qt, the
+    // topmost first and the lower one over it.
+    void categoryFillsMatchEachAreaFilledToZero() {
+        auto stacked = pixelPlot(100, 100);
+        auto* stack = new CategoryStack(stacked->xAxis, stacked->yAxis);
+        std::vector<QCPGraph*> graphs;
+        for (const auto& [values, fill] :
+             {std::pair{kStackLower, kLowerFill}, std::pair{kStackUpper, kUpperFill}}) {
+            auto* graph = new CategoryGraph(stacked->xAxis, stacked->yAxis);
+            graph->setLineStyle(QCPGraph::lsStepLeft);
+            graph->setPen(Qt::NoPen);
+            graph->setBrush(fill);
+            graph->setData(kStackKeys, values, true);
+            graphs.push_back(graph);
+        }
+        stack->setGraphs(graphs);
+        const QImage ours = drawnFills(*stacked);
+
+        auto reference = pixelPlot(100, 100);
+        for (const auto& [values, fill] :
+             {std::pair{kStackUpper, kUpperFill}, std::pair{kStackLower, kLowerFill}}) {
+            QCPGraph* graph = reference->addGraph();
+            graph->setLineStyle(QCPGraph::lsStepLeft);
+            graph->setPen(Qt::NoPen);
+            graph->setBrush(fill);
+            graph->setAntialiasedFill(false);
+            graph->setData(kStackKeys, values, true);
+        }
+        const QImage theirs = drawnFills(*reference);
+
+        // By hand: QCustomPlot puts value 0 on the last row's centre line
+        // (its axis rect's bottom()), so value v fills rows [99 - v, 99).
+        auto at = [&](int x, int y) { return QColor(ours.pixel(x, y)); };
+        QCOMPARE(at(10, 98), kLowerFill);  // lower: 10 over [0, 20)
+        QCOMPARE(at(10, 89), kLowerFill);
+        QCOMPARE(at(10, 88), kUpperFill);  // upper: 25
+        QCOMPARE(at(10, 74), kUpperFill);
+        QCOMPARE(at(10, 73), QColor(Qt::white));
+        QCOMPARE(at(10, 99), QColor(Qt::white));
+        QCOMPARE(at(59, 94), kLowerFill);  // [40, 60): 5 and 20
+        QCOMPARE(at(59, 79), kUpperFill);
+        QCOMPARE(at(59, 78), QColor(Qt::white));
+        QCOMPARE(at(60, 98), QColor(Qt::white));  // the last point starts nothing
+        // The spike narrower than a pixel still shows, in the column it lies in.
+        QCOMPARE(at(30, 19), kUpperFill);
+        QCOMPARE(at(30, 18), QColor(Qt::white));
+        QCOMPARE(at(31, 49), kUpperFill);
+        QCOMPARE(at(31, 48), QColor(Qt::white));
+
+        int differing = 0;
+        for (int y = 0; y < 100; ++y) {
+            for (int x = 0; x < 100; ++x) {
+                if (ours.pixel(x, y) != theirs.pixel(x, y)) {
+                    QVERIFY2(x == 30 && y >= 19 && y < 49,
+                             qPrintable(QString("(%1, %2) differs from Qt's fill").arg(x).arg(y)));
+                    ++differing;
+                }
+            }
+        }
+        QCOMPARE(differing, 30);  // the spike's column alone, which Qt's fill missed
+
+        // PDF export draws a polygon a category: the same pixels.
+        QCOMPARE(drawnFills(*stacked, /*vector=*/true), ours);
+        // Hidden, a category is not filled, and the one above fills down to zero.
+        graphs[0]->setVisible(false);
+        const QImage upperOnly = drawnFills(*stacked);
+        QCOMPARE(QColor(upperOnly.pixel(10, 98)), kUpperFill);
+    }
+
+    // Phases tint the chart's height in one image: a column each takes the
+    // last tint over its centre, a tint narrower than a pixel keeps one
+    // column, and twice the pixels at twice the scale.
+    void phaseTintsCoverTheirColumnsOnce() {
+        auto plot = pixelPlot(100, 40);
+        auto* tints = new TimeTintBands(plot->xAxis, plot->yAxis);
+        const QColor blue(0, 0, 255, 51);
+        const QColor red(255, 0, 0, 51);
+        // Keys are ms, ranges µs: column k is [1000 k, 1000 (k + 1)) µs.
+        tints->setRanges({{30000, 30200, red},  // 0.2 px
+                          {0, 10000, blue},     // given out of order
+                          {10000, 20000, red}});
+        auto blended = [](const QColor& tint) {  // over white, as Qt blends
+            const double a = tint.alphaF();
+            return QColor(qRound(tint.red() * a + 255 * (1 - a)),
+                          qRound(tint.green() * a + 255 * (1 - a)),
+                          qRound(tint.blue() * a + 255 * (1 - a)));
+        };
+        const QImage image = drawnFills(*plot);
+        auto near = [](QColor a, QColor b) {
+            return std::abs(a.red() - b.red()) <= 1 && std::abs(a.green() - b.green()) <= 1 &&
+                   std::abs(a.blue() - b.blue()) <= 1;
+        };
+        // Every row but the last, which QCustomPlot clips from what it plots.
+        for (int y : {0, 20, 38}) {
+            QVERIFY(near(QColor(image.pixel(0, y)), blended(blue)));
+            QVERIFY(near(QColor(image.pixel(9, y)), blended(blue)));
+            QVERIFY(near(QColor(image.pixel(10, y)), blended(red)));
+            QVERIFY(near(QColor(image.pixel(19, y)), blended(red)));
+            QCOMPARE(QColor(image.pixel(20, y)), QColor(Qt::white));
+            QVERIFY(near(QColor(image.pixel(30, y)), blended(red)));
+            QCOMPARE(QColor(image.pixel(31, y)), QColor(Qt::white));
+        }
+        const QImage twice = plot->toPixmap(100, 40, 2.0).toImage();
+        QCOMPARE(twice.width(), 200);
+        QVERIFY(near(QColor(twice.pixel(39, 50)), blended(red)));  // column 19, twice
+        QCOMPARE(QColor(twice.pixel(40, 50)), QColor(Qt::white));
+        // PDF export: a rectangle a tint, the same picture.
+        QCOMPARE(drawnFills(*plot, /*vector=*/true), image);
+    }
+
     void ourRunsAlignByStep() {
         RunDocument a;
         a.id = 11;

@@ -33,9 +33,11 @@
 #include "results/memory_report.h"
 #include "views/parts/allocation_bands.h"
 #include "views/parts/annotation_bands.h"
+#include "views/parts/category_stack.h"
 #include "views/parts/rank_memory_panel.h"
 #include "views/parts/saved_view.h"
 #include "views/parts/snapshot_stack_panel.h"
+#include "views/parts/time_tints.h"
 #include "widgets/column_fit.h"
 #include "widgets/elided_label.h"
 #include "widgets/plot_style.h"
@@ -209,6 +211,13 @@ void MemoryView::createPlot() {
     annotations_ = new AnnotationBands(plot_->xAxis, plot_->yAxis);
     annotations_->setLayer("background");
     annotations_->removeFromLegend();
+    phaseBands_ = new TimeTintBands(plot_->xAxis, plot_->yAxis);
+    phaseBands_->setLayer("background");
+    phaseBands_->removeFromLegend();
+    // First on its layer: the category graphs, added later, draw their lines over it.
+    stack_ = new CategoryStack(plot_->xAxis, plot_->yAxis);
+    stack_->setLayer("categories");
+    stack_->removeFromLegend();
 }
 
 // Under the chart: the sites in view, what blocks save for backward, the
@@ -352,6 +361,8 @@ void MemoryView::showRun(const RunDocument* document) {
 void MemoryView::clearShown() {
     plot_->clearGraphs();
     plot_->clearItems();
+    stack_->setGraphs({});
+    phaseBands_->setRanges({});
     peakLabel_ = nullptr;
     peakArrow_ = nullptr;
     smallerBottom_ = smallerTop_ = nullptr;
@@ -391,18 +402,14 @@ void MemoryView::showNoTrace(const RunDocument* document) {
 
 // Phase bands along the time axis.
 void MemoryView::drawPhaseBands() {
+    std::vector<TimeTintBands::Range> ranges;
+    ranges.reserve(trace_->phases.size());
     for (const auto& range : trace_->phases) {
-        auto* band = new QCPItemRect(plot_);
-        band->setLayer("background");
-        band->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        band->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        band->topLeft->setCoords(range.startUs / 1e3, 0);
-        band->bottomRight->setCoords(range.endUs / 1e3, 1);
-        QColor color = phaseColor(phaseName(range.phase));
-        color.setAlpha(30);
-        band->setBrush(color);
-        band->setPen(Qt::NoPen);
+        QColor colour = phaseColor(phaseName(range.phase));
+        colour.setAlpha(30);
+        ranges.push_back({range.startUs, range.endUs, colour});
     }
+    phaseBands_->setRanges(std::move(ranges));
 }
 
 // The peak: an arrow to the very point, its label kept inside the chart.
@@ -488,8 +495,10 @@ void MemoryView::drawCategories() {
         }
         active[trace.category[i]] += trace.bytes[i];
     }
+    std::vector<QCPGraph*> graphs;
     for (size_t c = 0; c < kMemoryCategories; ++c) {
-        QCPGraph* graph = plot_->addGraph();
+        QCPGraph* graph = new CategoryGraph(plot_->xAxis, plot_->yAxis);
+        graphs.push_back(graph);
         graph->setName(toString(MemoryCategory(c)));
         graph->setLineStyle(QCPGraph::lsStepLeft);
         const QColor color = memoryColor(MemoryCategory(c));
@@ -501,9 +510,8 @@ void MemoryView::drawCategories() {
                                          0.333f + 0.667f * color.greenF(),
                                          0.333f + 0.667f * color.blueF()));
     }
-    // Each area fills down to zero, the topmost drawn first and each lower one
-    // over it: the same picture as filling between neighbours, at a fraction
-    // of the cost (QCustomPlot's channel fill took a quarter second here).
+    // The fills in one pass under the lines; the lowest category's line on top.
+    stack_->setGraphs(graphs);
     for (int c = int(kMemoryCategories) - 1; c >= 0; --c) {
         plot_->graph(c)->setLayer("categories");
     }

@@ -33,6 +33,8 @@ namespace stepscope::ui {
 
 class AllocationBands;
 class AnnotationBands;
+class CategoryStack;
+class TimeTintBands;
 class SnapshotStackPanel;
 struct SnapshotRecording;
 class ElidedLabel;
@@ -246,6 +248,8 @@ private:
     AllocationBands* highlight_ = nullptr;
     AllocationBands* selection_ = nullptr;
     AnnotationBands* annotations_ = nullptr;
+    CategoryStack* stack_ = nullptr;       // the categories' fills
+    TimeTintBands* phaseBands_ = nullptr;  // a run's phases behind the chart
     QCPGraph* smallerBottom_ = nullptr;
     QCPGraph* smallerTop_ = nullptr;
     QCPItemText* peakLabel_ = nullptr;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "views/parts/time_tints.h"
+
 namespace stepscope::ui {
 
 namespace {
@@ -70,17 +72,16 @@ void AnnotationBands::draw(QCPPainter* painter) {
         return;
     }
     const QRectF area = key->axisRect()->rect();
-    painter->setPen(Qt::NoPen);
     // The outermost ranges tint the whole height, as phases do.
+    std::vector<TimeTint> tints;
     for (const Strip& strip : strips()) {
-        if (strip.rect.top() > area.top()) {
-            continue;
+        if (strip.rect.top() <= area.top()) {
+            QColor tint = rangeColour(strip.name);
+            tint.setAlpha(22);
+            tints.push_back({strip.rect.left(), strip.rect.right(), tint});
         }
-        QColor tint = rangeColour(strip.name);
-        tint.setAlpha(22);
-        painter->fillRect(QRectF(strip.rect.left(), area.top(), strip.rect.width(), area.height()),
-                          tint);
     }
+    drawTimeTints(painter, area, tints);
     painter->setFont(mParentPlot->font());
     const QFontMetricsF metrics(painter->font());
     for (const Strip& strip : strips()) {
