@@ -537,12 +537,13 @@ void MemoryView::sampleCategories(double fromUs, double toUs) {
     for (size_t i = first / kCheckpoint * kCheckpoint; i < first; ++i) {
         active[trace.category[i]] += trace.bytes[i];
     }
+    int64_t total = 0;
+    for (const int64_t bytes : active) {
+        total += bytes;
+    }
     for (size_t i = first; i < first + count; ++i) {
         active[trace.category[i]] += trace.bytes[i];
-        int64_t total = 0;
-        for (const int64_t bytes : active) {
-            total += bytes;
-        }
+        total += trace.bytes[i];  // kept as it goes: summing the categories was most of the loop
         const size_t bucket =
             std::min(buckets - 1, size_t((times[i] - start) / span * double(buckets)));
         if (total > best[bucket]) {
