@@ -12,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMouseEvent>
 #include <QProcess>
@@ -19,6 +20,7 @@
 #include <QSettings>
 #include <QStandardItemModel>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -32,9 +34,11 @@
 #include "cli_run.h"
 #include "config/model_dims.h"
 #include "controllers/category_rules_control.h"
+#include "controllers/file_opener.h"
 #include "controllers/run_list.h"
 #include "main_window.h"
 #include "models/allocation_stack.h"
+#include "models/category_rules.h"
 #include "models/format.h"
 #include "models/memory_index.h"
 #include "models/run_document.h"
@@ -356,6 +360,14 @@ bool makeSnapshotFixtures(const QString& dir) {
 }
 
 }  // namespace
+
+// Applies `rules` as the dialog's Save does and waits until the open
+// snapshots show them (off the UI thread, a moment).
+void applyRules(MainWindow& window, const std::vector<CategoryRule>& rules) {
+    QSignalSpy applied(window.categoryRules(), &CategoryRulesControl::applied);
+    window.categoryRules()->apply(rules);
+    QVERIFY(applied.count() == 1 || applied.wait(20000));
+}
 
 // A plot whose axis rect is the whole widget and whose axes count pixels:
 // key k is the left edge of column k, value v the edge v rows above the
@@ -1499,11 +1511,11 @@ private Q_SLOTS:
             shown.snapshot()->snapshot, shown.snapshot()->path, shown.snapshot()->device, {});
         QCOMPARE(early->result.memory.category.front(), uint8_t(MemoryCategory::Activations));
         const std::vector<CategoryRule> rules{{"inputs", "^model\\.py$", RuleTarget::File}};
-        window.categoryRules()->apply(rules);
+        applyRules(window, rules);
         const std::shared_ptr<RunDocument> late = window.categoryRules()->withCurrentRules(early);
         QVERIFY(late->snapshot()->rules == rules);
         QCOMPARE(late->result.memory.category.front(), uint8_t(MemoryCategory::Inputs));
-        window.categoryRules()->apply({});
+        applyRules(window, {});
 
         const QString saved = dir_.filePath("idle-device-run.json");
         QVERIFY(window.saveDocument(window.documents().back().id, saved));
@@ -1557,7 +1569,7 @@ private Q_SLOTS:
             QVERIFY(dialog->saveButton()->isEnabled());
             QTest::mouseClick(dialog->saveButton(), Qt::LeftButton);
             // The file rule comes before the name rule that matches too.
-            QCOMPARE(categoriesOf(*view, 1'500'000), QSet<int>{int(C::Inputs)});
+            QTRY_COMPARE(categoriesOf(*view, 1'500'000), QSet<int>{int(C::Inputs)});
             QCOMPARE(categoriesOf(*view, 500'000), QSet<int>{int(C::Inputs)});
             QCOMPARE(categoriesOf(*view, 3'000'000), QSet<int>{int(C::Other)});
             QVERIFY(view->describe(allocationOfBytes(*view, 1'500'000)).contains("inputs"));
@@ -1578,9 +1590,70 @@ private Q_SLOTS:
         dialog->moveRule(1, -1);
         QCOMPARE(dialog->patternEdit(0)->text(), QString("grow_cache"));
         QTest::mouseClick(dialog->saveButton(), Qt::LeftButton);
-        QCOMPARE(categoriesOf(*next.memoryView(), 1'500'000), QSet<int>{int(C::OptimizerState)});
-        next.categoryRules()->apply({});
+        QTRY_COMPARE(categoriesOf(*next.memoryView(), 1'500'000),
+                     QSet<int>{int(C::OptimizerState)});
+        applyRules(next, {});
         QCOMPARE(categoriesOf(*next.memoryView(), 1'500'000), QSet<int>{int(C::Activations)});
+    }
+
+    // Rules are applied off the UI thread: the status says so and offers
+    // Cancel, which keeps the rules as they were (in the settings too) and
+    // the snapshot as it is shown. An open can be cancelled the same way.
+    void applyingRulesCanBeCancelledAndSoCanAnOpen() {
+        const QString path = dir_.filePath("cancel-rules.pickle");
+        QVERIFY(writeSnapshotPickle(path, kSegmentTrace, true).isEmpty());
+        using C = MemoryCategory;
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        MemoryView* view = window.memoryView();
+        auto* cancel = window.findChild<QToolButton*>("cancelWork");
+        QVERIFY(cancel && !cancel->isVisible());
+        auto statusSays = [&](const QString& text) {
+            for (const QLabel* label : window.statusBar()->findChildren<QLabel*>()) {
+                if (label->text().startsWith(text)) {
+                    return true;
+                }
+            }
+            return false;
+        };
+        QCOMPARE(categoriesOf(*view, 1'500'000), QSet<int>{int(C::Activations)});
+
+        const std::vector<CategoryRule> rules{{"inputs", "^model\\.py$", RuleTarget::File}};
+        QSignalSpy applied(window.categoryRules(), &CategoryRulesControl::applied);
+        QCOMPARE(window.categoryRules()->apply(rules), 1);
+        QVERIFY(window.categoryRules()->applying());
+        QVERIFY(statusSays("Applying the category rules to 1 open snapshot"));
+        QVERIFY(cancel->isVisible());
+        QCOMPARE(categoriesOf(*view, 1'500'000), QSet<int>{int(C::Activations)});  // not yet
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QVERIFY(!window.categoryRules()->applying());
+        QVERIFY(window.categoryRules()->rules().empty());
+        QVERIFY(loadCategoryRules().empty());
+        QVERIFY(statusSays("Category rules not applied: cancelled"));
+        QVERIFY(!cancel->isVisible());
+        QTest::qWait(300);  // the work ends meanwhile; what it made is dropped
+        QCOMPARE(applied.count(), 0);
+        QCOMPARE(categoriesOf(*view, 1'500'000), QSet<int>{int(C::Activations)});
+
+        applyRules(window, rules);
+        QCOMPARE(categoriesOf(*view, 1'500'000), QSet<int>{int(C::Inputs)});
+        QVERIFY(!cancel->isVisible());
+        applyRules(window, {});
+
+        // An open cancelled: nothing of it is listed.
+        const QString other = dir_.filePath("cancel-open.pickle");
+        QVERIFY(writeSnapshotPickle(other, kSegmentTrace, true).isEmpty());
+        QSignalSpy dropped(window.findChild<FileOpener*>(), &FileOpener::dropped);
+        window.openFiles({other});
+        QVERIFY(statusSays("Opening"));
+        QVERIFY(cancel->isVisible());
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QVERIFY(statusSays("Opening cancelled"));
+        QVERIFY(!cancel->isVisible());
+        QVERIFY(dropped.wait(20000));
+        QCOMPARE(int(window.documents().size()), 1);
     }
 
     // A rule edited into the settings by hand that the dialog would refuse
@@ -1609,7 +1682,7 @@ private Q_SLOTS:
         QVERIFY(window.openRunFile(path));
         QCOMPARE(categoriesOf(*window.memoryView(), 1'500'000),
                  QSet<int>{int(MemoryCategory::Temporaries)});
-        window.categoryRules()->apply({});  // the next tests start with none
+        applyRules(window, {});  // the next tests start with none
     }
 
     // Compare memory by step: two of our runs aligned at the start of step 1

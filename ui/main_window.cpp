@@ -13,6 +13,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <stdexcept>
@@ -180,7 +181,12 @@ void MainWindow::createStatusBar() {
     progressBar_ = new QProgressBar;
     progressBar_->setMaximumWidth(220);
     progressBar_->hide();
+    cancelWork_ = new QToolButton;
+    cancelWork_->setObjectName("cancelWork");
+    cancelWork_->setText(tr("Cancel"));
+    cancelWork_->setToolTip(tr("Stop opening files or applying category rules"));
     statusBar()->addWidget(progressLabel_, 1);
+    statusBar()->addPermanentWidget(cancelWork_);
     statusBar()->addPermanentWidget(progressBar_);
 }
 
@@ -188,10 +194,10 @@ void MainWindow::createWorkflows() {
     workflow_ = new RunWorkflow({runner_, runs_, config_, sweepPage(), attentionPage(), folders_,
                                  messages_, progressLabel_, progressBar_},
                                 this);
-    opening_ =
-        new OpenWorkflow({opener_, runs_, recent_, folders_, categoryRules_, messages_, sweepPage(),
-                          attentionPage(), precisionPage(), collectivePage(), progressLabel_},
-                         this);
+    opening_ = new OpenWorkflow(
+        {opener_, runs_, recent_, folders_, categoryRules_, messages_, sweepPage(), attentionPage(),
+         precisionPage(), collectivePage(), progressLabel_, cancelWork_},
+        this);
     saving_ = new RunSaving(runs_, workflow_, this);
 }
 

@@ -35,6 +35,7 @@ class QDockWidget;
 class QLabel;
 class QMenu;
 class QProgressBar;
+class QToolButton;
 class QPushButton;
 class QTabWidget;
 
@@ -212,6 +213,7 @@ private:
     QList<RunView*> views_;          // the tabs that show the selected run
     QLabel* progressLabel_;
     QProgressBar* progressBar_;
+    QToolButton* cancelWork_ = nullptr;  // beside the status: cancels an open or an apply
     QMenu* exportMenu_;
     QMenu* examplesMenu_;
     QAction* openAction_;

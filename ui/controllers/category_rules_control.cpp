@@ -1,7 +1,5 @@
 #include "controllers/category_rules_control.h"
 
-#include <QApplication>
-#include <QGuiApplication>
 #include <QMessageBox>
 #include <QWidget>
 
@@ -16,7 +14,7 @@
 namespace stepscope::ui {
 
 CategoryRulesControl::CategoryRulesControl(RunList* runs, FileOpener* opener, QWidget* window)
-    : QObject(window), runs_(runs), opener_(opener), window_(window) {
+    : QObject(window), runs_(runs), opener_(opener), window_(window), jobs_(this, 1) {
     rules_ = loadCategoryRules();
     opener_->setCategoryRules(rules_);
 }
@@ -39,35 +37,89 @@ CategoryRulesDialog* CategoryRulesControl::edit() {
     return dialog_;
 }
 
-int CategoryRulesControl::apply(const std::vector<CategoryRule>& rules) {
+void CategoryRulesControl::keep(const std::vector<CategoryRule>& rules) {
     rules_ = rules;
     saveCategoryRules(rules_);
     opener_->setCategoryRules(rules_);
-    std::vector<int> snapshots;
+}
+
+namespace {
+
+// A snapshot to categorise again: the document showing it, and its recording
+// as the apply began (a device switched meanwhile is not overwritten).
+struct Recategorised {
+    int id = 0;
+    std::shared_ptr<const SnapshotRecording> from;
+    std::shared_ptr<RunDocument> document;
+};
+
+}  // namespace
+
+int CategoryRulesControl::apply(const std::vector<CategoryRule>& rules) {
+    if (!before_) {
+        before_ = rules_;
+    }
+    keep(rules);
+    std::vector<Recategorised> snapshots;
     for (const RunDocument& document : runs_->documents()) {
         if (document.snapshot()) {
-            snapshots.push_back(document.id);
+            snapshots.push_back({document.id, document.sharedSnapshot(), nullptr});
         }
     }
-    // The snapshots are in memory: categorising again is the timeline's and
-    // the index's work, not a read (a second or so for a million events).
-    QGuiApplication::setOverrideCursor(Qt::WaitCursor);
-    try {
-        for (const int id : snapshots) {
-            const std::shared_ptr<const SnapshotRecording> recording =
-                runs_->byId(id)->sharedSnapshot();
-            runs_->replace(id, std::move(*snapshotDocument(recording->snapshot, recording->path,
-                                                           recording->device, rules_)));
-        }
-    } catch (const std::exception& error) {  // the rules were checked: a bug, said, not a crash
-        QGuiApplication::restoreOverrideCursor();
-        QMessageBox::warning(window_, tr("Cannot apply the category rules"),
-                             QString::fromUtf8(error.what()));
+    if (snapshots.empty()) {
+        jobs_.reset();  // an apply under way has nothing left to do either
+        before_.reset();
+        Q_EMIT applied();
         return 0;
     }
-    QGuiApplication::restoreOverrideCursor();
-    Q_EMIT applied();
-    return int(snapshots.size());
+    const int count = int(snapshots.size());
+    Q_EMIT started(count);
+    jobs_.start(
+        [snapshots = std::move(snapshots),
+         rules = rules_](const std::function<bool()>& superseded) mutable {
+            std::string error;
+            for (Recategorised& snapshot : snapshots) {
+                if (superseded()) {
+                    break;
+                }
+                try {
+                    snapshot.document = snapshotDocument(
+                        snapshot.from->snapshot, snapshot.from->path, snapshot.from->device, rules);
+                } catch (const std::exception& e) {  // the rules were checked: a bug, said
+                    error = e.what();
+                    break;
+                }
+            }
+            return std::make_pair(std::move(snapshots), std::move(error));
+        },
+        [this](int, std::pair<std::vector<Recategorised>, std::string> done) {
+            auto& [snapshots, error] = done;
+            before_.reset();
+            if (!error.empty()) {
+                QMessageBox::warning(window_, tr("Cannot apply the category rules"),
+                                     QString::fromStdString(error));
+                return;
+            }
+            for (Recategorised& snapshot : snapshots) {
+                const RunDocument* shown = runs_->byId(snapshot.id);
+                if (shown && snapshot.document && shown->sharedSnapshot() == snapshot.from) {
+                    runs_->replace(snapshot.id, std::move(*snapshot.document));
+                }
+            }
+            Q_EMIT applied();
+        },
+        [](int) {});
+    return count;
+}
+
+void CategoryRulesControl::cancel() {
+    if (!before_) {
+        return;
+    }
+    jobs_.reset();
+    keep(*before_);
+    before_.reset();
+    Q_EMIT cancelled();
 }
 
 std::shared_ptr<RunDocument> CategoryRulesControl::withCurrentRules(

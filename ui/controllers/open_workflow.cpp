@@ -19,7 +19,8 @@
 namespace stepscope::ui {
 
 OpenWorkflow::OpenWorkflow(const Parts& parts, QObject* parent) : QObject(parent), parts_(parts) {
-    auto* opening = new OpeningStatus(parts_.opener, parts_.status, this);
+    auto* opening =
+        new OpeningStatus(parts_.opener, parts_.categoryRules, parts_.status, parts_.cancel, this);
     connect(opening, &OpeningStatus::newestFinished, this, [this](bool opened) {
         if (opened && !tabAfterOpen_.isEmpty()) {
             Q_EMIT tabWanted(tabAfterOpen_);

@@ -5,6 +5,7 @@
 #include <QString>
 #include <QStringList>
 
+class QAbstractButton;
 class QLabel;
 class QWidget;
 
@@ -45,6 +46,7 @@ public:
         PrecisionPage* precision;
         CollectivePage* collective;  // nullptr in a window without the tab
         QLabel* status;              // says "Opening …" while files are read
+        QAbstractButton* cancel;     // cancels what the status says is under way
     };
     OpenWorkflow(const Parts& parts, QObject* parent);
 

@@ -3,28 +3,42 @@
 #include <QObject>
 #include <QString>
 
+class QAbstractButton;
 class QLabel;
 
 namespace stepscope::ui {
 
+class CategoryRulesControl;
 class FileOpener;
 
-// While files are read, the status label says "Opening …"; when the newest
-// open ends, what the label said before comes back, unless something else
-// was said meanwhile. An older open's end is ignored: the newer one speaks.
+// What the window does in the background, said in the status label: while
+// files are read "Opening …", while category rules are applied to the open
+// snapshots "Applying …"; when the newest of them ends, what the label said
+// before comes back, unless something else was said meanwhile (an older
+// open's end is ignored: the newer one speaks). The cancel button shows
+// while either is under way: it drops the opens (nothing of them is shown)
+// and the apply (the rules stay as they were).
 class OpeningStatus : public QObject {
     Q_OBJECT
 
 public:
-    OpeningStatus(FileOpener* opener, QLabel* label, QObject* parent);
+    OpeningStatus(FileOpener* opener, CategoryRulesControl* rules, QLabel* label,
+                  QAbstractButton* cancel, QObject* parent);
 
 Q_SIGNALS:
     // The newest open ended; `opened`: every path of it opened.
     void newestFinished(bool opened);
 
 private:
+    void say(const QString& text);
+    void ended(const QString& text = QString());
+
+    FileOpener* opener_;
+    CategoryRulesControl* rules_;
     QLabel* label_;
-    QString shown_;   // "Opening …"
+    QAbstractButton* cancel_;
+    bool opening_ = false;
+    QString shown_;   // "Opening …" or "Applying …"
     QString before_;  // and what it replaced
 };
 
