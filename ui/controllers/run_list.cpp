@@ -8,6 +8,7 @@
 #include <map>
 
 #include "models/memory_run_data.h"
+#include "models/release_elsewhere.h"
 #include "models/run_label.h"
 #include "results/run_file.h"
 #include "widgets/head_tail_delegate.h"
@@ -218,7 +219,9 @@ void RunList::replace(int id, RunDocument document) {
         return;
     }
     document.id = id;
+    auto replaced = std::make_shared<RunDocument>(std::move(*old));
     *old = std::move(document);
+    releaseElsewhere(std::move(replaced));
     if (MemoryRunData* memory = old->memoryData.get()) {
         memory->follow(old->result);  // the run moved in here
     }

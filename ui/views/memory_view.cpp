@@ -28,6 +28,7 @@
 #include "models/allocation_stack.h"
 #include "models/format.h"
 #include "models/missing_records.h"
+#include "models/release_elsewhere.h"
 #include "models/run_document.h"
 #include "models/snapshot_recording.h"
 #include "results/memory_report.h"
@@ -380,7 +381,7 @@ void MemoryView::clearShown() {
     pinned_ = -1;
     details_->clear();
     estimate_->clear();
-    data_.reset();
+    releaseElsewhere(std::move(data_));  // often the last reference to a large index
     index_ = nullptr;
     layout_ = AllocationLayout{};
     layoutValid_ = false;
