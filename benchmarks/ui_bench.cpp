@@ -4,7 +4,9 @@
 //     longest gap is the longest time the UI thread was busy (or starved).
 //  2. Opening and drawing a run file with 100,000 step records.
 //  3. Opening and drawing a run with one million memory events, and the
-//     queries the memory view answers on hover and on zoom.
+//     queries the memory view answers on hover and on zoom; the RSS the
+//     window holds for it. `memory10m` (on demand only: 20 s, 4 GB) does
+//     the same with ten million.
 //  4. The UI thread while that run file opens: a 2 ms probe timer records
 //     the longest gap between its ticks from File → Open until it is drawn.
 //  5. A PyTorch memory snapshot of a million events: read, open into the
@@ -12,7 +14,7 @@
 //  6. A PyTorch profiler trace in the Timeline tab: open and draw, a redraw
 //     (what each pan or zoom step costs), hover with the launch link drawn.
 // Sections can be named: stepscope-ui-bench [stream] [steps] [memory] [open]
-// [snapshot [FILE.pickle]] [trace FILE.json] (without FILE, snapshot takes the
+// [memory10m] [snapshot [FILE.pickle]] [trace FILE.json] (without FILE, snapshot takes the
 // synthetic run's million events written as a snapshot by StepScope's
 // memory_viz export; trace needs one, e.g. from make_kineto_traces.py large).
 // `stepscope-ui-bench gallery RUN.json OUTDIR` instead saves pictures of the
@@ -26,6 +28,8 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTimer>
+
+#include <malloc.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -495,6 +499,75 @@ int gallery(const QString& run, const QString& out) {
     return 0;
 }
 
+// A synthetic run of `events` memory events written to a run file, then
+// opened as File → Open does and drawn, `attempts` times: the times a user
+// waits for, and the memory the window holds for it (the process's RSS with
+// the window open, over the RSS before, per event).
+void benchMemoryRun(size_t events, int attempts, const QTemporaryDir& dir) {
+    const QString path = dir.filePath(QString("memory-%1.json").arg(events));
+    size_t count = 0;
+    double middle = 0;
+    {
+        const RunResult run = syntheticMemoryRun(events);
+        writeRunFile(run, path.toStdString());
+        count = run.memory.size();
+        middle = run.memory.timeUs[count / 2];
+    }
+    malloc_trim(0);  // what writing the file freed goes back: not counted as the window's
+    const double baseMb = residentMb();
+    std::printf(
+        "\n## Open and draw a run with %zu memory events (%.1f MB)\n\n"
+        "Read: the run file alone. Open + draw: read, index and draw the category chart.\n"
+        "Each allocation: switch to one band per allocation (layout + draw). Hover: the\n"
+        "allocation under the cursor in each mode. Sites: regroup the sites list for a\n"
+        "5 ms window, and Fit: redraw the whole run and regroup its sites.\n\n"
+        "Draws: how many times the chart was drawn while the file opened and while it\n"
+        "switched to each allocation, and those draws' time in all. RSS: the process with\n"
+        "the window open; bytes an event: that over the process before the open, per event.\n\n"
+        "| attempt | read file ms | open + draw ms | each allocation ms | bands | "
+        "hover (category) ms | hover (each) ms | sites 5 ms window ms | Fit (draw + sites) ms "
+        "| draws: open (ms) | draws: each allocation (ms) | RSS MB | bytes an event "
+        "|\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        count, double(QFileInfo(path).size()) / 1e6);
+    for (int attempt = 1; attempt <= attempts; ++attempt) {
+        const Opened opened = openAndDraw(
+            path, "Memory", [](ui::MainWindow& window) { return window.memoryView()->plot(); });
+        ui::MemoryView* view = opened.window->memoryView();
+        QElapsedTimer timer;
+        timer.start();
+        view->allocationAt(middle, 1e6);
+        const double hoverCategoryMs = double(timer.nsecsElapsed()) / 1e6;
+        timer.restart();
+        std::optional<DrawCount> eachDraws(std::in_place, view->plot());
+        view->setMode(ui::MemoryView::Mode::Allocations);
+        view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const double eachMs = double(timer.nsecsElapsed()) / 1e6;
+        const int eachCount = eachDraws->draws;
+        const double eachDrawMs = eachDraws->ms;
+        eachDraws.reset();
+        timer.restart();
+        // Through the chart's pixels, as the mouse does: query and highlight.
+        const QRect area = view->plot()->axisRect()->rect();
+        view->hoverAt(QPointF(area.center().x(), area.bottom() - 5));
+        const double hoverEachMs = double(timer.nsecsElapsed()) / 1e6;
+        timer.restart();
+        view->setTimeRange(middle, middle + 5000);
+        const double narrowMs = double(timer.nsecsElapsed()) / 1e6;
+        timer.restart();
+        view->fit();
+        const double wholeMs = double(timer.nsecsElapsed()) / 1e6;
+        malloc_trim(0);
+        const double rssMb = residentMb();
+        std::printf(
+            "| %d | %.0f | %.0f | %.0f | %zu | %.2f | %.2f | %.1f | %.1f | %d (%.0f) | %d (%.0f) "
+            "| %.0f | %.0f |\n",
+            attempt, opened.readMs, opened.openMs, eachMs, view->drawnBandCount(), hoverCategoryMs,
+            hoverEachMs, narrowMs, wholeMs, opened.draws, opened.drawMs, eachCount, eachDrawMs,
+            rssMb, (rssMb - baseMb) * 1e6 / double(count));
+        std::fflush(stdout);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -557,59 +630,7 @@ int main(int argc, char** argv) {
     }
 
     if (sections.contains("memory")) {
-        const QString path = dir.filePath("memory-1m.json");
-        const RunResult run = syntheticMemoryRun(1000000);
-        writeRunFile(run, path.toStdString());
-        std::printf(
-            "\n## Open and draw a run with %zu memory events (%.1f MB)\n\n"
-            "Read: the run file alone. Open + draw: read, index and draw the category chart.\n"
-            "Each allocation: switch to one band per allocation (layout + draw). Hover: the\n"
-            "allocation under the cursor in each mode. Sites: regroup the sites list for a\n"
-            "5 ms window, and Fit: redraw the whole run and regroup its sites.\n\n"
-            "Draws: how many times the chart was drawn while the file opened and while it\n"
-            "switched to each allocation, and those draws' time in all.\n\n"
-            "| attempt | read file ms | open + draw ms | each allocation ms | bands | "
-            "hover (category) ms | hover (each) ms | sites 5 ms window ms | Fit (draw + sites) ms "
-            "| draws: open (ms) | draws: each allocation (ms) "
-            "|\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-            run.memory.size(), double(QFileInfo(path).size()) / 1e6);
-        for (int attempt = 1; attempt <= 3; ++attempt) {
-            const Opened opened = openAndDraw(
-                path, "Memory", [](ui::MainWindow& window) { return window.memoryView()->plot(); });
-            ui::MemoryView* view = opened.window->memoryView();
-            const double middle = run.memory.timeUs[run.memory.size() / 2];
-            QElapsedTimer timer;
-            timer.start();
-            view->allocationAt(middle, 1e6);
-            const double hoverCategoryMs = double(timer.nsecsElapsed()) / 1e6;
-            timer.restart();
-            std::optional<DrawCount> eachDraws(std::in_place, view->plot());
-            view->setMode(ui::MemoryView::Mode::Allocations);
-            view->plot()->replot(QCustomPlot::rpImmediateRefresh);
-            const double eachMs = double(timer.nsecsElapsed()) / 1e6;
-            const int eachCount = eachDraws->draws;
-            const double eachDrawMs = eachDraws->ms;
-            eachDraws.reset();
-            timer.restart();
-            // Through the chart's pixels, as the mouse does: query and highlight.
-            const QRect area = view->plot()->axisRect()->rect();
-            view->hoverAt(QPointF(area.center().x(), area.bottom() - 5));
-            const double hoverEachMs = double(timer.nsecsElapsed()) / 1e6;
-            timer.restart();
-            view->setTimeRange(middle, middle + 5000);
-            const double narrowMs = double(timer.nsecsElapsed()) / 1e6;
-            timer.restart();
-            view->fit();
-            const double wholeMs = double(timer.nsecsElapsed()) / 1e6;
-            std::printf(
-                "| %d | %.0f | %.0f | %.0f | %zu | %.2f | %.2f | %.1f | %.1f | %d (%.0f) | %d "
-                "(%.0f) "
-                "|\n",
-                attempt, opened.readMs, opened.openMs, eachMs, view->drawnBandCount(),
-                hoverCategoryMs, hoverEachMs, narrowMs, wholeMs, opened.draws, opened.drawMs,
-                eachCount, eachDrawMs);
-            std::fflush(stdout);
-        }
+        benchMemoryRun(1000000, 3, dir);
 
         // The worst case for hover: a quarter of a million allocations alive.
         MemoryTrace crowded;
@@ -647,6 +668,10 @@ int main(int argc, char** argv) {
             "allocation under the cursor in %.2f ms (category) / %.2f ms (each allocation); the "
             "band of one allocation alive throughout in %.1f ms.\n",
             index.aliveAt(end).size(), crowded.size(), buildMs, worst[0], worst[1], bandMs);
+    }
+
+    if (sections.contains("memory10m")) {  // on demand: a minute and several GB
+        benchMemoryRun(10000000, 1, dir);
     }
 
     if (sections.contains("snapshot")) {

@@ -1624,7 +1624,7 @@ private Q_SLOTS:
         QSignalSpy applied(window.categoryRules(), &CategoryRulesControl::applied);
         QCOMPARE(window.categoryRules()->apply(rules), 1);
         QVERIFY(window.categoryRules()->applying());
-        QVERIFY(statusSays("Applying the category rules to 1 open snapshot"));
+        QVERIFY(statusSays("Applying the category rules to the open snapshot…"));
         QVERIFY(cancel->isVisible());
         QCOMPARE(categoriesOf(*view, 1'500'000), QSet<int>{int(C::Activations)});  // not yet
         QTest::mouseClick(cancel, Qt::LeftButton);

@@ -28,7 +28,9 @@ OpeningStatus::OpeningStatus(FileOpener* opener, CategoryRulesControl* rules, QL
     connect(opener, &FileOpener::dropped, this, [finished](int job) { finished(job, false); });
     if (rules_) {
         connect(rules_, &CategoryRulesControl::started, this, [this](int snapshots) {
-            say(tr("Applying the category rules to %n open snapshot(s)…", nullptr, snapshots));
+            say(snapshots == 1
+                    ? tr("Applying the category rules to the open snapshot…")
+                    : tr("Applying the category rules to %1 open snapshots…").arg(snapshots));
         });
         connect(rules_, &CategoryRulesControl::applied, this, [this] { ended(); });
         connect(rules_, &CategoryRulesControl::cancelled, this, [this] {

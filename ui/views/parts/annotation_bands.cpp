@@ -21,7 +21,7 @@ QColor rangeColour(const QString& name) {
 }  // namespace
 
 AnnotationBands::AnnotationBands(QCPAxis* keyAxis, QCPAxis* valueAxis)
-    : QCPAbstractPlottable(keyAxis, valueAxis) {
+    : Backdrop(keyAxis, valueAxis) {
     setAntialiased(false);
 }
 
@@ -97,16 +97,6 @@ void AnnotationBands::draw(QCPPainter* painter) {
                 metrics.elidedText(strip.name, Qt::ElideRight, strip.rect.width() - 6));
         }
     }
-}
-
-QCPRange AnnotationBands::getKeyRange(bool& foundRange, QCP::SignDomain) const {
-    foundRange = false;
-    return QCPRange();
-}
-
-QCPRange AnnotationBands::getValueRange(bool& foundRange, QCP::SignDomain, const QCPRange&) const {
-    foundRange = false;
-    return QCPRange();
 }
 
 }  // namespace stepscope::ui

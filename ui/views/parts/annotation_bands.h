@@ -8,6 +8,8 @@
 
 #include <vector>
 
+#include "views/parts/backdrop.h"
+
 namespace stepscope::ui {
 
 // record_function ranges of a PyTorch memory snapshot along the time axis,
@@ -16,7 +18,7 @@ namespace stepscope::ui {
 // strip along the chart's top (its name elided to the strip's width). Times
 // in µs go in; the key axis is ms. Drawn from the ranges in view only, so a
 // trace with thousands of ranges costs what is visible.
-class AnnotationBands final : public QCPAbstractPlottable {
+class AnnotationBands final : public Backdrop {
     Q_OBJECT
 
 public:
@@ -44,15 +46,8 @@ public:
     // The strips as the chart now draws them, left to right, row by row.
     QList<Strip> strips() const;
 
-    double selectTest(const QPointF&, bool, QVariant* = nullptr) const override { return -1; }
-    // The ranges do not widen the axes: the run's events set them.
-    QCPRange getKeyRange(bool& foundRange, QCP::SignDomain = QCP::sdBoth) const override;
-    QCPRange getValueRange(bool& foundRange, QCP::SignDomain = QCP::sdBoth,
-                           const QCPRange& = QCPRange()) const override;
-
 protected:
     void draw(QCPPainter* painter) override;
-    void drawLegendIcon(QCPPainter*, const QRectF&) const override {}
 
 private:
     double rowHeight() const;

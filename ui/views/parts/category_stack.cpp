@@ -17,8 +17,7 @@ int firstRowBelow(double y) {
 
 }  // namespace
 
-CategoryStack::CategoryStack(QCPAxis* keyAxis, QCPAxis* valueAxis)
-    : QCPAbstractPlottable(keyAxis, valueAxis) {
+CategoryStack::CategoryStack(QCPAxis* keyAxis, QCPAxis* valueAxis) : Backdrop(keyAxis, valueAxis) {
     setAntialiased(false);
 }
 
@@ -123,16 +122,6 @@ void CategoryStack::draw(QCPPainter* painter) {
     }
     image.setDevicePixelRatio(scale);
     painter->drawImage(QPointF(area.topLeft()), image);
-}
-
-QCPRange CategoryStack::getKeyRange(bool& foundRange, QCP::SignDomain) const {
-    foundRange = false;
-    return QCPRange();
-}
-
-QCPRange CategoryStack::getValueRange(bool& foundRange, QCP::SignDomain, const QCPRange&) const {
-    foundRange = false;
-    return QCPRange();
 }
 
 }  // namespace stepscope::ui

@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "views/parts/backdrop.h"
+
 namespace stepscope::ui {
 
 // One category of the memory chart: its stacked series, line, name and
@@ -31,7 +33,7 @@ protected:
 // pool and waited for: eight categories cost 50 ms a draw on two cores. One
 // image written column by column costs about a millisecond. A vector
 // painter (PDF export) gets a polygon a category instead.
-class CategoryStack final : public QCPAbstractPlottable {
+class CategoryStack final : public Backdrop {
     Q_OBJECT
 
 public:
@@ -40,27 +42,20 @@ public:
     // Bottom to top; each graph's brush is its fill. Hidden graphs are not filled.
     void setGraphs(const std::vector<QCPGraph*>& graphs);
 
+protected:
+    void draw(QCPPainter* painter) override;
+
+private:
     // The first row (device pixels from the axis rect's top) each category
-    // fills in each column, as the last draw computed them: for tests.
+    // fills in each column of the axis rect at `scale` device pixels a pixel.
     struct Columns {
         int width = 0;
         int height = 0;
         int baseRow = 0;                    // the first row below zero
         std::vector<std::vector<int>> top;  // per graph, per column; baseRow where empty
     };
-    Columns columns(double scale = 1) const;
+    Columns columns(double scale) const;
 
-    double selectTest(const QPointF&, bool, QVariant* = nullptr) const override { return -1; }
-    // The graphs set the axes; the fill adds nothing to them.
-    QCPRange getKeyRange(bool& foundRange, QCP::SignDomain = QCP::sdBoth) const override;
-    QCPRange getValueRange(bool& foundRange, QCP::SignDomain = QCP::sdBoth,
-                           const QCPRange& = QCPRange()) const override;
-
-protected:
-    void draw(QCPPainter* painter) override;
-    void drawLegendIcon(QCPPainter*, const QRectF&) const override {}
-
-private:
     std::vector<QPointer<QCPGraph>> graphs_;
 };
 

@@ -43,8 +43,7 @@ void drawTimeTints(QCPPainter* painter, const QRectF& area, const std::vector<Ti
     painter->drawImage(area.topLeft(), image);
 }
 
-TimeTintBands::TimeTintBands(QCPAxis* keyAxis, QCPAxis* valueAxis)
-    : QCPAbstractPlottable(keyAxis, valueAxis) {
+TimeTintBands::TimeTintBands(QCPAxis* keyAxis, QCPAxis* valueAxis) : Backdrop(keyAxis, valueAxis) {
     setAntialiased(false);
 }
 
@@ -72,16 +71,6 @@ void TimeTintBands::draw(QCPPainter* painter) {
         }
     }
     drawTimeTints(painter, key->axisRect()->rect(), tints);
-}
-
-QCPRange TimeTintBands::getKeyRange(bool& foundRange, QCP::SignDomain) const {
-    foundRange = false;
-    return QCPRange();
-}
-
-QCPRange TimeTintBands::getValueRange(bool& foundRange, QCP::SignDomain, const QCPRange&) const {
-    foundRange = false;
-    return QCPRange();
 }
 
 }  // namespace stepscope::ui

@@ -7,6 +7,8 @@
 
 #include <vector>
 
+#include "views/parts/backdrop.h"
+
 namespace stepscope::ui {
 
 // A translucent tint over a stretch of a chart's time axis, the chart's
@@ -28,7 +30,7 @@ void drawTimeTints(QCPPainter* painter, const QRectF& area, const std::vector<Ti
 
 // Tints set in time (µs; the key axis is ms), drawn behind a chart with
 // drawTimeTints from the ranges in view: a run's phases in the memory view.
-class TimeTintBands final : public QCPAbstractPlottable {
+class TimeTintBands final : public Backdrop {
     Q_OBJECT
 
 public:
@@ -43,15 +45,8 @@ public:
     void setRanges(std::vector<Range> ranges);  // in any order
     const std::vector<Range>& ranges() const { return ranges_; }
 
-    double selectTest(const QPointF&, bool, QVariant* = nullptr) const override { return -1; }
-    // The tints do not widen the axes: what they lie behind sets them.
-    QCPRange getKeyRange(bool& foundRange, QCP::SignDomain = QCP::sdBoth) const override;
-    QCPRange getValueRange(bool& foundRange, QCP::SignDomain = QCP::sdBoth,
-                           const QCPRange& = QCPRange()) const override;
-
 protected:
     void draw(QCPPainter* painter) override;
-    void drawLegendIcon(QCPPainter*, const QRectF&) const override {}
 
 private:
     std::vector<Range> ranges_;
