@@ -26,6 +26,7 @@
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QToolTip>
+#include <cmath>
 #include <memory>
 #include <random>
 
@@ -1757,6 +1758,12 @@ private Q_SLOTS:
         graphs[0]->setVisible(false);
         const QImage upperOnly = drawnFills(*stacked);
         QCOMPARE(QColor(upperOnly.pixel(10, 98)), kUpperFill);
+        // Values no axis can place (a hostile file's sums) fill to the edge or not at all.
+        graphs[1]->setData({0, 10, 20, 30}, {1e300, std::nan(""), -1e300, 5}, true);
+        const QImage extreme = drawnFills(*stacked);
+        QCOMPARE(QColor(extreme.pixel(5, 0)), kUpperFill);
+        QCOMPARE(QColor(extreme.pixel(15, 98)), QColor(Qt::white));
+        QCOMPARE(QColor(extreme.pixel(25, 98)), QColor(Qt::white));
     }
 
     // Phases tint the chart's height in one image: a column each takes the

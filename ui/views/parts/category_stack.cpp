@@ -9,10 +9,14 @@ namespace stepscope::ui {
 
 namespace {
 
-// The first pixel row a non-antialiased fill whose edge is at y covers: the
-// first whose centre lies below it.
-int firstRowBelow(double y) {
-    return int(std::ceil(y - 0.5));
+// The first pixel row a non-antialiased fill whose edge is at y covers (the
+// first whose centre lies below it), within [0, last]; a y that is not a
+// number (a value no axis can place) covers nothing.
+int firstRowBelow(double y, int last) {
+    if (!(y == y)) {
+        return last;
+    }
+    return int(std::clamp(std::ceil(y - 0.5), 0.0, double(last)));
 }
 
 }  // namespace
@@ -35,8 +39,7 @@ CategoryStack::Columns CategoryStack::columns(double scale) const {
     const QRect area = key->axisRect()->rect();
     out.width = std::max(0, int(std::lround(area.width() * scale)));
     out.height = std::max(0, int(std::lround(area.height() * scale)));
-    out.baseRow =
-        std::clamp(firstRowBelow((value->coordToPixel(0) - area.top()) * scale), 0, out.height);
+    out.baseRow = firstRowBelow((value->coordToPixel(0) - area.top()) * scale, out.height);
     for (const QPointer<QCPGraph>& graph : graphs_) {
         std::vector<int> top(size_t(out.width), out.baseRow);
         if (graph && graph->visible() && out.width > 0) {
@@ -51,14 +54,14 @@ CategoryStack::Columns CategoryStack::columns(double scale) const {
                 // Every column the step touches, at least the one it starts in.
                 const double left = std::min(from, to);
                 const double right = std::max(from, to);
-                if (right < 0 || left >= out.width) {
-                    continue;
+                if (!(right >= 0 && left < out.width)) {
+                    continue;  // outside the chart, or keys no axis can place
                 }
-                const int first = std::max(0, int(std::floor(left)));
-                const int last = std::min(out.width, std::max(first + 1, int(std::ceil(right))));
-                const int row = std::clamp(
-                    firstRowBelow((value->coordToPixel(point->value) - area.top()) * scale), 0,
-                    out.baseRow);
+                const int first = int(std::floor(std::max(0.0, left)));
+                const int last =
+                    std::max(first + 1, int(std::ceil(std::min(right, double(out.width)))));
+                const int row = firstRowBelow(
+                    (value->coordToPixel(point->value) - area.top()) * scale, out.baseRow);
                 for (int x = first; x < last; ++x) {
                     top[size_t(x)] = std::min(top[size_t(x)], row);
                 }

@@ -29,11 +29,11 @@ void drawTimeTints(QCPPainter* painter, const QRectF& area, const std::vector<Ti
     for (const TimeTint& tint : tints) {
         const double from = (tint.left - area.left()) * scale;
         const double to = (tint.right - area.left()) * scale;
-        if (to < 0 || from >= width) {
-            continue;
+        if (!(to >= 0 && from < width)) {
+            continue;  // outside the chart, or times no axis can place
         }
-        const int first = std::clamp(int(std::lround(from)), 0, width - 1);
-        const int last = std::clamp(int(std::lround(to)), first + 1, width);
+        const int first = int(std::round(std::clamp(from, 0.0, double(width - 1))));
+        const int last = std::max(first + 1, int(std::round(std::min(to, double(width)))));
         std::fill(row + first, row + last, qPremultiply(tint.colour.rgba()));
     }
     for (int y = 1; y < height; ++y) {
