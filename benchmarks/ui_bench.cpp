@@ -22,6 +22,7 @@
 #include <qcustomplot.h>
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QMouseEvent>
@@ -44,6 +45,7 @@
 #include "interop/memviz_export.h"
 #include "main_window.h"
 #include "models/memory_index.h"
+#include "models/snapshot_recording.h"
 #include "pages/config_panel.h"
 #include "profile/memory_trace.h"
 #include "results/run_file.h"
@@ -288,12 +290,13 @@ void benchSnapshot(const QString& given, const QTemporaryDir& dir) {
         "into the Memory tab (read off the UI thread, indexed) and the category chart drawn.\n"
         "Hover: the allocation under the cursor. Rules again: a user's category rule saved and\n"
         "applied to the open snapshot (categorised again off the UI thread, indexed, drawn), and\n"
-        "the UI thread's longest gap meanwhile. RSS: the process with the window open, before\n"
-        "the rules and after them.\n\n"
+        "the UI thread's longest gap meanwhile. Device switch: another device of the snapshot\n"
+        "shown as its box does (built off the UI thread, drawn), and the longest gap (– with one\n"
+        "device). RSS: the process with the window open, before the rules and after them.\n\n"
         "| attempt | events | read ms | open + draw ms | hover (category) ms | "
-        "each allocation ms | hover (each) ms | rules again ms | rules: longest gap ms | RSS MB | "
-        "after rules MB |\n"
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "each allocation ms | hover (each) ms | rules again ms | rules: longest gap ms | "
+        "device switch ms | switch: longest gap ms | RSS MB | after rules MB |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         qPrintable(QFileInfo(path).fileName()), double(QFileInfo(path).size()) / 1e6);
     for (int attempt = 1; attempt <= 3; ++attempt) {
         QElapsedTimer timer;
@@ -348,9 +351,27 @@ void benchSnapshot(const QString& given, const QTemporaryDir& dir) {
         const UiGap rules = applyRules({{"inputs", "forward", RuleTarget::Name}});
         const double rulesRss = residentMb();
         applyRules({});
-        std::printf("| %d | %zu | %.0f | %.0f | %.2f | %.0f | %.2f | %.0f | %.0f | %.0f | %.0f |\n",
-                    attempt, events, readMs, openMs, hoverCategoryMs, eachMs, hoverEachMs, rules.ms,
-                    rules.maxGapMs, openRss, rulesRss);
+        // Another device, as its box does (a snapshot with two or more).
+        QString switchMs = "–";
+        QString switchGapMs = "–";
+        if (QComboBox* devices = view->deviceBox(); devices->count() > 1) {
+            const int other = devices->currentIndex() == 0 ? 1 : 0;
+            const int device = devices->itemData(other).toInt();
+            const UiGap gap =
+                measureUiGap([&] { Q_EMIT devices->activated(other); },
+                             [&] {
+                                 const auto& shown = window.documents().back();
+                                 return shown.snapshot() && shown.snapshot()->device == device;
+                             });
+            view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+            switchMs = QString::number(gap.ms, 'f', 0);
+            switchGapMs = QString::number(gap.maxGapMs, 'f', 0);
+        }
+        std::printf(
+            "| %d | %zu | %.0f | %.0f | %.2f | %.0f | %.2f | %.0f | %.0f | %s | %s | %.0f | %.0f "
+            "|\n",
+            attempt, events, readMs, openMs, hoverCategoryMs, eachMs, hoverEachMs, rules.ms,
+            rules.maxGapMs, qPrintable(switchMs), qPrintable(switchGapMs), openRss, rulesRss);
         std::fflush(stdout);
     }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fixtures for tests/tst_memory_snapshot.cpp, written with Python's own pickle.
 
-    make_memory_snapshots.py OUT_DIR [--marker PATH] [--big EVENTS]
+    make_memory_snapshots.py OUT_DIR [--marker PATH] [--big EVENTS [--big-devices D]]
 
 Writes into OUT_DIR:
   basic_p2.pickle, basic_p5.pickle, basic.json
@@ -31,7 +31,8 @@ Writes into OUT_DIR:
       dispatcher's; Python frames after (the interpreter's own among them);
       backward's allocations on the autograd thread with C++ frames only.
       The sites it must give are beside each stack (GPU_STACKS).
-  big.pickle (--big N)  N events with stacks, for timing the reader
+  big.pickle (--big N)  N events with stacks, for timing the reader (on each of
+                        --big-devices D devices, 1 unless said)
 
 Nothing here needs torch: the tensor pickle and torch.save archive are made
 with torch when it is there and spelled out by hand when not.
@@ -591,9 +592,14 @@ def memviz_figures(snapshot, device):
             "alive_before_bytes": alive_before, "peak_bytes": peak, "end_bytes": total}
 
 
-def big_snapshot(events, seed=1):
-    """`events` entries on device 0 like a training loop's: allocs and frees
-    over a thousand stacks of twenty frames, segments now and then."""
+def big_snapshot(events, seed=1, devices=1):
+    """`events` entries on each of `devices` devices like a training loop's:
+    allocs and frees over a thousand stacks of twenty frames, segments now
+    and then."""
+    if devices > 1:
+        traces = [big_snapshot(events, seed + d)["device_traces"][0] for d in range(devices)]
+        return {"segments": [], "device_traces": traces,
+                "allocator_settings": {"expandable_segments": False}}
     rng = random.Random(seed)
     stacks = []
     for s in range(1000):
@@ -634,12 +640,15 @@ def main():
     out = args[0]
     marker = os.path.join(out, "MARKER")
     big = 0
+    big_devices = 1
     i = 1
     while i < len(args):
         if args[i] == "--marker":
             marker = args[i + 1]
         elif args[i] == "--big":
             big = int(args[i + 1])
+        elif args[i] == "--big-devices":
+            big_devices = int(args[i + 1])
         else:
             sys.exit("unknown argument " + args[i])
         i += 2
@@ -679,7 +688,7 @@ def main():
     write_values(out)
     if big:
         with open(os.path.join(out, "big.pickle"), "wb") as f:
-            pickle.dump(big_snapshot(big), f, protocol=4)
+            pickle.dump(big_snapshot(big, devices=big_devices), f, protocol=4)
 
 
 if __name__ == "__main__":
