@@ -362,6 +362,18 @@ bool makeSnapshotFixtures(const QString& dir) {
 
 }  // namespace
 
+// kSegmentTrace written as a pickle at `path` and opened, as File → Open
+// does, in a shown window; nullptr when either fails.
+std::unique_ptr<MainWindow> windowWithSnapshot(const QString& path) {
+    if (!writeSnapshotPickle(path, kSegmentTrace, true).isEmpty()) {
+        return nullptr;
+    }
+    auto window = std::make_unique<MainWindow>();
+    window->resize(1200, 800);
+    window->show();
+    return window->openRunFile(path) ? std::move(window) : nullptr;
+}
+
 // Applies `rules` as the dialog's Save does and waits until the open
 // snapshots show them (off the UI thread, a moment).
 void applyRules(MainWindow& window, const std::vector<CategoryRule>& rules) {
@@ -1536,13 +1548,11 @@ private Q_SLOTS:
 
     void userCategoryRulesMoveAllocationsAndSurviveANewWindow() {
         const QString path = dir_.filePath("rules.pickle");
-        QVERIFY(writeSnapshotPickle(path, kSegmentTrace, true).isEmpty());
         using C = MemoryCategory;
         {
-            MainWindow window;
-            window.resize(1200, 800);
-            window.show();
-            QVERIFY(window.openRunFile(path));
+            const std::unique_ptr<MainWindow> shown = windowWithSnapshot(path);
+            QVERIFY(shown);
+            MainWindow& window = *shown;
             MemoryView* view = window.memoryView();
             QVERIFY(view->categoryRulesButton()->isVisibleTo(view));
             QCOMPARE(categoriesOf(*view, 1'500'000), QSet<int>{int(C::Activations)});
@@ -1601,13 +1611,11 @@ private Q_SLOTS:
     // Cancel, which keeps the rules as they were (in the settings too) and
     // the snapshot as it is shown. An open can be cancelled the same way.
     void applyingRulesCanBeCancelledAndSoCanAnOpen() {
-        const QString path = dir_.filePath("cancel-rules.pickle");
-        QVERIFY(writeSnapshotPickle(path, kSegmentTrace, true).isEmpty());
         using C = MemoryCategory;
-        MainWindow window;
-        window.resize(1200, 800);
-        window.show();
-        QVERIFY(window.openRunFile(path));
+        const std::unique_ptr<MainWindow> shown =
+            windowWithSnapshot(dir_.filePath("cancel-rules.pickle"));
+        QVERIFY(shown);
+        MainWindow& window = *shown;
         MemoryView* view = window.memoryView();
         auto* cancel = window.findChild<QToolButton*>("cancelWork");
         QVERIFY(cancel && !cancel->isVisible());

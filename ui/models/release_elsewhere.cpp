@@ -2,15 +2,18 @@
 
 namespace stepscope::ui {
 
+namespace {
+
+struct OneThreadPool : QThreadPool {
+    OneThreadPool() { setMaxThreadCount(1); }
+};
+
+}  // namespace
+
 QThreadPool& releasePool() {
     // Not Qt's global pool: its raster engine fills in that one and waits,
     // so a free queued there could hold up a draw.
-    static QThreadPool pool;
-    static const bool once = [] {
-        pool.setMaxThreadCount(1);
-        return true;
-    }();
-    (void)once;
+    static OneThreadPool pool;
     return pool;
 }
 

@@ -513,8 +513,8 @@ void MemoryView::drawCategories() {
     }
     // The fills in one pass under the lines; the lowest category's line on top.
     stack_->setGraphs(graphs);
-    for (int c = int(kMemoryCategories) - 1; c >= 0; --c) {
-        plot_->graph(c)->setLayer("categories");
+    for (auto graph = graphs.rbegin(); graph != graphs.rend(); ++graph) {
+        (*graph)->setLayer("categories");
     }
     sampleCategories(trace.timeUs.front(), trace.timeUs.back());
 }
