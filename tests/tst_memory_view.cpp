@@ -1546,6 +1546,19 @@ private Q_SLOTS:
                  qPrintable(fresh.configPanel()->viewingText()));
     }
 
+    // A snapshot carries no model: no default model's blocks and gradients
+    // are drawn as if they were its own, and the view says why.
+    void aSnapshotHasNoBlocksToSaveFor() {
+        const std::unique_ptr<MainWindow> shown =
+            windowWithSnapshot(dir_.filePath("saved-for-backward.pickle"));
+        QVERIFY(shown);
+        const SavedView* saved = shown->memoryView()->savedView();
+        QVERIFY(saved->saved().blocks.empty());
+        QCOMPARE(saved->savedBars()->data()->size(), 0);
+        QVERIFY2(saved->caption().contains("names no Transformer blocks"),
+                 qPrintable(saved->caption()));
+    }
+
     void userCategoryRulesMoveAllocationsAndSurviveANewWindow() {
         const QString path = dir_.filePath("rules.pickle");
         using C = MemoryCategory;

@@ -42,9 +42,21 @@ int savedBlockOf(const MemoryAllocation& allocation, int step) {
 }
 
 SavedForBackward savedForBackward(const RunResult& run, size_t topCount) {
+    return savedForBackward(run, memoryAllocations(run.memory), topCount);
+}
+
+SavedForBackward savedForBackward(const RunResult& run,
+                                  std::span<const MemoryAllocation> allocations, size_t topCount) {
     if (run.memory.empty()) {
         throw std::invalid_argument(
             "the run has no memory trace; record one with `stepscope-cli run --memory`");
+    }
+    // A snapshot's paths are Python frames and its run carries no model, so
+    // there are no blocks to count in (the default model's would be made up).
+    if (run.origin == kOriginMemorySnapshot) {
+        throw std::invalid_argument(
+            "a PyTorch memory snapshot names no Transformer blocks; record the run with "
+            "`stepscope-cli run --memory` to see what each block keeps");
     }
     if (!hasBackward(run.config.mode)) {
         throw std::invalid_argument("a " + toString(run.config.mode) +
@@ -55,7 +67,7 @@ SavedForBackward savedForBackward(const RunResult& run, size_t topCount) {
     saved.step = run.steps.empty() ? 0 : run.steps.back().index;
     std::map<int, std::map<std::string, int64_t>> bytesByOp;  // block → op → bytes
     std::map<int, int64_t> tensors;
-    for (const MemoryAllocation& allocation : memoryAllocations(run.memory)) {
+    for (const MemoryAllocation& allocation : allocations) {
         const int block = savedBlockOf(allocation, saved.step);
         if (block < 0) {
             continue;

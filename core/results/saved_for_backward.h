@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ struct SavedForBackward {
 // From a run made with --memory and a backward (train-step or
 // forward-backward). Throws std::invalid_argument saying what is missing.
 SavedForBackward savedForBackward(const RunResult& run, size_t topCount = 5);
+// The same from the run's allocations already paired (memoryAllocations of
+// its trace, as the memory index holds them): a million events pair in a
+// tenth of a second, so a caller that has them does not pair them again.
+SavedForBackward savedForBackward(const RunResult& run,
+                                  std::span<const MemoryAllocation> allocations,
+                                  size_t topCount = 5);
 
 // The block (3 for "layers.3") whose saved figure for `step` counts this
 // allocation, or -1 when it counts in none.

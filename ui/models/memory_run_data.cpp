@@ -7,7 +7,7 @@ namespace stepscope::ui {
 SavedBlocks savedBlocks(const RunResult& run, const MemoryIndex& index) {
     SavedBlocks blocks;
     try {
-        blocks.saved = savedForBackward(run);
+        blocks.saved = savedForBackward(run, index.allocations());
     } catch (const std::invalid_argument& error) {
         blocks.error = error.what();
         return blocks;
