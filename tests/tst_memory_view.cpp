@@ -619,8 +619,14 @@ private Q_SLOTS:
         // Through the chart's pixels, as the mouse does.
         const QPointF pixel(view.plot()->xAxis->coordToPixel(35 / 1e3),
                             view.plot()->yAxis->coordToPixel(2000 / kMiB));
+        // The outline shows at once, drawn on its own layer: the chart under
+        // it (thousands of bands in a real run) is not drawn again.
+        const QImage before = view.plot()->grab().toImage();
+        QSignalSpy redrawn(view.plot(), &QCustomPlot::beforeReplot);
         view.hoverAt(pixel);
         QCOMPARE(view.hovered(), d);
+        QCOMPARE(redrawn.count(), 0);
+        QVERIFY(view.plot()->grab().toImage() != before);
         view.hoverAt(QPointF(pixel.x(), view.plot()->yAxis->coordToPixel(50 / kMiB)));
         QCOMPARE(view.hovered()->address, uint64_t(1));  // A, the parameter, at the bottom
         // A real mouse move over the chart goes the same way.
