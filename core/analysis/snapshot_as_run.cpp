@@ -58,6 +58,13 @@ MemoryTrace memoryTraceOfSnapshot(const SnapshotTimeline& timeline) {
         categories.push_back(uint8_t(memoryCategoryOfSnapshot(name)));
     }
     const EventBlocks blocks = eventBlocks(timeline);
+    size_t events = 0;  // an alloc and a free per block, where the trace holds them
+    for (const TimelineBlock& block : timeline.blocks) {
+        events += size_t(block.allocEvent == kBeforeTrace ||
+                         (block.allocEvent >= 0 && size_t(block.allocEvent) < timeline.events)) +
+                  size_t(block.freeEvent >= 0 && size_t(block.freeEvent) < timeline.events);
+    }
+    trace.reserve(events);
     int64_t allocated = 0;
     const auto push = [&](size_t block, bool alloc, double timeUs, int64_t reserved) {
         const TimelineBlock& b = timeline.blocks[block];

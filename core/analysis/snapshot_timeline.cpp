@@ -275,6 +275,8 @@ std::unordered_map<uint64_t, uint32_t> replayTrace(const MemorySnapshot& snapsho
     const std::string& source = snapshot.source;
     std::unordered_map<uint64_t, uint32_t> open;  // address → block
     open.reserve(1024);
+    out.blocks.reserve(
+        size_t(std::count(trace.action.begin(), trace.action.end(), SnapshotAction::Alloc)));
     auto newBlock = [&](size_t i, int32_t allocEvent, int32_t freeEvent) {
         const uint32_t stack = trace.stack[i];
         const uint16_t own = trace.category.empty() ? 0 : trace.category[i];

@@ -27,6 +27,19 @@ const char* toString(MemoryCategory category) {
     return "other";
 }
 
+void MemoryTrace::reserve(size_t events) {
+    timeUs.reserve(events);
+    address.reserve(events);
+    bytes.reserve(events);
+    category.reserve(events);
+    phase.reserve(events);
+    step.reserve(events);
+    path.reserve(events);
+    op.reserve(events);
+    allocated.reserve(events);
+    reserved.reserve(events);
+}
+
 std::vector<MemoryAllocation> memoryAllocations(const MemoryTrace& trace) {
     std::vector<MemoryAllocation> out;
     std::unordered_map<uint64_t, size_t> open;

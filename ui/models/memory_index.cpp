@@ -22,6 +22,13 @@ MemoryIndex::MemoryIndex(const MemoryTrace& trace) : trace_(&trace) {
     total_.resize(n);
     std::unordered_map<uint64_t, uint32_t> open;
     open.reserve(4096);
+    const auto made = size_t(std::count_if(trace.bytes.begin(), trace.bytes.end(),
+                                           [](int64_t bytes) { return bytes > 0; }));
+    allocations_.reserve(made);
+    pathId_.reserve(made);
+    opId_.reserve(made);
+    startEvent_.reserve(made);
+    endEvent_.reserve(made);
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
         total += trace.bytes[i];
