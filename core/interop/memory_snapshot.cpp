@@ -56,9 +56,17 @@ SnapshotAction actionOf(std::string_view text) {
         SnapshotAction::Free,       SnapshotAction::SegmentAlloc,  SnapshotAction::SegmentFree,
         SnapshotAction::SegmentMap, SnapshotAction::SegmentUnmap,  SnapshotAction::Oom,
         SnapshotAction::Snapshot};
-    for (SnapshotAction action : kKnown) {
-        if (text == toString(action)) {
-            return action;
+    // Their names measured once: every event asks.
+    static const auto kNames = [] {
+        std::array<std::string_view, std::size(kKnown)> names;
+        for (size_t i = 0; i < names.size(); ++i) {
+            names[i] = toString(kKnown[i]);
+        }
+        return names;
+    }();
+    for (size_t i = 0; i < kNames.size(); ++i) {
+        if (text == kNames[i]) {
+            return kKnown[i];
         }
     }
     return SnapshotAction::Other;

@@ -1017,11 +1017,12 @@ private:
     std::vector<std::pair<PickleRef, uint64_t>> persistentIds_;
 };
 
-const PickleDocument::Node& PickleDocument::node(PickleRef ref) const {
-    if (ref >= nodes_.size()) {
-        throw std::invalid_argument("pickle value " + std::to_string(ref) + " does not exist");
-    }
-    return nodes_[ref];
+void PickleDocument::noSuchValue(PickleRef ref) {
+    throw std::invalid_argument("pickle value " + std::to_string(ref) + " does not exist");
+}
+
+void PickleDocument::wrongKind(PickleRef ref, const char* expected) const {
+    throw std::invalid_argument(std::string("expected ") + expected + ", got " + typeName(ref));
 }
 
 const PickleDocument::Node& PickleDocument::expect(PickleRef ref, PickleKind kind,
@@ -1045,26 +1046,6 @@ double PickleDocument::real(PickleRef ref) const {
     return std::bit_cast<double>(expect(ref, PickleKind::Float, "a float").value);
 }
 
-std::string_view PickleDocument::text(PickleRef ref) const {
-    const Node& n = node(ref);
-    if (n.kind != PickleKind::String && n.kind != PickleKind::Bytes &&
-        n.kind != PickleKind::ByteArray && n.kind != PickleKind::BigInt) {
-        throw std::invalid_argument("expected a str or bytes, got " + typeName(ref));
-    }
-    return std::string_view(bytes_.data() + n.value, n.count);
-}
-
-std::span<const PickleRef> PickleDocument::items(PickleRef ref) const {
-    const Node& n = node(ref);
-    if (!isContainer(n.kind)) {
-        throw std::invalid_argument("expected a container, got " + typeName(ref));
-    }
-    if (n.count == 0) {
-        return {};
-    }
-    return std::span<const PickleRef>(items_.data() + n.value, n.count);
-}
-
 std::string_view PickleDocument::globalModule(PickleRef ref) const {
     const GlobalName& g = globals_[expect(ref, PickleKind::Global, "a global").value];
     return std::string_view(bytes_.data() + g.moduleOffset, g.moduleLength);
@@ -1081,14 +1062,6 @@ const PickleCall& PickleDocument::call(PickleRef ref) const {
 
 PickleRef PickleDocument::persistentId(PickleRef ref) const {
     return static_cast<PickleRef>(expect(ref, PickleKind::PersistentId, "a persistent id").value);
-}
-
-std::optional<int64_t> PickleDocument::toInt64(PickleRef ref) const {
-    const Node& n = node(ref);
-    if (n.kind == PickleKind::Int) {
-        return static_cast<int64_t>(n.value);
-    }
-    return std::nullopt;  // a BigInt never fits: the reader keeps those that do as Int
 }
 
 std::optional<uint64_t> PickleDocument::toUInt64(PickleRef ref) const {

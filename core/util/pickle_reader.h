@@ -139,7 +139,11 @@ public:
     PickleRef persistentId(PickleRef ref) const;
 
     // An Int, or a BigInt whose value fits; nullopt otherwise (any kind).
-    std::optional<int64_t> toInt64(PickleRef ref) const;
+    std::optional<int64_t> toInt64(PickleRef ref) const {
+        const Node& n = node(ref);  // a BigInt never fits: the reader keeps those that do as Int
+        return n.kind == PickleKind::Int ? std::optional(static_cast<int64_t>(n.value))
+                                         : std::nullopt;
+    }
     std::optional<uint64_t> toUInt64(PickleRef ref) const;
     // The value of the last String key equal to `key` in a Dict, else kNoPickleRef.
     PickleRef find(PickleRef dict, std::string_view key) const;
@@ -160,7 +164,16 @@ private:
         uint64_t nameOffset;
         uint32_t nameLength;
     };
-    const Node& node(PickleRef ref) const;
+    // Inline, with what throws kept out of line: a snapshot's reader asks
+    // for tens of millions of values.
+    const Node& node(PickleRef ref) const {
+        if (ref >= nodes_.size()) [[unlikely]] {
+            noSuchValue(ref);
+        }
+        return nodes_[ref];
+    }
+    [[noreturn]] static void noSuchValue(PickleRef ref);
+    [[noreturn]] void wrongKind(PickleRef ref, const char* expected) const;
     const Node& expect(PickleRef ref, PickleKind kind, const char* what) const;
 
     std::string bytes_;  // the pickle itself; strings are views into it
@@ -172,6 +185,27 @@ private:
     int protocol_ = 0;
     uint64_t stopOffset_ = 0;
 };
+
+inline std::string_view PickleDocument::text(PickleRef ref) const {
+    const Node& n = node(ref);
+    if (n.kind != PickleKind::String && n.kind != PickleKind::Bytes &&
+        n.kind != PickleKind::ByteArray && n.kind != PickleKind::BigInt) [[unlikely]] {
+        wrongKind(ref, "a str or bytes");
+    }
+    return std::string_view(bytes_.data() + n.value, n.count);
+}
+
+inline std::span<const PickleRef> PickleDocument::items(PickleRef ref) const {
+    const Node& n = node(ref);
+    if (n.kind != PickleKind::Tuple && n.kind != PickleKind::List && n.kind != PickleKind::Dict &&
+        n.kind != PickleKind::Set && n.kind != PickleKind::FrozenSet) [[unlikely]] {
+        wrongKind(ref, "a container");
+    }
+    if (n.count == 0) {
+        return {};
+    }
+    return std::span<const PickleRef>(items_.data() + n.value, n.count);
+}
 
 // Reads one pickle from `bytes` (which the document keeps). Throws
 // PickleError naming the byte offset and opcode of what went wrong.
