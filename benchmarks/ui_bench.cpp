@@ -13,10 +13,13 @@
 //     Memory tab and draw, hover, and what the app then holds (its RSS).
 //  6. A PyTorch profiler trace in the Timeline tab: open and draw, a redraw
 //     (what each pan or zoom step costs), hover with the launch link drawn.
+//  7. `stages FILE.pickle`: where a snapshot's open goes off the UI thread,
+//     stage by stage (read, parse, timeline, trace, index, sites, freed).
 // Sections can be named: stepscope-ui-bench [stream] [steps] [memory] [open]
-// [memory10m] [snapshot [FILE.pickle]] [trace FILE.json] (without FILE, snapshot takes the
-// synthetic run's million events written as a snapshot by StepScope's
-// memory_viz export; trace needs one, e.g. from make_kineto_traces.py large).
+// [memory10m] [snapshot [FILE.pickle]] [stages FILE.pickle] [trace FILE.json]
+// (without FILE, snapshot takes the synthetic run's million events written as
+// a snapshot by StepScope's memory_viz export; trace needs one, e.g. from
+// make_kineto_traces.py large).
 // `stepscope-ui-bench gallery RUN.json OUTDIR` instead saves pictures of the
 // memory view of that run in each of its modes (docs/memory-view.md).
 #include <qcustomplot.h>
@@ -34,17 +37,20 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <random>
 
+#include "analysis/snapshot_as_run.h"
 #include "analysis/snapshot_timeline.h"
 #include "controllers/category_rules_control.h"
 #include "interop/memory_snapshot.h"
 #include "interop/memviz_export.h"
 #include "main_window.h"
 #include "models/memory_index.h"
+#include "models/memory_run_data.h"
 #include "models/snapshot_recording.h"
 #include "pages/config_panel.h"
 #include "profile/memory_trace.h"
@@ -336,6 +342,60 @@ HoverMs slowestHover(ui::MemoryView* view, double middleUs) {
     view->fit();
     view->plot()->replot(QCustomPlot::rpImmediateRefresh);
     return slowest;
+}
+
+// Where a snapshot's open goes off the UI thread, stage by stage, three
+// times, as the app's reader and the memory view's preparation do them one
+// after the other: the file read into memory, the pickle parsed into the
+// snapshot, the busiest device's timeline, its memory trace, the memory
+// index, the sites of the whole run, what each block saves for backward,
+// and all of it freed again.
+void benchSnapshotStages(const QString& path) {
+    std::printf(
+        "\n## A snapshot's open off the UI thread, stage by stage (%s, %.1f MB)\n\n"
+        "| attempt | events | read file ms | parse ms | timeline ms | trace ms | index ms | "
+        "sites ms | saved ms | freed ms | in all ms |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        qPrintable(QFileInfo(path).fileName()), double(QFileInfo(path).size()) / 1e6);
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+        std::vector<double> ms;
+        QElapsedTimer all;
+        all.start();
+        QElapsedTimer timer;
+        timer.start();
+        const auto lap = [&] {
+            ms.push_back(double(timer.nsecsElapsed()) / 1e6);
+            timer.restart();
+        };
+        size_t events = 0;
+        {
+            std::string bytes(size_t(QFileInfo(path).size()), '\0');
+            std::ifstream(path.toStdString(), std::ios::binary)
+                .read(bytes.data(), std::streamsize(bytes.size()));
+            lap();
+            const MemorySnapshot snapshot = parseMemorySnapshot(std::move(bytes), "bench");
+            lap();
+            const SnapshotTimeline timeline = buildTimeline(snapshot, busiestDevice(snapshot));
+            lap();
+            RunResult run;
+            run.origin = kOriginMemorySnapshot;
+            run.memory = memoryTraceOfSnapshot(timeline);
+            events = run.memory.size();
+            lap();
+            const ui::MemoryIndex index(run.memory);
+            lap();
+            const auto sites =
+                ui::groupSites(index, index.aliveBetween(index.startUs(), index.endUs()));
+            lap();
+            const ui::SavedBlocks saved = ui::savedBlocks(run, index);
+            lap();
+        }
+        lap();
+        std::printf("| %d | %zu | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n",
+                    attempt, events, ms[0], ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7],
+                    double(all.nsecsElapsed()) / 1e6);
+        std::fflush(stdout);
+    }
 }
 
 // A snapshot opened as a user opens it, three times: the reader and the
@@ -757,6 +817,15 @@ int main(int argc, char** argv) {
     if (sections.contains("snapshot")) {
         const qsizetype at = sections.indexOf("snapshot");
         benchSnapshot(at + 1 < sections.size() ? sections[at + 1] : QString(), dir);
+    }
+
+    if (sections.contains("stages")) {
+        const qsizetype at = sections.indexOf("stages");
+        if (at + 1 >= sections.size()) {
+            std::fprintf(stderr, "ui-bench: stages needs a snapshot file\n");
+            return 2;
+        }
+        benchSnapshotStages(sections[at + 1]);
     }
 
     if (sections.contains("trace")) {
