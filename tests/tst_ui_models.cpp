@@ -306,6 +306,83 @@ private Q_SLOTS:
         }
     }
 
+    // A long-lived allocation's outline for a window: sampled from the
+    // blocks' sums where a pixel spans many events, walked where it does
+    // not; either way its bottom at each vertex is the stack's there.
+    void aBandForAWindowIsTheStackWhereItHasVertices() {
+        MemoryTrace trace;
+        trace.device = "cpu";
+        std::mt19937 random(11);
+        std::vector<std::tuple<uint64_t, int64_t, uint8_t>> live;  // address, bytes, category
+        const auto push = [&](uint64_t address, int64_t bytes, uint8_t category) {
+            trace.timeUs.push_back(double(trace.timeUs.size()));
+            trace.address.push_back(address);
+            trace.bytes.push_back(bytes);
+            trace.category.push_back(category);
+            trace.phase.push_back(1);
+            trace.step.push_back(0);
+            trace.path.push_back(-1);
+        };
+        const auto activations = uint8_t(MemoryCategory::Activations);
+        uint64_t next = 1;
+        for (int i = 0; i < 200000; ++i) {
+            if (i == 500) {  // the one outlined: never freed, above older activations
+                push(1u << 30, 777, activations);
+                continue;
+            }
+            if (!live.empty() && (random() % 2 == 0 || live.size() > 3000)) {
+                const size_t k = random() % live.size();
+                const auto [address, bytes, category] = live[k];
+                push(address, -bytes, category);
+                live.erase(live.begin() + long(k));
+            } else {
+                const int64_t bytes = 1 + int64_t(random() % 5000);
+                const auto category = uint8_t(random() % kMemoryCategories);
+                push(next, bytes, category);
+                live.emplace_back(next++, bytes, category);
+            }
+        }
+        const MemoryIndex index(trace);
+        size_t self = 0;
+        while (index.allocations()[self].address != 1u << 30) {
+            ++self;
+        }
+        const auto stackBottom = [&](double timeUs) {
+            for (const MemoryIndex::Placed& placed :
+                 index.stackAt(timeUs, StackOrder::ByCategory, 0)) {
+                if (placed.allocation == self) {
+                    return placed.bottom;
+                }
+            }
+            return int64_t(-1);
+        };
+        const auto whole = index.bandOf(self, StackOrder::ByCategory, 0);
+        QVERIFY(whole.size() > 50000);  // a vertex wherever what is below it changes
+        // The whole run on 300 pixels: a block is a fraction of one, so sampled.
+        const auto wide =
+            index.bandOf(self, StackOrder::ByCategory, 0, 0, trace.timeUs.back(), 300);
+        QVERIFY2(wide.size() <= 200000 / 256 + 2, qPrintable(QString::number(wide.size())));
+        QVERIFY(wide.size() > 700);
+        QCOMPARE(wide.front().timeUs, 500.0);
+        QVERIFY(wide.back().timeUs > 199000);
+        for (size_t v = 0; v < wide.size(); v += 7) {
+            QCOMPARE(wide[v].bottom, stackBottom(wide[v].timeUs));
+        }
+        // 2,000 events on 300 pixels: walked, the same vertices as the whole band's.
+        const auto narrow = index.bandOf(self, StackOrder::ByCategory, 0, 100000.5, 102000.5, 300);
+        QCOMPARE(narrow.front().timeUs, 100000.0);
+        QCOMPARE(narrow.front().bottom, stackBottom(100000.5));
+        const auto first = std::find_if(whole.begin(), whole.end(),
+                                        [](const BandVertex& v) { return v.timeUs > 100000; });
+        const auto last = std::find_if(first, whole.end(),  // up to the first event after it
+                                       [](const BandVertex& v) { return v.timeUs > 102001; });
+        QCOMPARE(long(narrow.size()) - 1, long(last - first));
+        for (size_t v = 1; v < narrow.size(); ++v) {
+            QCOMPARE(narrow[v].timeUs, first[long(v) - 1].timeUs);
+            QCOMPARE(narrow[v].bottom, first[long(v) - 1].bottom);
+        }
+    }
+
     // What the memory views draw, prepared with a run where its file is read
     // (off the UI thread), is what they work out themselves, and it follows
     // the run when the run moves into its document.

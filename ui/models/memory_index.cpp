@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <map>
+#include <numeric>
 #include <tuple>
 #include <unordered_map>
 
@@ -30,7 +32,12 @@ MemoryIndex::MemoryIndex(const MemoryTrace& trace) : trace_(&trace) {
     startEvent_.reserve(made);
     endEvent_.reserve(made);
     int64_t total = 0;
+    blockAlive_.reserve(n / kBlock + 1);
+    CategoryBytes alive{};
     for (size_t i = 0; i < n; ++i) {
+        if (i % kBlock == 0) {
+            blockAlive_.push_back(alive);
+        }
         total += trace.bytes[i];
         total_[i] = total;
         if (trace.bytes[i] > 0) {
@@ -54,10 +61,13 @@ MemoryIndex::MemoryIndex(const MemoryTrace& trace) : trace_(&trace) {
             endEvent_.push_back(kAliveAtEnd);
             open[a.address] = id;
             allocationOfEvent_[i] = int32_t(id);
+            alive[size_t(a.category)] += a.bytes;
         } else if (const auto found = open.find(trace.address[i]); found != open.end()) {
             endEvent_[found->second] = uint32_t(i);
             allocations_[found->second].endUs = trace.timeUs[i];
             allocationOfEvent_[i] = int32_t(found->second);
+            alive[size_t(allocations_[found->second].category)] -=
+                allocations_[found->second].bytes;
             open.erase(found);
         }
     }
@@ -222,6 +232,11 @@ int64_t MemoryIndex::allocationAt(double timeUs, double bytes, StackOrder order,
 
 std::vector<BandVertex> MemoryIndex::bandOf(size_t allocation, StackOrder order,
                                             int64_t floorBytes) const {
+    return bandOf(allocation, order, floorBytes, -HUGE_VAL, HUGE_VAL, 0);
+}
+
+std::vector<BandVertex> MemoryIndex::bandOf(size_t allocation, StackOrder order, int64_t floorBytes,
+                                            double fromUs, double toUs, size_t columns) const {
     std::vector<BandVertex> band;
     const auto self = uint32_t(allocation);
     const bool floored = order == StackOrder::ByAllocation;
@@ -232,15 +247,46 @@ std::vector<BandVertex> MemoryIndex::bandOf(size_t allocation, StackOrder order,
         return other != self && (!floored || allocations_[other].bytes >= floorBytes) &&
                below(other, self, order);
     };
+    // Its events within the window: from the last at or before fromUs (its
+    // own alloc at the latest) to the first after toUs (its free at the latest).
+    const size_t made = startEvent_[self];
+    const size_t start = std::max(made, std::max<size_t>(position(fromUs), 1) - 1);
+    const size_t end = std::min<size_t>({endEvent_[self], trace_->size(), position(toUs) + 1});
     int64_t bottom = 0;
-    const size_t start = startEvent_[self];
+    std::vector<std::pair<uint32_t, int64_t>> olderFreed;  // same category: (free, bytes)
     for (const uint32_t other : aliveAtPosition(start + 1)) {
         if (counts(other)) {
             bottom += allocations_[other].bytes;
+            if (allocations_[other].category == allocations_[self].category) {
+                olderFreed.emplace_back(endEvent_[other], allocations_[other].bytes);
+            }
         }
     }
     band.push_back({trace_->timeUs[start], bottom});
-    const size_t end = std::min<size_t>(endEvent_[self], trace_->size());
+    if (!floored && columns > 0 && end > start && (end - start) / kBlock > 2 * columns) {
+        // Sampled: what lies below it is the lower categories' sum at each
+        // block's start, and the older ones of its own category not yet freed.
+        std::sort(olderFreed.begin(), olderFreed.end());
+        int64_t older = 0;
+        for (const auto& [freed, bytes] : olderFreed) {
+            older += bytes;
+        }
+        auto next = olderFreed.begin();
+        const size_t category = size_t(allocations_[self].category);
+        for (size_t p = (start / kBlock + 1) * kBlock; p < end; p += kBlock) {
+            for (; next != olderFreed.end() && next->first < p; ++next) {
+                older -= next->second;
+            }
+            if (trace_->timeUs[p - 1] == trace_->timeUs[p]) {
+                continue;  // the time holds more events than this block's first
+            }
+            const CategoryBytes& at = blockAlive_[p / kBlock];
+            const int64_t lower =
+                std::accumulate(at.begin(), at.begin() + long(category), int64_t{0});
+            band.push_back({trace_->timeUs[p - 1], lower + older});
+        }
+        return band;
+    }
     for (size_t j = start + 1; j < end; ++j) {
         const int32_t other = allocationOfEvent_[j];
         if (other < 0 || !counts(uint32_t(other))) {

@@ -77,6 +77,13 @@ public:
     // The band of one allocation over its lifetime; empty when it is not in
     // the stack (under the floor).
     std::vector<BandVertex> bandOf(size_t allocation, StackOrder order, int64_t floorBytes) const;
+    // The same where it shows, between two times on a chart `columns` pixels
+    // wide. Where a pixel spans more than two blocks of events (a long-lived
+    // allocation at a wide zoom), by category it is sampled at each block's
+    // start from the blocks' sums, so the outline under the mouse costs the
+    // pixels and not the allocation's lifetime; its bottom there is exact.
+    std::vector<BandVertex> bandOf(size_t allocation, StackOrder order, int64_t floorBytes,
+                                   double fromUs, double toUs, size_t columns) const;
 
     // The highest total of active bytes (the running sum of the trace, as
     // the category chart stacks it) between two times.
@@ -107,6 +114,9 @@ private:
     std::vector<int32_t> allocationOfEvent_;  // -1: a free of something made before tracing
     std::vector<int64_t> total_;              // running sum after each event
     std::vector<int64_t> blockMax_;
+    // Per block, at its first event: the bytes alive by category (of the
+    // allocations made in the trace), before that event.
+    std::vector<CategoryBytes> blockAlive_;
     std::vector<size_t> checkpoint_;  // event positions
     std::vector<size_t> checkpointStart_;
     std::vector<uint32_t> checkpointAlive_;  // concatenated, each in allocation order

@@ -967,6 +967,9 @@ void MemoryView::keepRangeInRun(const QCPRange& range, const QCPRange& old) {
     const QCPRange x = plot_->xAxis->range();
     if (mode_ == Mode::Categories) {
         sampleCategories(x.lower * 1e3, x.upper * 1e3);
+        if (hovered_ >= 0 || pinned_ >= 0 || !siteSelection_.empty()) {
+            updateHighlights();  // their outlines are worked out for what shows
+        }
     } else {
         sampleSmaller(x.lower * 1e3, x.upper * 1e3);
     }
@@ -1153,7 +1156,9 @@ void MemoryView::updateHighlights() {
             }
             return std::vector<BandVertex>{};  // in the grey band
         }
-        return index_->bandOf(a, order(), floorInUse());
+        const QCPRange x = plot_->xAxis->range();  // where it shows: redone as that changes
+        return index_->bandOf(a, order(), floorInUse(), x.lower * 1e3, x.upper * 1e3,
+                              size_t(std::max(plot_->axisRect()->width(), 1)));
     };
     // Outlined dark: the band under the mouse and the one clicked.
     for (const int64_t outlined : {hovered_, pinned_ != hovered_ ? pinned_ : int64_t(-1)}) {
