@@ -881,7 +881,7 @@ void MemoryView::drawReserved(const RunDocument& document) {
     values << values.back();
     reserved_ = plot_->addGraph();
     reserved_->setName(tr("reserved (segments)"));
-    reserved_->setLayer("highlights");
+    reserved_->setLayer("main");  // not with the outlines: they redraw at every hover
     reserved_->setLineStyle(QCPGraph::lsStepLeft);
     reserved_->setPen(QPen(QColor(120, 20, 20), 1.6, Qt::DashLine));
     reserved_->setData(keys, values, /*alreadySorted=*/true);
