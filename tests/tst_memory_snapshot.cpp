@@ -7,10 +7,13 @@
 #include <QtTest/QtTest>
 
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -1178,6 +1181,41 @@ private Q_SLOTS:
         QCOMPARE(timeline.events, size_t(200'000));  // trace entries; memory_viz merges pairs
         QCOMPARE(summary.events, int64_t(memvizEventCount(snapshot.deviceTraces[0])));
         QVERIFY(summary.peakBytes > 0);
+    }
+
+    // A large snapshot says how far it is read, and stops when told to: the
+    // app's Cancel does not wait for the rest of the file.
+    void aLargeReadTellsHowFarItIsAndStops() {
+        if (!QFile::exists(QString::fromStdString(fixture("big.pickle")))) {
+            const QString error =
+                test::runPython({test::sourcePath("tests/data/make_memory_snapshots.py"),
+                                 dir_.path(), "--big", "200000"});
+            QVERIFY2(error.isEmpty(), qPrintable(error));
+        }
+        const auto size = double(QFileInfo(QString::fromStdString(fixture("big.pickle"))).size());
+        std::vector<double> told;
+        const MemorySnapshot snapshot =
+            readMemorySnapshot(fixture("big.pickle"), {}, [&](double fraction) {
+                told.push_back(fraction);
+                return true;
+            });
+        QCOMPARE(snapshot.deviceTraces[0].size(), size_t(200'000));
+        // A report as each MiB is reached, from the first byte, then the tree read.
+        QCOMPARE(told.size(), size_t(std::ceil(size / (1 << 20))) + 1);
+        QVERIFY(std::is_sorted(told.begin(), told.end()));
+        QCOMPARE(told.front(), 0.0);
+        QCOMPARE(told.back(), 0.8);
+        QVERIFY(told[told.size() - 2] > 0.8 * (1 - (1 << 20) / size));
+
+        int calls = 0;
+        try {
+            readMemorySnapshot(fixture("big.pickle"), {}, [&](double) { return ++calls < 3; });
+            QFAIL("the read went on after it was told to stop");
+        } catch (const SnapshotError& error) {
+            QCOMPARE(error.kind, SnapshotError::Kind::Stopped);
+            QVERIFY2(QString(error.what()).contains("reading stopped"), error.what());
+        }
+        QCOMPARE(calls, 3);
     }
 };
 

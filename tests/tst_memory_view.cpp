@@ -37,6 +37,7 @@
 #include "controllers/category_rules_control.h"
 #include "controllers/file_opener.h"
 #include "controllers/run_list.h"
+#include "interop/memviz_export.h"
 #include "main_window.h"
 #include "models/allocation_stack.h"
 #include "models/category_rules.h"
@@ -1682,6 +1683,54 @@ private Q_SLOTS:
         QVERIFY(!cancel->isVisible());
         QVERIFY(dropped.wait(20000));
         QCOMPARE(int(window.documents().size()), 1);
+    }
+
+    // A large snapshot's open says how far it is, in the status beside its
+    // Cancel (which stops the read there: tst_memory_snapshot's
+    // aLargeReadTellsHowFarItIsAndStops).
+    void openingALargeSnapshotSaysHowFarItIs() {
+        MemoryTrace trace;
+        trace.device = "cuda:0";
+        trace.paths = {"layers.0.mlp.fc1"};
+        for (int i = 0; i < 400000; ++i) {  // an alloc and its free
+            trace.timeUs.push_back(double(i));
+            trace.address.push_back(uint64_t(i / 2 + 1) * 512);
+            trace.bytes.push_back(i % 2 == 0 ? 512 : -512);
+            trace.category.push_back(uint8_t(MemoryCategory::Activations));
+            trace.phase.push_back(1);
+            trace.step.push_back(0);
+            trace.path.push_back(0);
+        }
+        const QString path = dir_.filePath("large.pickle");
+        {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            const std::string bytes = memvizPickle(trace);
+            file.write(bytes.data(), qint64(bytes.size()));
+        }
+        QVERIFY(QFileInfo(path).size() > 3 << 20);
+        MainWindow window;
+        window.show();
+        std::vector<int> percents;
+        QStringList said;
+        connect(window.fileOpener(), &FileOpener::progress, &window, [&](int, int percent) {
+            percents.push_back(percent);
+            for (const QLabel* label : window.statusBar()->findChildren<QLabel*>()) {
+                if (label->text().startsWith("Opening")) {
+                    said << label->text();
+                }
+            }
+        });
+        QSignalSpy finished(window.fileOpener(), &FileOpener::finished);
+        window.openFiles({path});
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(int(window.documents().size()), 1);
+        QVERIFY2(percents.size() >= 3, qPrintable(QString::number(percents.size())));
+        QVERIFY(std::is_sorted(percents.begin(), percents.end()));
+        QCOMPARE(percents.front(), 0);
+        QCOMPARE(percents.back(), 70);  // read; the rest is its busiest device's document
+        QCOMPARE(said.size(), int(percents.size()));
+        QCOMPARE(said.back(), QString("Opening %1… 70%").arg(path));
     }
 
     // A rule edited into the settings by hand that the dialog would refuse

@@ -5,6 +5,7 @@
 // Chrome traces; what a recording means is analysis/'s. Includes results/.
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -142,17 +143,24 @@ public:
         NotASnapshot,  // a pickle or JSON of something else
         Malformed,     // broken pickle or JSON, or a field of the wrong type
         TooLarge,      // beyond a SnapshotLimits bound
+        Stopped,       // the caller's progress callback asked to stop
     };
     SnapshotError(Kind kind, const std::string& message)
         : std::runtime_error(message), kind(kind) {}
     Kind kind;
 };
 
+// Told how much of a snapshot is read (0 to 1) as a large one is; returns
+// false to stop reading it (SnapshotError, Kind::Stopped).
+using SnapshotProgress = std::function<bool(double fraction)>;
+
 // Reads a snapshot file: a pickle (what _dump_snapshot writes) or JSON of the
 // same structure, told apart by their first byte. Throws SnapshotError.
-MemorySnapshot readMemorySnapshot(const std::string& path, const SnapshotLimits& limits = {});
+MemorySnapshot readMemorySnapshot(const std::string& path, const SnapshotLimits& limits = {},
+                                  const SnapshotProgress& progress = {});
 // The same from bytes already in memory; `source` names them in messages.
 MemorySnapshot parseMemorySnapshot(std::string bytes, const std::string& source,
-                                   const SnapshotLimits& limits = {});
+                                   const SnapshotLimits& limits = {},
+                                   const SnapshotProgress& progress = {});
 
 }  // namespace stepscope

@@ -136,6 +136,7 @@ std::string pickleMessage(const PickleError& error) {
             }
             break;
         case PickleError::Reason::TooLarge:
+        case PickleError::Reason::Stopped:  // no progress is asked for: never
             break;
     }
     return std::string("data.pkl: ") + error.what();

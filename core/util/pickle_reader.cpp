@@ -138,10 +138,12 @@ PicklePolicy PicklePolicy::allowing(std::vector<std::pair<std::string, std::stri
 // every container's entries out contiguously once STOP is reached.
 class PickleMachine {
 public:
-    PickleMachine(PickleDocument& doc, const PicklePolicy& policy, const PickleLimits& limits)
+    PickleMachine(PickleDocument& doc, const PicklePolicy& policy, const PickleLimits& limits,
+                  const PickleProgress& progress)
         : doc_(doc),
           policy_(policy),
           limits_(limits),
+          progress_(progress),
           data_(reinterpret_cast<const unsigned char*>(doc.bytes_.data())),
           size_(doc.bytes_.size()) {
         limits_.maxStringBytes = std::min<uint64_t>(limits_.maxStringBytes, UINT32_MAX);
@@ -165,6 +167,9 @@ public:
                 throw PickleError(PickleError::Reason::Truncated, pos_, "end",
                                   "the pickle ends without STOP");
             }
+            if (pos_ >= nextReport_) [[unlikely]] {
+                report();
+            }
             op_ = data_[pos_++];
             if (op_ == '.') {
                 doc_.root_ = pop();
@@ -178,6 +183,17 @@ public:
     }
 
 private:
+    static constexpr uint64_t kReportEvery = uint64_t{1} << 20;
+
+    void report() {
+        nextReport_ = pos_ + kReportEvery;
+        if (progress_ && !progress_(pos_, size_)) {
+            op_ = 0;
+            throw PickleError(PickleError::Reason::Stopped, pos_, "progress",
+                              "stopped by the caller");
+        }
+    }
+
     using Reason = PickleError::Reason;
 
     [[noreturn]] void fail(Reason reason, std::string detail, std::string asked = {}) const {
@@ -1001,6 +1017,7 @@ private:
     PickleDocument& doc_;
     const PicklePolicy& policy_;
     PickleLimits limits_;
+    const PickleProgress& progress_;
     const unsigned char* data_;
     uint64_t size_;
     uint64_t pos_ = 0;
@@ -1011,6 +1028,7 @@ private:
     std::vector<PickleRef> denseMemo_;
     std::unordered_map<uint64_t, PickleRef> sparseMemo_;
     uint64_t memoCount_ = 0;
+    uint64_t nextReport_ = 0;
     std::vector<PickleRef> staging_;
     std::vector<Chunk> chunks_;
     std::vector<Builder> builders_;
@@ -1145,11 +1163,11 @@ std::string PickleDocument::typeName(PickleRef ref) const {
     return "value";
 }
 
-PickleDocument readPickle(std::string bytes, const PicklePolicy& policy,
-                          const PickleLimits& limits) {
+PickleDocument readPickle(std::string bytes, const PicklePolicy& policy, const PickleLimits& limits,
+                          const PickleProgress& progress) {
     PickleDocument doc;
     doc.bytes_ = std::move(bytes);
-    PickleMachine machine(doc, policy, limits);
+    PickleMachine machine(doc, policy, limits, progress);
     machine.run();
     return doc;
 }

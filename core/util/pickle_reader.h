@@ -52,6 +52,10 @@ enum class PickleKind : uint8_t {
 
 class PickleDocument;
 
+// Told, about every MiB of a pickle read, the bytes read so far and in all;
+// returns false to stop the read (a user's cancel).
+using PickleProgress = std::function<bool(uint64_t read, uint64_t total)>;
+
 // What a pickle may name. Without a policy every global and persistent id
 // is refused.
 struct PicklePolicy {
@@ -87,6 +91,7 @@ public:
         Truncated,  // ends before an opcode's bytes, a frame or STOP
         Refused,    // asks for code to run, or for something outside the data
         TooLarge,   // beyond a PickleLimits bound
+        Stopped,    // the caller's progress callback asked to stop
     };
     // Which of Malformed's classic faults, for a reader that words its own
     // messages (Python says "unpickling stack underflow", "could not find
@@ -152,7 +157,8 @@ public:
 
 private:
     friend class PickleMachine;
-    friend PickleDocument readPickle(std::string, const PicklePolicy&, const PickleLimits&);
+    friend PickleDocument readPickle(std::string, const PicklePolicy&, const PickleLimits&,
+                                     const PickleProgress&);
     struct Node {
         uint64_t value = 0;  // int bits, double bits, byte offset, or a side-table index
         uint32_t count = 0;  // length of a string, entries of a container
@@ -210,6 +216,6 @@ inline std::span<const PickleRef> PickleDocument::items(PickleRef ref) const {
 // Reads one pickle from `bytes` (which the document keeps). Throws
 // PickleError naming the byte offset and opcode of what went wrong.
 PickleDocument readPickle(std::string bytes, const PicklePolicy& policy = {},
-                          const PickleLimits& limits = {});
+                          const PickleLimits& limits = {}, const PickleProgress& progress = {});
 
 }  // namespace stepscope

@@ -78,7 +78,9 @@ Opened failed(const QString& title, const QString& message) {
     return opened;
 }
 
-Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules = {});
+// `progress` hears how far a large file is read, and stops it with false.
+Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules = {},
+                    const SnapshotProgress& progress = {});
 
 // A profiler trace, or a folder of rank traces: a document per rank, in
 // rank order, each with HTA's analyses of them all (the slowest rank per step).
@@ -178,13 +180,29 @@ Opened readFolder(const QString& path) {
             .arg(path, kindsOpenedText(true)));
 }
 
+// The read is about seven tenths of a snapshot's open, the document made of
+// its busiest device (timeline, trace, index) the rest.
+constexpr double kSnapshotReadShare = 0.7;
+
 // A PyTorch memory snapshot: its busiest device as a run with only a memory
 // trace, titled by the file. Its path stays empty, so Save asks where to
-// write a run file instead of writing over the snapshot.
-Opened readSnapshot(const QString& path, const std::vector<CategoryRule>& rules) {
+// write a run file instead of writing over the snapshot. `progress` hears
+// how far it is read, and stops the read with false.
+Opened readSnapshot(const QString& path, const std::vector<CategoryRule>& rules,
+                    const SnapshotProgress& progress) {
     try {
-        auto snapshot =
-            std::make_shared<const MemorySnapshot>(readMemorySnapshot(path.toStdString()));
+        SnapshotProgress reading;
+        if (progress) {
+            reading = [&progress](double fraction) {
+                return progress(kSnapshotReadShare * fraction);
+            };
+        }
+        auto snapshot = std::make_shared<const MemorySnapshot>(
+            readMemorySnapshot(path.toStdString(), {}, reading));
+        if (progress && !progress(kSnapshotReadShare)) {
+            return failed(FileOpener::tr("Cannot open memory snapshot"),
+                          FileOpener::tr("'%1': opening cancelled").arg(path));
+        }
         const int device = busiestDevice(*snapshot);
         Opened opened;
         opened.kind = Opened::Kind::Run;
@@ -201,7 +219,8 @@ Opened readSnapshot(const QString& path, const std::vector<CategoryRule>& rules)
     }
 }
 
-Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules) {
+Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules,
+                    const SnapshotProgress& progress) {
     const QFileInfo info(path);
     if (info.isDir()) {
         return readFolder(path);
@@ -261,7 +280,7 @@ Opened readFilePath(const QString& path, const std::vector<CategoryRule>& rules)
                 opened.kind = Opened::Kind::Run;
                 return opened;
             case FileKind::MemorySnapshot:
-                return readSnapshot(path, rules);
+                return readSnapshot(path, rules, progress);
             case FileKind::ProfilerTrace:
                 return readTraces(path);
             default:
@@ -289,15 +308,31 @@ FileOpener::FileOpener(QObject* parent) : QObject(parent), jobs_(this), deviceJo
 FileOpener::~FileOpener() = default;
 
 int FileOpener::open(const QStringList& paths) {
+    const int next = jobs_.latestJob() + 1;  // the id start() gives it (both on this thread)
     const int job = jobs_.start(
-        [paths, rules = rules_](const std::function<bool()>& superseded) {
+        [this, next, paths, rules = rules_](const std::function<bool()>& superseded) {
             std::vector<Opened> opened;
             for (const QString& path : paths) {
                 if (superseded()) {
                     break;  // dropped anyway: the rest is not worth reading
                 }
+                // Said when the percent changes; a cancel stops the read there.
+                int said = -1;
+                const auto progress = [&](double fraction) {
+                    if (superseded()) {
+                        return false;
+                    }
+                    const int percent = int(100 * fraction);
+                    if (percent != said) {
+                        said = percent;
+                        QMetaObject::invokeMethod(
+                            this, [this, next, percent] { Q_EMIT this->progress(next, percent); },
+                            Qt::QueuedConnection);
+                    }
+                    return true;
+                };
                 try {
-                    opened.push_back(readFilePath(path, rules));
+                    opened.push_back(readFilePath(path, rules, progress));
                 } catch (const std::exception& error) {  // a reader's own bug: said, not a crash
                     opened.push_back(
                         failed(tr("Cannot open"), QString("'%1': %2").arg(path, error.what())));
@@ -307,6 +342,7 @@ int FileOpener::open(const QStringList& paths) {
         },
         [this](int job, std::vector<Opened> opened) { deliver(job, opened); },
         [this](int job) { Q_EMIT dropped(job); });
+    Q_ASSERT(job == next);
     Q_EMIT started(job, paths);
     return job;
 }

@@ -82,6 +82,9 @@ Q_SIGNALS:
     // Document `documentId`'s snapshot on the device asked for: a document
     // to take its place (the receiver may move from it).
     void snapshotDeviceOpened(int documentId, std::shared_ptr<stepscope::ui::RunDocument> run);
+    // How far `job` is through a large file (a PyTorch memory snapshot), 0
+    // to 100, now and then while it is read.
+    void progress(int job, int percent);
     // After the signals of every path of `job`; `opened`: each path opened.
     void finished(int job, bool opened);
     // `job` was superseded by a newer open (or cancel()): nothing of it was

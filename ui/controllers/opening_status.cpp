@@ -14,7 +14,13 @@ OpeningStatus::OpeningStatus(FileOpener* opener, CategoryRulesControl* rules, QL
     cancel_->hide();
     connect(opener, &FileOpener::started, this, [this](int, const QStringList& paths) {
         opening_ = true;
-        say(tr("Opening %1…").arg(paths.join(", ")));
+        openingPaths_ = paths.join(", ");
+        say(tr("Opening %1…").arg(openingPaths_));
+    });
+    connect(opener, &FileOpener::progress, this, [this](int job, int percent) {
+        if (opening_ && job == opener_->latestJob()) {
+            say(tr("Opening %1… %2%").arg(openingPaths_).arg(percent));
+        }
     });
     const auto finished = [this](int job, bool opened) {
         if (job != opener_->latestJob()) {

@@ -38,8 +38,9 @@ private:
     QLabel* label_;
     QAbstractButton* cancel_;
     bool opening_ = false;
-    QString shown_;   // "Opening …" or "Applying …"
-    QString before_;  // and what it replaced
+    QString openingPaths_;  // of the newest open
+    QString shown_;         // "Opening …" or "Applying …"
+    QString before_;        // and what it replaced
 };
 
 }  // namespace stepscope::ui
