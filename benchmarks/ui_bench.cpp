@@ -412,15 +412,15 @@ void benchSnapshot(const QString& given, const QTemporaryDir& dir) {
         "Read: readMemorySnapshot + the busiest device's timeline. Open + draw: File → Open\n"
         "into the Memory tab (read off the UI thread, indexed) and the category chart drawn.\n"
         "Hover: as the run bench's (found and outlined; painted), in each mode, the slowest\n"
-        "of three zooms. Rules again: a user's category rule saved and\n"
-        "applied to the open snapshot (categorised again off the UI thread, indexed, drawn), and\n"
-        "the UI thread's longest gap meanwhile. Device switch: another device of the snapshot\n"
+        "of three zooms. Rules again: a user's category rule saved and applied to the open\n"
+        "snapshot (categorised again off the UI thread, indexed, drawn), and the UI thread's\n"
+        "longest gap meanwhile. Device switch: another device of the snapshot\n"
         "shown as its box does (built off the UI thread, drawn), and the longest gap (– with one\n"
         "device). RSS: the process with the window open, before the rules and after them.\n\n"
         "| attempt | events | read ms | open + draw ms | hover (category) ms | painted ms | "
-        "each allocation ms | hover (each) ms | painted ms | rules again ms | rules: longest gap "
-        "ms | "
-        "device switch ms | switch: longest gap ms | RSS MB | after rules MB |\n"
+        "each allocation ms | hover (each) ms | painted ms | rules again ms | "
+        "rules: longest gap ms | device switch ms | switch: longest gap ms | RSS MB | "
+        "after rules MB |\n"
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         qPrintable(QFileInfo(path).fileName()), double(QFileInfo(path).size()) / 1e6);
     for (int attempt = 1; attempt <= 3; ++attempt) {
@@ -708,6 +708,13 @@ void benchMemoryRun(size_t events, int attempts, const QTemporaryDir& dir) {
     }
 }
 
+// The file named after `section` on the command line ("trace FILE"), or
+// empty where none is.
+QString fileAfter(const QStringList& sections, const QString& section) {
+    const qsizetype at = sections.indexOf(section);
+    return at >= 0 && at + 1 < sections.size() ? sections[at + 1] : QString();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -725,6 +732,12 @@ int main(int argc, char** argv) {
     }
     if (sections.isEmpty()) {
         sections = {"stream", "steps", "memory", "open"};
+    }
+    for (const char* needsFile : {"stages", "trace"}) {  // said before any section runs
+        if (sections.contains(needsFile) && fileAfter(sections, needsFile).isEmpty()) {
+            std::fprintf(stderr, "ui-bench: %s needs a file\n", needsFile);
+            return 2;
+        }
     }
 
     if (sections.contains("stream")) {
@@ -815,26 +828,15 @@ int main(int argc, char** argv) {
     }
 
     if (sections.contains("snapshot")) {
-        const qsizetype at = sections.indexOf("snapshot");
-        benchSnapshot(at + 1 < sections.size() ? sections[at + 1] : QString(), dir);
+        benchSnapshot(fileAfter(sections, "snapshot"), dir);
     }
 
     if (sections.contains("stages")) {
-        const qsizetype at = sections.indexOf("stages");
-        if (at + 1 >= sections.size()) {
-            std::fprintf(stderr, "ui-bench: stages needs a snapshot file\n");
-            return 2;
-        }
-        benchSnapshotStages(sections[at + 1]);
+        benchSnapshotStages(fileAfter(sections, "stages"));
     }
 
     if (sections.contains("trace")) {
-        const qsizetype at = sections.indexOf("trace");
-        if (at + 1 >= sections.size()) {
-            std::fprintf(stderr, "ui-bench: trace needs a trace file\n");
-            return 2;
-        }
-        benchTrace(sections[at + 1]);
+        benchTrace(fileAfter(sections, "trace"));
     }
 
     if (sections.contains("open")) {
