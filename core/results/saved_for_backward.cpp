@@ -51,8 +51,9 @@ SavedForBackward savedForBackward(const RunResult& run,
         throw std::invalid_argument(
             "the run has no memory trace; record one with `stepscope-cli run --memory`");
     }
-    // A snapshot's paths are Python frames and its run carries no model, so
-    // there are no blocks to count in (the default model's would be made up).
+    // A snapshot's paths are Python frames and its run carries no model:
+    // there are no blocks to count in, and "no block kept tensors" would
+    // read as a finding about the recording.
     if (run.origin == kOriginMemorySnapshot) {
         throw std::invalid_argument(
             "a PyTorch memory snapshot names no Transformer blocks; record the run with "

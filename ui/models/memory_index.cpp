@@ -75,9 +75,14 @@ MemoryIndex::MemoryIndex(const MemoryTrace& trace) : trace_(&trace) {
     for (size_t i = 0; i < n; ++i) {
         blockMax_[i / kBlock] = std::max(blockMax_[i / kBlock], total_[i]);
     }
-    // Checkpoints of the alive set, each made from the one before: keep who
-    // is still alive, add who was made since. Spacing them at least as far
-    // apart as the set is large keeps the whole at O(events).
+    addCheckpoints();
+}
+
+// Checkpoints of the alive set, each made from the one before: keep who is
+// still alive, add who was made since. Spacing them at least as far apart as
+// the set is large keeps the whole at O(events).
+void MemoryIndex::addCheckpoints() {
+    const size_t n = trace_->size();
     checkpoint_.push_back(0);
     checkpointStart_.push_back(0);
     size_t previous = 0;
@@ -248,7 +253,8 @@ std::vector<BandVertex> MemoryIndex::bandOf(size_t allocation, StackOrder order,
                below(other, self, order);
     };
     // Its events within the window: from the last at or before fromUs (its
-    // own alloc at the latest) to the first after toUs (its free at the latest).
+    // own alloc, where that is later) to the first after toUs (its free,
+    // where that is sooner).
     const size_t made = startEvent_[self];
     const size_t start = std::max(made, std::max<size_t>(position(fromUs), 1) - 1);
     const size_t end = std::min<size_t>({endEvent_[self], trace_->size(), position(toUs) + 1});

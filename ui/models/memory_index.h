@@ -96,6 +96,7 @@ public:
     SmallerBand smallerBand(double fromUs, double toUs, int64_t floorBytes, size_t maxPoints) const;
 
 private:
+    void addCheckpoints();                 // once the allocations are paired
     size_t position(double timeUs) const;  // events at or before the time
     std::vector<uint32_t> aliveAtPosition(size_t position) const;
     // Calls fn(allocation) for each alive at the position, in the order made.
