@@ -855,6 +855,44 @@ private Q_SLOTS:
         QVERIFY2(QString(error.what()).contains(message), error.what());
     }
 
+    // A pickle's float may be NaN or infinite, which JSON cannot say: a time
+    // without an order is refused by its field, not drawn as "nan ms".
+    void aTimeThatIsNotANumberIsRefused() {
+        for (const double bad : {std::nan(""), HUGE_VAL}) {
+            PickleWriter head;  // {"segments": [], "device_traces": [[{..., "time_us": bad}]]}
+            head.protocol();
+            head.emptyDict();
+            head.mark();
+            head.text("segments");
+            head.emptyList();
+            head.text("device_traces");
+            head.emptyList();
+            head.mark();
+            head.emptyList();
+            head.mark();
+            head.emptyDict();
+            head.mark();
+            for (const auto& [key, value] : {std::pair<const char*, int64_t>{"addr", 1},
+                                             std::pair<const char*, int64_t>{"size", 8}}) {
+                head.text(key);
+                head.integer(value);
+            }
+            head.text("action");
+            head.text("alloc");
+            head.text("time_us");
+            std::string bytes = head.bytes() + "G";  // BINFLOAT, big-endian
+            const auto bits = std::bit_cast<uint64_t>(bad);
+            for (int shift = 56; shift >= 0; shift -= 8) {
+                bytes += char((bits >> shift) & 0xff);
+            }
+            bytes += "ueeu.";  // the event, its trace, the traces, the snapshot
+            const SnapshotError error =
+                snapshotError([&] { parseMemorySnapshot(bytes, "x.pickle"); });
+            QVERIFY2(QString(error.what()).contains("time_us: expected a finite number"),
+                     error.what());
+        }
+    }
+
     // A whole number written as 4096.0 or 4e3 is that number (issue 45).
     void wholeNumbersWrittenAsDoublesAreRead() {
         const MemorySnapshot snapshot = parseMemorySnapshot(

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -907,6 +908,9 @@ private:
         double timeUs = out.timeUs.empty() ? 0.0 : out.timeUs.back();
         if (time) {
             timeUs = number(*time, "time_us");
+            if (!std::isfinite(timeUs)) {  // a pickle's float may be NaN: no order, no axis
+                expectedField("time_us", "a finite number of microseconds", *time);
+            }
         } else {
             ++out.missingTimes;
         }
