@@ -4,7 +4,8 @@
 //
 //   (one command line:) clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore
 //       tests/fuzz/fuzz_memory_snapshot.cpp core/util/pickle_reader.cpp
-//       core/interop/memory_snapshot.cpp core/analysis/snapshot_stacks.cpp
+//       core/interop/memory_snapshot.cpp core/interop/memory_snapshot_types.cpp
+//       core/analysis/snapshot_stacks.cpp
 //       core/analysis/snapshot_timeline.cpp core/analysis/recording_summary.cpp
 //       -o fuzz_memory_snapshot
 //   ./fuzz_memory_snapshot -max_total_time=60 -dict=tests/fuzz/fuzz_memory_snapshot.dict
