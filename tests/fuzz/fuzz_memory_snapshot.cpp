@@ -5,6 +5,7 @@
 //   (one command line:) clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore
 //       tests/fuzz/fuzz_memory_snapshot.cpp core/util/pickle_reader.cpp
 //       core/interop/memory_snapshot.cpp core/interop/memory_snapshot_types.cpp
+//       core/interop/snapshot_builder.cpp
 //       core/analysis/snapshot_stacks.cpp
 //       core/analysis/snapshot_timeline.cpp core/analysis/recording_summary.cpp
 //       -o fuzz_memory_snapshot
