@@ -17,6 +17,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -27,8 +28,10 @@
 #include "analysis/snapshot_timeline.h"
 #include "interop/memory_snapshot.h"
 #include "interop/memviz_export.h"
+#include "interop/snapshot_pickle_stream.h"
 #include "profile/memory_trace.h"
 #include "results/run_file.h"
+#include "snapshot_equality.h"
 #include "test_support.h"
 #include "util/pickle_reader.h"
 #include "util/pickle_writer.h"
@@ -1230,23 +1233,31 @@ private Q_SLOTS:
                                  dir_.path(), "--big", "200000"});
             QVERIFY2(error.isEmpty(), qPrintable(error));
         }
-        const auto size = double(QFileInfo(QString::fromStdString(fixture("big.pickle"))).size());
-        std::vector<double> told;
-        const MemorySnapshot snapshot =
-            readMemorySnapshot(fixture("big.pickle"), {}, [&](double fraction) {
+        const std::string bytes = readFile(fixture("big.pickle"));
+        const auto size = double(bytes.size());
+        // Streamed (what opens it), and by the tree reader (what a file off
+        // Python's layout gets): the tree's pickle is 0.8 of its read.
+        for (const bool streamed : {true, false}) {
+            std::vector<double> told;
+            const SnapshotProgress progress = [&](double fraction) {
                 told.push_back(fraction);
                 return true;
-            });
-        QCOMPARE(snapshot.deviceTraces[0].size(), size_t(200'000));
-        // A report about each MiB (at the first opcode past it), from the
-        // first byte, then one when the tree is read.
-        const auto mebibytes = size_t(std::ceil(size / (1 << 20)));
-        QVERIFY2(told.size() >= mebibytes && told.size() <= mebibytes + 1,
-                 qPrintable(QString("%1 reports for %2 MiB").arg(told.size()).arg(mebibytes)));
-        QVERIFY(std::is_sorted(told.begin(), told.end()));
-        QCOMPARE(told.front(), 0.0);
-        QCOMPARE(told.back(), 0.8);
-        QVERIFY(told[told.size() - 2] > 0.8 * (1 - (1 << 20) / size));
+            };
+            const MemorySnapshot snapshot =
+                streamed ? readMemorySnapshot(fixture("big.pickle"), {}, progress)
+                         : parseSnapshotPickleTree(bytes, "big.pickle", {}, progress);
+            QCOMPARE(snapshot.deviceTraces[0].size(), size_t(200'000));
+            // A report about each MiB (at the first item past it), from the
+            // first byte, then one when the read is done.
+            const double last = streamed ? 1.0 : 0.8;
+            const auto mebibytes = size_t(std::ceil(size / (1 << 20)));
+            QVERIFY2(told.size() >= mebibytes && told.size() <= mebibytes + 1,
+                     qPrintable(QString("%1 reports for %2 MiB").arg(told.size()).arg(mebibytes)));
+            QVERIFY(std::is_sorted(told.begin(), told.end()));
+            QCOMPARE(told.front(), 0.0);
+            QCOMPARE(told.back(), last);
+            QVERIFY(told[told.size() - 2] > last * (1 - (1 << 20) / size));
+        }
 
         int calls = 0;
         try {
@@ -1257,6 +1268,165 @@ private Q_SLOTS:
             QVERIFY2(QString(error.what()).contains("reading stopped"), error.what());
         }
         QCOMPARE(calls, 3);
+    }
+
+    // The streaming reader (what opens a snapshot pickle) reads every
+    // fixture as the tree reader does, id for id: Python's protocols 2 and
+    // 5, a one-entry settings dict, expandable segments, random events,
+    // 200,000 events with shared stacks, and StepScope's own export.
+    void theStreamReadsWhatTheTreeReads_data() {
+        QTest::addColumn<QString>("file");
+        for (const char* name :
+             {"basic_p2.pickle", "basic_p5.pickle", "expandable.pickle", "gpu_like.pickle",
+              "random_p2.pickle", "random_p4.pickle", "big.pickle", "export.pickle"}) {
+            QTest::newRow(name) << QString(name);
+        }
+    }
+    void theStreamReadsWhatTheTreeReads() {
+        QFETCH(QString, file);
+        std::string bytes;
+        if (file == "export.pickle") {
+            bytes = memvizPickle(handMadeRun({{"layers.0.attn", "aten::softmax", 4000},
+                                              {"layers.0.mlp", "aten::mm", 1000},
+                                              {"layers.0.mlp", "aten::mm", -1000}}));
+        } else {
+            const std::string path = fixture(qPrintable(file));
+            if (file == "big.pickle" && !QFile::exists(QString::fromStdString(path))) {
+                QSKIP("big.pickle is made by largeSnapshotIsQuick");
+            }
+            bytes = readFile(path);
+        }
+        const std::optional<MemorySnapshot> streamed =
+            streamSnapshotPickle(bytes, file.toStdString());
+        QVERIFY2(streamed, "the stream left a fixture to the tree reader");
+        const MemorySnapshot tree = parseSnapshotPickleTree(bytes, file.toStdString());
+        QCOMPARE(test::firstDifference(*streamed, tree), std::string());
+        QVERIFY(!tree.deviceTraces.empty() || !tree.segments.empty());
+    }
+
+    // What the stream does not follow it leaves to the tree reader, which
+    // reads it as before: a key twice (the last wins), a memo numbered out
+    // of order, traces before segments (the tree interns segments first), a
+    // tuple of traces, and a segment's stack after its blocks.
+    void aFileOffTheLayoutIsReadAsATree_data() {
+        QTest::addColumn<QString>("kind");
+        for (const char* kind : {"key twice", "memo out of order", "traces first",
+                                 "tuple of traces", "stack after blocks"}) {
+            QTest::newRow(kind) << QString(kind);
+        }
+    }
+    void aFileOffTheLayoutIsReadAsATree() {
+        QFETCH(QString, kind);
+        PickleWriter p;
+        p.protocol();
+        p.emptyDict();
+        if (kind == "memo out of order") {
+            p.op('q');  // BINPUT 3 where Python writes 0
+            p.op('\x03');
+        }
+        p.mark();
+        auto frames = [&](const char* name) {
+            p.text("frames");
+            p.emptyList();
+            p.mark();
+            p.emptyDict();
+            p.mark();
+            p.text("filename");
+            p.text("model.py");
+            p.text("name");
+            p.text(name);
+            p.text("line");
+            p.integer(7);
+            p.setItems();
+            p.appends();
+        };
+        auto segments = [&] {
+            p.text("segments");
+            p.emptyList();
+            p.mark();
+            p.emptyDict();
+            p.mark();
+            p.text("device");
+            p.integer(0);
+            p.text("address");
+            p.integer(4096);
+            p.text("total_size");
+            p.integer(2048);
+            if (kind != "stack after blocks") {
+                frames("segment_alloc_site");
+            }
+            p.text("blocks");
+            p.emptyList();
+            p.mark();
+            p.emptyDict();
+            p.mark();
+            p.text("size");
+            p.integer(2048);
+            p.text("state");
+            p.text("active_allocated");
+            frames("block_site");
+            p.setItems();
+            p.appends();
+            if (kind == "stack after blocks") {
+                frames("segment_alloc_site");
+            }
+            p.setItems();
+            p.appends();
+        };
+        auto traces = [&] {
+            p.text("device_traces");
+            if (kind == "tuple of traces") {
+                p.mark();
+            } else {
+                p.emptyList();
+                p.mark();
+            }
+            p.emptyList();
+            p.mark();
+            p.emptyDict();
+            p.mark();
+            p.text("action");
+            p.text("alloc");
+            p.text("addr");
+            p.integer(4096);
+            p.text("size");
+            p.integer(5);
+            if (kind == "key twice") {
+                p.text("size");
+                p.integer(7);
+            }
+            p.text("time_us");
+            p.integer(1);
+            frames("event_site");
+            p.setItems();
+            p.appends();
+            if (kind == "tuple of traces") {
+                p.op('t');
+            } else {
+                p.appends();
+            }
+        };
+        if (kind == "traces first") {
+            traces();
+            segments();
+        } else {
+            segments();
+            traces();
+        }
+        p.setItems();
+        p.stop();
+        const std::string bytes = p.bytes();
+        QVERIFY2(!streamSnapshotPickle(bytes, "off.pickle"),
+                 "the stream read a file off its layout");
+        const MemorySnapshot tree = parseSnapshotPickleTree(bytes, "off.pickle");
+        const MemorySnapshot opened = parseMemorySnapshot(bytes, "off.pickle");
+        QCOMPARE(test::firstDifference(opened, tree), std::string());
+        QCOMPARE(opened.deviceTraces.size(), size_t(1));
+        QCOMPARE(opened.deviceTraces[0].bytes, std::vector<int64_t>{kind == "key twice" ? 7 : 5});
+        QCOMPARE(opened.segments.size(), size_t(1));
+        QCOMPARE(std::string(
+                     opened.string(opened.frames[opened.stack(opened.segments[0].stack)[0]].name)),
+                 std::string("segment_alloc_site"));
     }
 };
 

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "interop/snapshot_builder.h"
+#include "interop/snapshot_pickle_stream.h"
 #include "results/json_text.h"
 #include "util/atomic_file.h"
 #include "util/checked_math.h"
@@ -455,9 +456,10 @@ private:
         if (!line) {
             missing("line");
         }
-        const uint32_t id =
-            interner_.frame(interner_.string(text(*filename, "filename")),
-                            interner_.string(text(*name, "name")), integer(*line, "line"));
+        // Filename, then name: the order the streaming reader interns them in.
+        const uint32_t file = interner_.string(text(*filename, "filename"));
+        const uint32_t function = interner_.string(text(*name, "name"));
+        const uint32_t id = interner_.frame(file, function, integer(*line, "line"));
         if constexpr (Tree::kShares) {
             frameOf_.emplace(tree_.identity(n), id);
         }
@@ -650,8 +652,7 @@ private:
             missing("action");
         }
         const SnapshotAction kind = actionOf(text(*action, "action"));
-        const bool needsAddress = kind != SnapshotAction::Oom && kind != SnapshotAction::Snapshot &&
-                                  kind != SnapshotAction::Other;
+        const bool needsAddress = eventNeedsAddress(kind);
         uint64_t where = 0;
         if (addr) {
             where = address(*addr, "addr");
@@ -664,42 +665,28 @@ private:
         int64_t bytes = 0;
         if (size) {
             bytes = byteCount(*size, "size");
-        } else if (needsAddress || kind == SnapshotAction::Oom) {
+        } else if (eventNeedsSize(kind)) {
             missing("size");
         }
-        double timeUs = out.timeUs.empty() ? 0.0 : out.timeUs.back();
+        std::optional<double> timeUs;
         if (time) {
             timeUs = number(*time, "time_us");
-            if (!std::isfinite(timeUs)) {  // a pickle's float may be NaN: no order, no axis
+            if (!std::isfinite(*timeUs)) {  // a pickle's float may be NaN: no order, no axis
                 expectedField("time_us", "a finite number of microseconds", *time);
             }
-        } else {
-            ++out.missingTimes;
         }
-        out.action.push_back(kind);
-        out.address.push_back(where);
-        out.bytes.push_back(bytes);
-        out.stream.push_back(stream);
-        out.timeUs.push_back(timeUs);
-        out.stack.push_back(frames ? stack(*frames) : kNoStack);
+        const uint32_t stackId = frames ? stack(*frames) : kNoStack;
+        uint16_t categoryId = 0;
         if (category) {
-            const uint16_t id = eventCategory(text(*category, "category"));
-            out.category.resize(out.action.size(), 0);
-            out.category.back() = id;
-        } else if (!out.category.empty()) {
-            out.category.push_back(0);
-        }
-    }
-    uint16_t eventCategory(std::string_view text) {
-        const std::string name = utf8(text);
-        for (size_t i = 0; i < out_.eventCategories.size(); ++i) {
-            if (out_.eventCategories[i] == name) {
-                return static_cast<uint16_t>(i + 1);
+            const auto id = eventCategoryId(out_.eventCategories, text(*category, "category"));
+            if (!id) {
+                failField("category", Kind::TooLarge,
+                          "more than " + std::to_string(kMaxEventCategories) +
+                              " distinct event categories (the reader's limit)");
             }
+            categoryId = *id;
         }
-        checkCount(out_.eventCategories.size() + 1, 1000, "distinct event categories");
-        out_.eventCategories.push_back(name);
-        return static_cast<uint16_t>(out_.eventCategories.size());
+        appendEvent(out, kind, where, bytes, stream, timeUs, stackId, categoryId);
     }
 
     void readAnnotations(Node list) {
@@ -814,8 +801,11 @@ private:
 // reader walking its values the rest.
 constexpr double kPickleShare = 0.8;
 
-MemorySnapshot fromPickle(std::string bytes, const std::string& source,
-                          const SnapshotLimits& limits, const SnapshotProgress& progress) {
+}  // namespace
+
+MemorySnapshot parseSnapshotPickleTree(std::string bytes, const std::string& source,
+                                       const SnapshotLimits& limits,
+                                       const SnapshotProgress& progress) {
     PickleDocument doc;
     try {
         PickleProgress told;
@@ -861,6 +851,27 @@ MemorySnapshot fromPickle(std::string bytes, const std::string& source,
     PickleTree tree{doc};
     SnapshotReader<PickleTree>(tree, snapshot, limits).read();
     return snapshot;
+}
+
+namespace {
+
+// Streamed when the file keeps to Python's layout (nearly every snapshot),
+// else read as a tree. Progress never goes back: a file the stream gives up
+// on part way is read again from the start, and the bar waits meanwhile.
+MemorySnapshot fromPickle(std::string bytes, const std::string& source,
+                          const SnapshotLimits& limits, const SnapshotProgress& progress) {
+    double shown = 0;
+    SnapshotProgress forward;
+    if (progress) {
+        forward = [&](double fraction) {
+            shown = std::max(shown, fraction);
+            return progress(shown);
+        };
+    }
+    if (auto streamed = streamSnapshotPickle(bytes, source, limits, forward)) {
+        return std::move(*streamed);
+    }
+    return parseSnapshotPickleTree(std::move(bytes), source, limits, forward);
 }
 
 MemorySnapshot fromJson(const std::string& bytes, const std::string& source,

@@ -18,5 +18,11 @@ MemorySnapshot readMemorySnapshot(const std::string& path, const SnapshotLimits&
 MemorySnapshot parseMemorySnapshot(std::string bytes, const std::string& source,
                                    const SnapshotLimits& limits = {},
                                    const SnapshotProgress& progress = {});
+// A pickle read by the tree reader alone (PickleDocument, then its values
+// walked), never streamed: what parseMemorySnapshot falls back to for a file
+// off Python's layout, and what tests hold the streaming reader to.
+MemorySnapshot parseSnapshotPickleTree(std::string bytes, const std::string& source,
+                                       const SnapshotLimits& limits = {},
+                                       const SnapshotProgress& progress = {});
 
 }  // namespace stepscope

@@ -41,6 +41,48 @@ SnapshotBlockState blockStateOf(std::string_view text) {
     return SnapshotBlockState::Other;
 }
 
+bool eventNeedsAddress(SnapshotAction action) {
+    return action != SnapshotAction::Oom && action != SnapshotAction::Snapshot &&
+           action != SnapshotAction::Other;
+}
+
+bool eventNeedsSize(SnapshotAction action) {
+    return eventNeedsAddress(action) || action == SnapshotAction::Oom;
+}
+
+void appendEvent(SnapshotDeviceTrace& trace, SnapshotAction action, uint64_t address, int64_t bytes,
+                 int64_t stream, std::optional<double> timeUs, uint32_t stack, uint16_t category) {
+    if (!timeUs) {
+        ++trace.missingTimes;
+    }
+    const double time = timeUs ? *timeUs : trace.timeUs.empty() ? 0.0 : trace.timeUs.back();
+    trace.action.push_back(action);
+    trace.address.push_back(address);
+    trace.bytes.push_back(bytes);
+    trace.stream.push_back(stream);
+    trace.timeUs.push_back(time);
+    trace.stack.push_back(stack);
+    if (category != 0 || !trace.category.empty()) {  // a column only once one event has one
+        trace.category.resize(trace.action.size(), 0);
+        trace.category.back() = category;
+    }
+}
+
+std::optional<uint16_t> eventCategoryId(std::vector<std::string>& categories,
+                                        std::string_view name) {
+    const std::string text = utf8(name);
+    for (size_t i = 0; i < categories.size(); ++i) {
+        if (categories[i] == text) {
+            return static_cast<uint16_t>(i + 1);
+        }
+    }
+    if (categories.size() + 1 > kMaxEventCategories) {
+        return std::nullopt;
+    }
+    categories.push_back(text);
+    return static_cast<uint16_t>(categories.size());
+}
+
 namespace {
 
 bool isValidUtf8(std::string_view text) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,22 @@ namespace stepscope {
 // "alloc" → Alloc; an action this reader does not know → Other.
 SnapshotAction actionOf(std::string_view text);
 SnapshotBlockState blockStateOf(std::string_view text);
+
+// An event's action needs an address and a size, unless it is an oom (a
+// size), a snapshot or one this reader does not know.
+bool eventNeedsAddress(SnapshotAction action);
+bool eventNeedsSize(SnapshotAction action);
+
+// One event onto its device's columns. Without a time it takes the one
+// before it (memory_viz does) and counts as missing; `category` is 0 for none.
+void appendEvent(SnapshotDeviceTrace& trace, SnapshotAction action, uint64_t address, int64_t bytes,
+                 int64_t stream, std::optional<double> timeUs, uint32_t stack, uint16_t category);
+
+// An event category's id (1 + its index), added when new; nullopt when that
+// would make more than kMaxEventCategories.
+inline constexpr size_t kMaxEventCategories = 1000;
+std::optional<uint16_t> eventCategoryId(std::vector<std::string>& categories,
+                                        std::string_view name);
 
 // Text as valid UTF-8: a pickle's str may hold what no UTF-8 reader takes
 // (Python writes lone surrogates with "surrogatepass"); each bad byte becomes
