@@ -1688,7 +1688,9 @@ private Q_SLOTS:
     // A large snapshot's open says how far it is, in the status beside its
     // Cancel (which stops the read there: tst_memory_snapshot's
     // aLargeReadTellsHowFarItIsAndStops).
-    void openingALargeSnapshotSaysHowFarItIs() {
+    // A snapshot large enough to say how far its open and a rules' apply are:
+    // 200,000 allocations and their frees (over 3 MiB).
+    QString writeLargeSnapshot() {
         MemoryTrace trace;
         trace.device = "cuda:0";
         trace.paths = {"layers.0.mlp.fc1"};
@@ -1702,12 +1704,28 @@ private Q_SLOTS:
             trace.path.push_back(0);
         }
         const QString path = dir_.filePath("large.pickle");
-        {
-            QFile file(path);
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            const std::string bytes = memvizPickle(trace);
-            file.write(bytes.data(), qint64(bytes.size()));
+        QFile file(path);
+        if (!file.open(QIODevice::WriteOnly)) {
+            return {};
         }
+        const std::string bytes = memvizPickle(trace);
+        file.write(bytes.data(), qint64(bytes.size()));
+        return path;
+    }
+    // The status bar's text that starts with `start`, if any.
+    static QString statusSaying(MainWindow& window, const QString& start) {
+        for (const QLabel* label : window.statusBar()->findChildren<QLabel*>()) {
+            if (label->text().startsWith(start)) {
+                return label->text();
+            }
+        }
+        return {};
+    }
+
+    // The open counts its percent from the read (to 70) through the
+    // document's stages (to 100), each said in the status bar.
+    void openingALargeSnapshotSaysHowFarItIs() {
+        const QString path = writeLargeSnapshot();
         QVERIFY(QFileInfo(path).size() > 3 << 20);
         MainWindow window;
         window.show();
@@ -1715,11 +1733,7 @@ private Q_SLOTS:
         QStringList said;
         connect(window.fileOpener(), &FileOpener::progress, &window, [&](int, int percent) {
             percents.push_back(percent);
-            for (const QLabel* label : window.statusBar()->findChildren<QLabel*>()) {
-                if (label->text().startsWith("Opening")) {
-                    said << label->text();
-                }
-            }
+            said << statusSaying(window, "Opening");
         });
         QSignalSpy finished(window.fileOpener(), &FileOpener::finished);
         window.openFiles({path});
@@ -1728,9 +1742,71 @@ private Q_SLOTS:
         QVERIFY2(percents.size() >= 3, qPrintable(QString::number(percents.size())));
         QVERIFY(std::is_sorted(percents.begin(), percents.end()));
         QCOMPARE(percents.front(), 0);
-        QCOMPARE(percents.back(), 70);  // read; the rest is its busiest device's document
+        QVERIFY(std::find(percents.begin(), percents.end(), 70) != percents.end());  // read
+        QVERIFY2(std::any_of(percents.begin(), percents.end(),
+                             [](int percent) { return percent > 70 && percent < 99; }),
+                 "no percent while the document is built");
+        QVERIFY2(percents.back() >= 99, qPrintable(QString::number(percents.back())));
         QCOMPARE(said.size(), int(percents.size()));
-        QCOMPARE(said.back(), QString("Opening %1… 70%").arg(path));
+        QCOMPARE(said.back(), QString("Opening %1… %2%").arg(path).arg(percents.back()));
+    }
+
+    // Applying category rules to a large snapshot counts its percent in the
+    // status bar as the document is built again; Cancel still ends it.
+    void applyingRulesToALargeSnapshotSaysHowFarItIs() {
+        const QString path = writeLargeSnapshot();
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openRunFile(path));
+        std::vector<int> percents;
+        QStringList said;
+        connect(window.categoryRules(), &CategoryRulesControl::progress, &window, [&](int percent) {
+            percents.push_back(percent);
+            said << statusSaying(window, "Applying");
+        });
+        applyRules(window, {{"inputs", "fc1", RuleTarget::Name}});
+        QVERIFY2(percents.size() >= 3, qPrintable(QString::number(percents.size())));
+        QVERIFY(std::is_sorted(percents.begin(), percents.end()));
+        QVERIFY(percents.front() > 0 && percents.front() < 50);
+        QVERIFY2(percents.back() >= 99, qPrintable(QString::number(percents.back())));
+        QCOMPARE(
+            said.back(),
+            QString("Applying the category rules to the open snapshot… %1%").arg(percents.back()));
+        QCOMPARE(window.documents().back().result.memory.category.front(),
+                 uint8_t(MemoryCategory::Inputs));
+
+        // The stages as the document is built: in order, to 1; a false
+        // before the last stage stops it there, with no document.
+        const SnapshotRecording& recording = *window.documents().back().snapshot();
+        std::vector<double> stages;
+        QVERIFY(
+            snapshotDocument(recording.snapshot, path, recording.device, {}, [&](double fraction) {
+                stages.push_back(fraction);
+                return true;
+            }));
+        QVERIFY(stages.size() >= 4 && std::is_sorted(stages.begin(), stages.end()));
+        QCOMPARE(stages.back(), 1.0);
+        int asked = 0;
+        QVERIFY(!snapshotDocument(recording.snapshot, path, recording.device, {},
+                                  [&](double) { return ++asked < 2; }));
+        QCOMPARE(asked, 2);
+
+        // Cancelled as it counts: the rules are as they were, the snapshot too.
+        QSignalSpy cancelled(window.categoryRules(), &CategoryRulesControl::cancelled);
+        bool clicked = false;
+        connect(window.categoryRules(), &CategoryRulesControl::progress, &window, [&] {
+            if (!clicked) {
+                clicked = true;
+                window.categoryRules()->cancel();
+            }
+        });
+        window.categoryRules()->apply({});
+        QVERIFY(cancelled.count() == 1 || cancelled.wait(20000));
+        QVERIFY(!window.categoryRules()->applying());
+        QCOMPARE(window.categoryRules()->rules().size(), size_t(1));
+        QCOMPARE(window.documents().back().result.memory.category.front(),
+                 uint8_t(MemoryCategory::Inputs));
+        QVERIFY(statusSaying(window, "Category rules not applied").contains("cancelled"));
     }
 
     // A rule edited into the settings by hand that the dialog would refuse

@@ -74,17 +74,36 @@ int CategoryRulesControl::apply(const std::vector<CategoryRule>& rules) {
     }
     const int count = int(snapshots.size());
     Q_EMIT started(count);
+    // How far, in whole percents of all the snapshots, told on this thread.
+    const QPointer<CategoryRulesControl> self(this);
+    const int job = jobs_.latestJob() + 1;
+    auto told = [self, job, count, shown = -1](size_t done, double fraction) mutable {
+        const int percent = int(100 * (double(done) + fraction) / count);
+        if (percent != shown && self) {
+            shown = percent;
+            QMetaObject::invokeMethod(
+                self.data(),
+                [self, job, percent] {
+                    if (self && self->applying() && self->jobs_.latestJob() == job) {
+                        Q_EMIT self->progress(percent);
+                    }
+                },
+                Qt::QueuedConnection);
+        }
+    };
     jobs_.start(
-        [snapshots = std::move(snapshots),
-         rules = rules_](const std::function<bool()>& superseded) mutable {
+        [snapshots = std::move(snapshots), rules = rules_,
+         told = std::move(told)](const std::function<bool()>& superseded) mutable {
             std::string error;
-            for (Recategorised& snapshot : snapshots) {
-                if (superseded()) {
-                    break;
-                }
+            for (size_t i = 0; i < snapshots.size() && !superseded(); ++i) {
+                Recategorised& snapshot = snapshots[i];
                 try {
                     snapshot.document = snapshotDocument(
-                        snapshot.from->snapshot, snapshot.from->path, snapshot.from->device, rules);
+                        snapshot.from->snapshot, snapshot.from->path, snapshot.from->device, rules,
+                        [&](double fraction) {
+                            told(i, fraction);
+                            return !superseded();  // a newer apply, or Cancel: stop
+                        });
                 } catch (const std::exception& e) {  // the rules were checked: a bug, said
                     error = e.what();
                     break;

@@ -50,8 +50,10 @@ public:
     std::shared_ptr<RunDocument> withCurrentRules(std::shared_ptr<RunDocument> run) const;
 
 Q_SIGNALS:
-    // Applying the rules to `snapshots` open snapshots began.
+    // Applying the rules to `snapshots` open snapshots began; how far it is,
+    // in percent of them all (each percent once).
     void started(int snapshots);
+    void progress(int percent);
     void applied();
     void cancelled();
 

@@ -208,7 +208,17 @@ Opened readSnapshot(const QString& path, const std::vector<CategoryRule>& rules,
         opened.kind = Opened::Kind::Run;
         opened.path = path;
         // The user's category rules first (Settings → Memory category rules).
-        opened.run = snapshotDocument(std::move(snapshot), path, device, rules);
+        SnapshotProgress building;
+        if (progress) {  // the rest of the way
+            building = [&progress](double fraction) {
+                return progress(kSnapshotReadShare + (1 - kSnapshotReadShare) * fraction);
+            };
+        }
+        opened.run = snapshotDocument(std::move(snapshot), path, device, rules, building);
+        if (!opened.run) {
+            return failed(FileOpener::tr("Cannot open memory snapshot"),
+                          FileOpener::tr("'%1': opening cancelled").arg(path));
+        }
         return opened;
     } catch (const SnapshotError& error) {
         return failed(FileOpener::tr("Cannot open memory snapshot"),

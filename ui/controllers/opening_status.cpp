@@ -34,10 +34,14 @@ OpeningStatus::OpeningStatus(FileOpener* opener, CategoryRulesControl* rules, QL
     connect(opener, &FileOpener::dropped, this, [finished](int job) { finished(job, false); });
     if (rules_) {
         connect(rules_, &CategoryRulesControl::started, this, [this](int snapshots) {
-            say(snapshots == 1
+            applyingText_ =
+                snapshots == 1
                     ? tr("Applying the category rules to the open snapshot…")
-                    : tr("Applying the category rules to %1 open snapshots…").arg(snapshots));
+                    : tr("Applying the category rules to %1 open snapshots…").arg(snapshots);
+            say(applyingText_);
         });
+        connect(rules_, &CategoryRulesControl::progress, this,
+                [this](int percent) { say(QString("%1 %2%").arg(applyingText_).arg(percent)); });
         connect(rules_, &CategoryRulesControl::applied, this, [this] { ended(); });
         connect(rules_, &CategoryRulesControl::cancelled, this, [this] {
             ended(tr("Category rules not applied: cancelled, the rules are as they were"));

@@ -39,6 +39,7 @@ private:
     QAbstractButton* cancel_;
     bool opening_ = false;
     QString openingPaths_;  // of the newest open
+    QString applyingText_;  // what the category rules' apply says, before its percent
     QString shown_;         // "Opening …" or "Applying …"
     QString before_;        // and what it replaced
 };

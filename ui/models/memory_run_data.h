@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,7 +26,9 @@ SavedBlocks savedBlocks(const RunResult& run, const MemoryIndex& index);
 // read off the UI thread this is prepared there too, for a million events
 // take a quarter second to index, group into sites and attribute to blocks.
 struct MemoryRunData {
-    explicit MemoryRunData(const RunResult& run);
+    // `told` hears how far it is (0 to 1) after each stage: the index and
+    // summary, the sites, the saved blocks.
+    explicit MemoryRunData(const RunResult& run, const std::function<void(double)>& told = {});
 
     // The run this was made from has moved (into its document): follow it.
     void follow(const RunResult& run);
@@ -42,6 +45,7 @@ struct MemoryRunData {
 };
 
 // Null for a run without a memory trace.
-std::shared_ptr<MemoryRunData> prepareMemoryRunData(const RunResult& run);
+std::shared_ptr<MemoryRunData> prepareMemoryRunData(const RunResult& run,
+                                                    const std::function<void(double)>& told = {});
 
 }  // namespace stepscope::ui
