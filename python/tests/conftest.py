@@ -53,10 +53,12 @@ def worker_env():
 WORKER = [sys.executable, "-m", "stepscope.worker"]
 
 
-def start_worker(request):
-    """A running worker that has its request; read its stdout line by line."""
+def start_worker(request, environment=None):
+    """A running worker that has its request; read its stdout line by line.
+    `environment` adds to (or overrides) the worker's variables."""
     process = subprocess.Popen(WORKER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=worker_env())
+                               stderr=subprocess.PIPE, text=True,
+                               env={**worker_env(), **(environment or {})})
     process.stdin.write(json.dumps(request) + "\n")
     process.stdin.close()
     return process

@@ -2,10 +2,13 @@
 "Distributed runs"): per-rank steps with their collectives, the gate before
 the run, and the ways a run ends (incorrect, a rank that raises, a rank that
 dies, SIGTERM). Each scenario is one launch of a tiny model, made once."""
+import atexit
 import json
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -15,6 +18,10 @@ from stepscope import run_config as worker_config
 from stepscope.outcome import Finish
 
 RANKS = 2
+# This module's launches keep their ranks' work folders here, so that the
+# ranks it looks for are its own: under `ctest -j2` another suite's may run.
+WORK_ROOT = tempfile.mkdtemp(prefix="stepscope-test-distributed-run-")
+atexit.register(shutil.rmtree, WORK_ROOT, True)
 STRATEGIES = str(DATA_DIR / "strategies")
 TINY = {"d_model": 32, "d_ff": 64, "layers": 1, "heads": 2, "vocab": 128, "max_context": 16}
 
@@ -28,7 +35,7 @@ class Launch:
     """A worker's events, each with the time it was read."""
 
     def __init__(self, config, stop_after_steps=None):
-        process = start_worker({"command": "run", "config": config})
+        process = start_worker({"command": "run", "config": config}, {"TMPDIR": WORK_ROOT})
         self.events, self.times = [], []
         for line in process.stdout:
             self.events.append(json.loads(line))
@@ -50,7 +57,9 @@ class Launch:
 
 
 def leftover_processes():
-    found = subprocess.run(["pgrep", "-f", "stepscope.distributed.rank_main"],
+    """Ranks of this module's launches still running (their work folder is
+    under WORK_ROOT, which their command line names)."""
+    found = subprocess.run(["pgrep", "-f", "stepscope.distributed.rank_main " + WORK_ROOT],
                            capture_output=True, text=True)
     return found.stdout.split()
 
