@@ -51,8 +51,11 @@ class Launch:
         return self.of("row")
 
 
-def leftover_ranks():
-    found = subprocess.run(["pgrep", "-f", "stepscope.distributed.collective_bench"],
+def leftover_ranks(root):
+    """Ranks of this module's launches still running: their request is under
+    `root` (pytest's folder for this run), which their command line names.
+    Under `ctest -j2` another suite's collective benchmark may be running."""
+    found = subprocess.run(["pgrep", "-f", f"stepscope.distributed.collective_bench {root}/"],
                            capture_output=True, text=True)
     return found.stdout.split()
 
@@ -64,8 +67,9 @@ def launches(tmp_path_factory):
     def launch(name, request, **options):
         if name not in made:
             made[name] = Launch(tmp_path_factory.mktemp(name), request, **options)
-            assert leftover_ranks() == [], name
+            assert leftover_ranks(tmp_path_factory.getbasetemp()) == [], name
         return made[name]
+    launch.root = tmp_path_factory.getbasetemp()
     return launch
 
 
@@ -176,7 +180,7 @@ def test_sigterm_stops_every_rank_after_the_same_call_within_seconds(launches):
                               "message": "stopped by SIGTERM after 0 of 2 rows", "done": 0,
                               "total": 2}
     assert run.rows == []
-    assert leftover_ranks() == []
+    assert leftover_ranks(launches.root) == []
 
 
 # --- in this process -------------------------------------------------------------------

@@ -59,7 +59,7 @@ class Launch:
 def leftover_processes():
     """Ranks of this module's launches still running (their work folder is
     under WORK_ROOT, which their command line names)."""
-    found = subprocess.run(["pgrep", "-f", "stepscope.distributed.rank_main " + WORK_ROOT],
+    found = subprocess.run(["pgrep", "-f", "stepscope.distributed.rank_main " + WORK_ROOT + "/"],
                            capture_output=True, text=True)
     return found.stdout.split()
 
