@@ -10,7 +10,10 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
+#include <map>
 #include <random>
+#include <set>
+#include <tuple>
 
 #include "config/checkpoint_strategy.h"
 #include "config/config_field.h"
@@ -380,6 +383,80 @@ private Q_SLOTS:
         for (size_t v = 1; v < narrow.size(); ++v) {
             QCOMPARE(narrow[v].timeUs, first[long(v) - 1].timeUs);
             QCOMPARE(narrow[v].bottom, first[long(v) - 1].bottom);
+        }
+    }
+
+    // Sites against a grouping done here from the core's own pairing: each
+    // (path, op, category, phase) once, its sizes, steps, largest, total and
+    // mean lifetime, over a trace whose allocations come back to the same
+    // places in many steps, in sizes that repeat and change.
+    void sitesAreAllocationsGroupedByWhereTheyWereMade() {
+        MemoryTrace trace;
+        trace.device = "cpu";
+        trace.paths = {"layers.0.attn", "layers.1.attn", "lm_head", "aten::mm", "aten::add"};
+        std::mt19937 random(11);
+        std::vector<std::pair<uint64_t, int64_t>> live;
+        uint64_t next = 1;
+        for (int i = 0; i < 20000; ++i) {
+            const bool free = !live.empty() && (random() % 2 == 0 || live.size() > 500);
+            trace.timeUs.push_back(double(i));
+            if (free) {
+                const size_t k = random() % live.size();
+                trace.address.push_back(live[k].first);
+                trace.bytes.push_back(-live[k].second);
+                live.erase(live.begin() + long(k));
+            } else {
+                const int64_t bytes = 512 * (1 + int64_t(random() % 4));
+                trace.address.push_back(next);
+                trace.bytes.push_back(bytes);
+                live.emplace_back(next++, bytes);
+            }
+            trace.category.push_back(uint8_t(random() % 3));
+            trace.phase.push_back(1 + int(random() % 2));
+            trace.step.push_back(i / 1000 - 1);               // -1: set-up
+            trace.path.push_back(int32_t(random() % 4) - 1);  // -1: outside modules
+            trace.op.push_back(random() % 3 == 0 ? -1 : 3 + int32_t(random() % 2));
+        }
+        using Key = std::tuple<std::string, std::string, int, int>;
+        struct Expected {
+            int64_t largest = 0;
+            int64_t total = 0;
+            std::set<int64_t> sizes;
+            std::set<int> steps;
+            size_t count = 0;
+            double lifetimeUs = 0;
+        };
+        std::map<Key, Expected> expected;
+        for (const MemoryAllocation& a : memoryAllocations(trace)) {
+            Expected& site = expected[{a.path, a.op, int(a.category), a.phase}];
+            site.largest = std::max(site.largest, a.bytes);
+            site.total += a.bytes;
+            site.sizes.insert(a.bytes);
+            site.steps.insert(a.step);
+            ++site.count;
+            site.lifetimeUs += (a.endUs >= 0 ? a.endUs : trace.timeUs.back()) - a.startUs;
+        }
+        const MemoryIndex index(trace);
+        const std::vector<AllocationSite> sites =
+            groupSites(index, index.aliveBetween(index.startUs(), index.endUs()));
+        QCOMPARE(sites.size(), expected.size());
+        QVERIFY(sites.size() > 50);
+        for (size_t s = 0; s < sites.size(); ++s) {
+            const AllocationSite& site = sites[s];
+            const auto found = expected.find({site.path, site.op, int(site.category), site.phase});
+            QVERIFY(found != expected.end());
+            const Expected& want = found->second;
+            QCOMPARE(site.largest, want.largest);
+            QCOMPARE(site.totalBytes, want.total);
+            QCOMPARE(site.sizes, want.sizes.size());
+            QCOMPARE(site.steps, std::vector<int>(want.steps.begin(), want.steps.end()));
+            QCOMPARE(site.allocations.size(), want.count);
+            QCOMPARE(site.meanLifetimeUs, want.lifetimeUs / double(want.count));
+            if (s > 0) {  // largest first, then by total
+                const AllocationSite& before = sites[s - 1];
+                QVERIFY(before.largest > site.largest ||
+                        (before.largest == site.largest && before.totalBytes >= site.totalBytes));
+            }
         }
     }
 

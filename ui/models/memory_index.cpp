@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <map>
+#include <functional>
 #include <numeric>
-#include <tuple>
 #include <unordered_map>
 
 namespace stepscope::ui {
@@ -462,15 +461,37 @@ SmallerBand MemoryIndex::smallerBand(double fromUs, double toUs, int64_t floorBy
     return out;
 }
 
+namespace {
+
+// An allocation's site: its path, op, category and phase, hashed (a million
+// allocations fall into a few hundred sites; a tree costs a dozen
+// comparisons for each).
+struct SiteKey {
+    int32_t path;
+    int32_t op;
+    int category;
+    int phase;
+    bool operator==(const SiteKey&) const = default;
+};
+struct SiteKeyHash {
+    size_t operator()(const SiteKey& key) const {
+        const uint64_t ids = (uint64_t(uint32_t(key.path)) << 32) | uint32_t(key.op);
+        const uint64_t kinds = (uint64_t(uint32_t(key.category)) << 32) | uint32_t(key.phase);
+        return std::hash<uint64_t>{}(ids * 0x9E3779B97F4A7C15ULL ^ kinds);
+    }
+};
+
+}  // namespace
+
 std::vector<AllocationSite> groupSites(const MemoryIndex& index,
                                        const std::vector<uint32_t>& allocations) {
-    using Key = std::tuple<int32_t, int32_t, int, int>;  // path, op, category, phase
-    std::map<Key, size_t> found;
+    std::unordered_map<SiteKey, size_t, SiteKeyHash> found;
     std::vector<AllocationSite> sites;
     std::vector<std::vector<int64_t>> sizes;
     for (const uint32_t a : allocations) {
         const MemoryAllocation& allocation = index.allocations()[a];
-        const Key key{index.pathId(a), index.opId(a), int(allocation.category), allocation.phase};
+        const SiteKey key{index.pathId(a), index.opId(a), int(allocation.category),
+                          allocation.phase};
         auto [it, added] = found.try_emplace(key, sites.size());
         if (added) {
             AllocationSite& site = sites.emplace_back();
@@ -484,9 +505,15 @@ std::vector<AllocationSite> groupSites(const MemoryIndex& index,
         site.largest = std::max(site.largest, allocation.bytes);
         site.totalBytes += allocation.bytes;
         site.meanLifetimeUs += index.endOf(a) - allocation.startUs;
-        site.steps.push_back(allocation.step);
+        // Allocations come in time order, so a site's steps mostly repeat
+        // the one before, and so do its sizes: kept once each run.
+        if (site.steps.empty() || site.steps.back() != allocation.step) {
+            site.steps.push_back(allocation.step);
+        }
         site.allocations.push_back(a);
-        sizes[it->second].push_back(allocation.bytes);
+        if (sizes[it->second].empty() || sizes[it->second].back() != allocation.bytes) {
+            sizes[it->second].push_back(allocation.bytes);
+        }
     }
     for (size_t s = 0; s < sites.size(); ++s) {
         AllocationSite& site = sites[s];
