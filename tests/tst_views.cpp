@@ -8,6 +8,8 @@
 
 #include <QHeaderView>
 #include <QSet>
+#include <QStandardItemModel>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <cmath>
 #include <map>
@@ -17,6 +19,7 @@
 #include "views/breakdown_view.h"
 #include "views/kernel_timeline_view.h"
 #include "views/step_timing_view.h"
+#include "widgets/column_fit.h"
 #include "widgets/plot_style.h"
 
 using namespace stepscope;
@@ -53,6 +56,17 @@ RunResult tracedRun() {
     };
     return run;
 }
+
+// A delegate that counts the cells it is asked to measure.
+class CountingDelegate final : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+    QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+        ++measured;
+        return QStyledItemDelegate::sizeHint(option, index);
+    }
+    mutable int measured = 0;
+};
 
 // Built member by member: GCC 12 takes a braced RunResult{} for uninitialised.
 RunDocument makeDocument(int id, const RunResult& result, const QString& title) {
@@ -480,6 +494,47 @@ private Q_SLOTS:
         }
         QCOMPARE(timing.plot()->xAxis->range(), x);
         QCOMPARE(timing.plot()->yAxis->range(), y);
+    }
+
+    // A table being laid out, or a window dragged wider, is resized many
+    // times: each shares out the room again, but the cells (500 sites' take
+    // 13 ms) are measured again only when they change.
+    void columnsAreMeasuredOncePerChangeOfTheirCells() {
+        QStandardItemModel model(200, 3);
+        for (int row = 0; row < model.rowCount(); ++row) {
+            model.setItem(row, 0, new QStandardItem(QString::number(row * 1000)));
+            model.setItem(row, 1, new QStandardItem(QString("module.%1").arg(row)));
+            model.setItem(row, 2, new QStandardItem("aten::mm"));
+        }
+        QTableView table;
+        table.setModel(&model);
+        auto* counting = new CountingDelegate(&table);
+        table.setItemDelegate(counting);
+        new ColumnFit(&table, {1});
+        table.resize(500, 300);
+        table.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&table));
+        QApplication::processEvents();
+        const int measured = counting->measured;
+        QVERIFY(measured > 0);
+        const int firstWidth = table.columnWidth(0);
+        for (const int width : {560, 640, 720, 900}) {
+            table.resize(width, 300);
+            QApplication::processEvents();
+            // The elastic column takes what the others leave: no gap, no overflow.
+            QCOMPARE(table.horizontalHeader()->length(), table.viewport()->width());
+            QCOMPARE(table.columnWidth(0), firstWidth);
+        }
+        QCOMPARE(counting->measured, measured);
+        // A cell grows: measured again, and its column as wide as it.
+        model.item(150, 0)->setText(QString("%1").arg(1234567890123.0, 0, 'f', 0));
+        QApplication::processEvents();
+        QVERIFY(counting->measured > measured);
+        const int widened = table.columnWidth(0);
+        QVERIFY(widened > firstWidth);
+        const auto* view = static_cast<const QAbstractItemView*>(&table);
+        QCOMPARE(widened, std::max(view->sizeHintForColumn(0),
+                                   table.horizontalHeader()->sectionSizeHint(0)));
     }
 };
 

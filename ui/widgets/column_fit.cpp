@@ -19,7 +19,7 @@ ColumnFit::ColumnFit(QTableView* table, const QList<int>& elastic, int elasticMi
     // Several changes in one turn of the loop fit once, after them.
     refit_.setSingleShot(true);
     refit_.setInterval(0);
-    connect(&refit_, &QTimer::timeout, this, &ColumnFit::fit);
+    connect(&refit_, &QTimer::timeout, this, &ColumnFit::place);
     watch(table->model());
 }
 
@@ -27,8 +27,14 @@ bool ColumnFit::eventFilter(QObject* watched, QEvent* event) {
     // The viewport as it was when watched: while the table is destroyed, its
     // children get events after its scroll-area part is gone (asking it for
     // its viewport then is undefined, UBSan says).
-    if (event->type() == QEvent::Resize && watched == viewport_) {
-        fit();  // at once: the width shown next is the fitted one
+    if (watched != viewport_) {
+        return false;
+    }
+    if (event->type() == QEvent::Resize) {
+        place();  // at once: the width shown next is the fitted one
+    } else if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange) {
+        natural_.clear();  // the same text, another width
+        refit_.start();
     }
     return false;
 }
@@ -37,7 +43,10 @@ void ColumnFit::watch(QAbstractItemModel* model) {
     if (!model) {
         return;
     }
-    const auto later = [this] { refit_.start(); };
+    const auto later = [this] {
+        natural_.clear();
+        refit_.start();
+    };
     connect(model, &QAbstractItemModel::modelReset, this, later);
     connect(model, &QAbstractItemModel::layoutChanged, this, later);
     connect(model, &QAbstractItemModel::rowsInserted, this, later);
@@ -49,10 +58,27 @@ void ColumnFit::watch(QAbstractItemModel* model) {
 }
 
 void ColumnFit::fit() {
-    // A refit asked for since is this one: measuring 500 sites' cells twice
-    // as a snapshot opens (once as the table is laid out, once on the timer)
-    // cost 13 ms more on the UI thread.
+    natural_.clear();
+    place();
+}
+
+void ColumnFit::measure() {
+    QHeaderView* header = table_->horizontalHeader();
+    natural_.resize(size_t(header->count()), kUnmeasured);
+    for (int column = 0; column < header->count(); ++column) {
+        if (!header->isSectionHidden(column) && natural_[size_t(column)] == kUnmeasured) {
+            natural_[size_t(column)] =
+                std::max(static_cast<const QAbstractItemView*>(table_)->sizeHintForColumn(column),
+                         header->sectionSizeHint(column));
+        }
+    }
+}
+
+void ColumnFit::place() {
+    // The refit asked for when the rows changed is this one, if it is not
+    // the timer's own.
     refit_.stop();
+    measure();  // what is not measured yet: after a change, or a column shown
     QHeaderView* header = table_->horizontalHeader();
     const int count = header->count();
     std::vector<int> width(size_t(count), 0);
@@ -63,9 +89,7 @@ void ColumnFit::fit() {
         if (header->isSectionHidden(column)) {
             continue;
         }
-        width[size_t(column)] =
-            std::max(static_cast<const QAbstractItemView*>(table_)->sizeHintForColumn(column),
-                     header->sectionSizeHint(column));
+        width[size_t(column)] = natural_[size_t(column)];
         total += width[size_t(column)];
         ++shown;
         elasticShown += isElastic(column) ? 1 : 0;
