@@ -19,8 +19,9 @@ ColumnFit::ColumnFit(QTableView* table, const QList<int>& elastic, int elasticMi
     // Several changes in one turn of the loop fit once, after them.
     refit_.setSingleShot(true);
     refit_.setInterval(0);
-    connect(&refit_, &QTimer::timeout, this, &ColumnFit::place);
+    connect(&refit_, &QTimer::timeout, this, &ColumnFit::fit);
     watch(table->model());
+    refit_.start();
 }
 
 bool ColumnFit::eventFilter(QObject* watched, QEvent* event) {
@@ -31,7 +32,13 @@ bool ColumnFit::eventFilter(QObject* watched, QEvent* event) {
         return false;
     }
     if (event->type() == QEvent::Resize) {
-        place();  // at once: the width shown next is the fitted one
+        // At once, so that the width shown next is the fitted one; unless the
+        // cells changed since they were measured: then the refit on its way
+        // measures them, in a turn of its own (a table laid out after 500
+        // new rows would measure them in the middle of its paint).
+        if (!natural_.empty()) {
+            place();
+        }
     } else if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange) {
         natural_.clear();  // the same text, another width
         refit_.start();
@@ -58,6 +65,7 @@ void ColumnFit::watch(QAbstractItemModel* model) {
 }
 
 void ColumnFit::fit() {
+    refit_.stop();  // this is the refit asked for, if any
     natural_.clear();
     place();
 }
@@ -75,10 +83,7 @@ void ColumnFit::measure() {
 }
 
 void ColumnFit::place() {
-    // The refit asked for when the rows changed is this one, if it is not
-    // the timer's own.
-    refit_.stop();
-    measure();  // what is not measured yet: after a change, or a column shown
+    measure();  // what is not measured yet: all of it, or a column shown since
     QHeaderView* header = table_->horizontalHeader();
     const int count = header->count();
     std::vector<int> width(size_t(count), 0);

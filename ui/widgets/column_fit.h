@@ -19,13 +19,14 @@ namespace stepscope::ui {
 // tooltip); past that the figures keep their width and the table scrolls.
 // The table owns it; call fit() after hiding or showing a column.
 //
-// Each column's natural width is measured once per change of the rows (500
-// rows take some 13 ms to measure) and kept: the several resizes of a table
-// being laid out, or a window being dragged wider, only share out the room.
+// Each column's natural width is measured once per change of the cells (500
+// rows take some 13 ms to measure), at the event loop's next turn, and kept:
+// the several resizes of a table being laid out, or a window being dragged
+// wider, only share out the room.
 class ColumnFit final : public QObject {
 public:
     ColumnFit(QTableView* table, const QList<int>& elastic = {}, int elasticMinimum = 90);
-    // Measures again, then fits.
+    // Measures again, then fits, now.
     void fit();
 
 protected:
