@@ -355,7 +355,7 @@ void MemoryView::showRun(const RunDocument* document) {
     clamping_ = true;
     plot_->xAxis->setRange(index_->startUs() / 1e3, index_->endUs() / 1e3);
     clamping_ = false;
-    redraw();
+    redraw(Draw::AtNextTurn);
     fillSitesTable();
     updateDetails();
     saved_->showRun(&document->result, index_, &data_->saved);
@@ -659,7 +659,7 @@ void MemoryView::sampleSmaller(double fromUs, double toUs) {
     smallerTop_->setData(keys, top, true);
 }
 
-void MemoryView::redraw() {
+void MemoryView::redraw(Draw when) {
     if (!index_) {
         return;
     }
@@ -715,7 +715,8 @@ void MemoryView::redraw() {
     updateHighlights();
     fitValueAxis();
     placePeakMarker();
-    plot_->replot();
+    plot_->replot(when == Draw::AtNextTurn ? QCustomPlot::rpQueuedReplot
+                                           : QCustomPlot::rpRefreshHint);
 }
 
 void MemoryView::setMode(Mode mode) {

@@ -185,7 +185,11 @@ private:
     void sampleCategories(double fromUs, double toUs);
     void sampleSmaller(double fromUs, double toUs);
     void drawAllocations();
-    void redraw();
+    // The chart again in the mode shown, drawn now or at the event loop's
+    // next turn: a run being shown is not drawn in the same handler that
+    // hands it over (at a million events each is some 10 ms on the UI thread).
+    enum class Draw { Now, AtNextTurn };
+    void redraw(Draw when = Draw::Now);
     void fillSitesTable();  // the sites alive in the range shown
     void showSelection(const std::vector<uint32_t>& allocations);  // outlined on the chart
     void keepRangeInRun(const QCPRange& range, const QCPRange& old);
