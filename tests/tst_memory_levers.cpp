@@ -109,7 +109,7 @@ int64_t blockBytes(const RunResult& run, MemoryCategory category, int step) {
     int64_t bytes = 0;
     for (const MemoryAllocation& allocation : memoryAllocations(run.memory)) {
         if (allocation.category == category && allocation.step == step &&
-            allocation.path.rfind("layers.", 0) == 0) {
+            run.memory.name(allocation.path).rfind("layers.", 0) == 0) {
             bytes += allocation.bytes;
         }
     }

@@ -1012,7 +1012,7 @@ private Q_SLOTS:
         // Hand count: 1,000,000 (segment) + 700,000 (freed without an alloc) before the trace.
         QCOMPARE(trace.allocated[1], int64_t(1'700'000));
         QCOMPARE(summary.top.front().bytes, int64_t(3'000'000));
-        QCOMPARE(summary.top.front().path, std::string("model.py:20 forward"));
+        QCOMPARE(trace.name(summary.top.front().path), std::string("model.py:20 forward"));
         QCOMPARE(summary.top.front().category, MemoryCategory::Activations);
         QCOMPARE(summary.atPeak[size_t(MemoryCategory::Parameters)], int64_t(524'288));
         QCOMPARE(*std::max_element(trace.reserved.begin(), trace.reserved.end()),

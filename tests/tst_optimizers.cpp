@@ -234,7 +234,7 @@ private Q_SLOTS:
             int64_t sqrtBytes = 0;
             for (const MemoryAllocation& allocation : memoryAllocations(trace)) {
                 if (allocation.phase == 3 && allocation.step == result.steps.back().index &&
-                    allocation.op == "aten::sqrt") {
+                    trace.name(allocation.op) == "aten::sqrt") {
                     QCOMPARE(toString(allocation.category), toString(MemoryCategory::Temporaries));
                     sqrtBytes += allocation.bytes;
                 }

@@ -428,7 +428,8 @@ private Q_SLOTS:
         };
         std::map<Key, Expected> expected;
         for (const MemoryAllocation& a : memoryAllocations(trace)) {
-            Expected& site = expected[{a.path, a.op, int(a.category), a.phase}];
+            Expected& site =
+                expected[{trace.name(a.path), trace.name(a.op), int(a.category), a.phase}];
             site.largest = std::max(site.largest, a.bytes);
             site.total += a.bytes;
             site.sizes.insert(a.bytes);

@@ -40,6 +40,11 @@ void MemoryTrace::reserve(size_t events) {
     reserved.reserve(events);
 }
 
+const std::string& MemoryTrace::name(int32_t id) const {
+    static const std::string kNone;
+    return id >= 0 && size_t(id) < paths.size() ? paths[size_t(id)] : kNone;
+}
+
 std::vector<MemoryAllocation> memoryAllocations(const MemoryTrace& trace) {
     std::vector<MemoryAllocation> out;
     std::unordered_map<uint64_t, size_t> open;
@@ -51,10 +56,8 @@ std::vector<MemoryAllocation> memoryAllocations(const MemoryTrace& trace) {
             allocation.category = MemoryCategory(trace.category[i]);
             allocation.phase = trace.phase[i];
             allocation.step = trace.step[i];
-            allocation.path = trace.path[i] >= 0 ? trace.paths[size_t(trace.path[i])] : "";
-            if (i < trace.op.size() && trace.op[i] >= 0) {
-                allocation.op = trace.paths[size_t(trace.op[i])];
-            }
+            allocation.path = trace.path[i];
+            allocation.op = i < trace.op.size() ? trace.op[i] : -1;
             allocation.startUs = trace.timeUs[i];
             open[allocation.address] = out.size();
             out.push_back(std::move(allocation));

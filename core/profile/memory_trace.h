@@ -62,21 +62,28 @@ struct MemoryTrace {
 
     size_t size() const { return timeUs.size(); }
     bool empty() const { return timeUs.empty(); }
+    // A module path, autograd node or operator by its id (path[i], op[i]);
+    // empty for -1 or an id past the names.
+    const std::string& name(int32_t id) const;
     // Room for `events` in every per-event column: a trace built event by
     // event otherwise copies and faults in each column twice over.
     void reserve(size_t events);
 };
 
+// An allocation paired with its free. Its module path (or autograd node)
+// and operator are ids into its trace's names, as the trace keeps them
+// (MemoryTrace::name spells them): the memory view holds millions of these,
+// and a copy of each name made them 112 bytes, not 48.
 struct MemoryAllocation {
     uint64_t address = 0;
     int64_t bytes = 0;
-    MemoryCategory category = MemoryCategory::Other;
-    int phase = 0;
-    int step = -1;
-    std::string path;
-    std::string op;  // empty when unknown
     double startUs = 0;
     double endUs = -1;  // -1: still alive when the trace ended
+    int32_t path = -1;  // -1: none
+    int32_t op = -1;    // -1: unknown
+    int32_t step = -1;
+    uint8_t phase = 0;
+    MemoryCategory category = MemoryCategory::Other;
 };
 
 struct MemorySummary {

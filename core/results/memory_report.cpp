@@ -76,7 +76,7 @@ std::string formatMemoryReport(const RunResult& run, size_t topCount) {
                       allocation.endUs >= 0 ? "" : " (alive)");
         out << "| " << formatBytes(double(allocation.bytes)) << " | "
             << toString(allocation.category) << " | " << phaseName(allocation.phase) << " | "
-            << allocation.step << " | " << allocation.path << " | " << line << " |\n";
+            << allocation.step << " | " << trace.name(allocation.path) << " | " << line << " |\n";
     }
     return out.str();
 }
@@ -91,7 +91,7 @@ nlohmann::json memoryReportJson(const RunResult& run, size_t topCount) {
                        {"category", toString(allocation.category)},
                        {"phase", phaseName(allocation.phase)},
                        {"step", allocation.step},
-                       {"module", allocation.path},
+                       {"module", trace.name(allocation.path)},
                        {"start_us", allocation.startUs},
                        {"end_us", allocation.endUs >= 0 ? nlohmann::json(allocation.endUs)
                                                         : nlohmann::json(nullptr)}});

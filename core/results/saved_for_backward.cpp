@@ -35,10 +35,10 @@ int64_t blockParameterBytes(const ModelDims& dims) {
 }  // namespace
 
 // Made by a block's forward in `step` and kept for that step's backward.
-int savedBlockOf(const MemoryAllocation& allocation, int step) {
+int savedBlockOf(const MemoryAllocation& allocation, const MemoryTrace& trace, int step) {
     const bool saved =
         allocation.category == MemoryCategory::Activations && allocation.step == step;
-    return saved ? blockIndexOf(allocation.path) : -1;
+    return saved ? blockIndexOf(trace.name(allocation.path)) : -1;
 }
 
 SavedForBackward savedForBackward(const RunResult& run, size_t topCount) {
@@ -69,11 +69,12 @@ SavedForBackward savedForBackward(const RunResult& run,
     std::map<int, std::map<std::string, int64_t>> bytesByOp;  // block → op → bytes
     std::map<int, int64_t> tensors;
     for (const MemoryAllocation& allocation : allocations) {
-        const int block = savedBlockOf(allocation, saved.step);
+        const int block = savedBlockOf(allocation, run.memory, saved.step);
         if (block < 0) {
             continue;
         }
-        bytesByOp[block][allocation.op.empty() ? "(unknown)" : allocation.op] += allocation.bytes;
+        const std::string& op = run.memory.name(allocation.op);
+        bytesByOp[block][op.empty() ? "(unknown)" : op] += allocation.bytes;
         ++tensors[block];
     }
     for (int64_t index = 0; index < run.config.model.layers; ++index) {
@@ -104,7 +105,7 @@ std::vector<MemoryAllocation> savedAllocations(const RunResult& run, int step,
     const int block = blockIndexOf(module);
     std::vector<MemoryAllocation> out;
     for (MemoryAllocation& allocation : memoryAllocations(run.memory)) {
-        if (block >= 0 && savedBlockOf(allocation, step) == block) {
+        if (block >= 0 && savedBlockOf(allocation, run.memory, step) == block) {
             out.push_back(std::move(allocation));
         }
     }

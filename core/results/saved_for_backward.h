@@ -49,8 +49,8 @@ SavedForBackward savedForBackward(const RunResult& run,
                                   size_t topCount = 5);
 
 // The block (3 for "layers.3") whose saved figure for `step` counts this
-// allocation, or -1 when it counts in none.
-int savedBlockOf(const MemoryAllocation& allocation, int step);
+// allocation of `trace`, or -1 when it counts in none.
+int savedBlockOf(const MemoryAllocation& allocation, const MemoryTrace& trace, int step);
 
 // The allocations behind one block's figure (`module` as "layers.3"), in
 // the order they were made: what a view lists when a block is picked.

@@ -43,10 +43,10 @@ QStringList moduleLevels(const QString& path) {
 
 }  // namespace
 
-QList<StackFrame> allocationStack(const MemoryAllocation& allocation) {
+QList<StackFrame> allocationStack(const std::string& madeIn, const std::string& madeBy) {
     using Kind = StackFrame::Kind;
-    const QString path = QString::fromStdString(allocation.path);
-    const QString op = QString::fromStdString(allocation.op);
+    const QString path = QString::fromStdString(madeIn);
+    const QString op = QString::fromStdString(madeBy);
     // Backward's node runs outermost: it evaluates the ops (and a
     // checkpoint's node the recomputed forward's modules) that allocate.
     QList<StackFrame> stack;

@@ -3,7 +3,7 @@
 #include <QList>
 #include <QString>
 
-#include "profile/memory_trace.h"
+#include <string>
 
 namespace stepscope::ui {
 
@@ -19,7 +19,9 @@ struct StackFrame {
     QString name;
 };
 
-QList<StackFrame> allocationStack(const MemoryAllocation& allocation);
+// From the allocation's module path (or autograd node, or a snapshot's site)
+// and operator, empty where unknown.
+QList<StackFrame> allocationStack(const std::string& path, const std::string& op);
 QString frameKindName(StackFrame::Kind kind);  // "module", "op", "autograd node", "site"
 // "layers.0 › layers.0.attn › aten::mm": one line, outermost first; "(not recorded)" when empty.
 QString stackLine(const QList<StackFrame>& stack);

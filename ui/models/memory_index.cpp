@@ -26,8 +26,6 @@ MemoryIndex::MemoryIndex(const MemoryTrace& trace) : trace_(&trace) {
     const auto made = size_t(std::count_if(trace.bytes.begin(), trace.bytes.end(),
                                            [](int64_t bytes) { return bytes > 0; }));
     allocations_.reserve(made);
-    pathId_.reserve(made);
-    opId_.reserve(made);
     startEvent_.reserve(made);
     endEvent_.reserve(made);
     int64_t total = 0;
@@ -47,14 +45,8 @@ MemoryIndex::MemoryIndex(const MemoryTrace& trace) : trace_(&trace) {
             a.category = MemoryCategory(trace.category[i]);
             a.phase = trace.phase[i];
             a.step = trace.step[i];
-            pathId_.push_back(trace.path[i]);
-            opId_.push_back(hasOp ? trace.op[i] : -1);
-            if (trace.path[i] >= 0) {
-                a.path = trace.paths[size_t(trace.path[i])];
-            }
-            if (opId_.back() >= 0) {
-                a.op = trace.paths[size_t(opId_.back())];
-            }
+            a.path = trace.path[i];
+            a.op = hasOp ? trace.op[i] : -1;
             a.startUs = trace.timeUs[i];
             startEvent_.push_back(uint32_t(i));
             endEvent_.push_back(kAliveAtEnd);
@@ -490,13 +482,13 @@ std::vector<AllocationSite> groupSites(const MemoryIndex& index,
     std::vector<std::vector<int64_t>> sizes;
     for (const uint32_t a : allocations) {
         const MemoryAllocation& allocation = index.allocations()[a];
-        const SiteKey key{index.pathId(a), index.opId(a), int(allocation.category),
+        const SiteKey key{allocation.path, allocation.op, int(allocation.category),
                           allocation.phase};
         auto [it, added] = found.try_emplace(key, sites.size());
         if (added) {
             AllocationSite& site = sites.emplace_back();
-            site.path = allocation.path;
-            site.op = allocation.op;
+            site.path = index.trace()->name(allocation.path);
+            site.op = index.trace()->name(allocation.op);
             site.category = allocation.category;
             site.phase = allocation.phase;
             sizes.emplace_back();

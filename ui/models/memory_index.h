@@ -59,8 +59,13 @@ public:
     double startUs() const;
     double endUs() const;
     double endOf(size_t allocation) const;  // its free, or the end of the trace
-    int32_t pathId(size_t allocation) const { return pathId_[allocation]; }
-    int32_t opId(size_t allocation) const { return opId_[allocation]; }
+    // An allocation's module path (or autograd node) and operator, spelled.
+    const std::string& path(size_t allocation) const {
+        return trace_->name(allocations_[allocation].path);
+    }
+    const std::string& op(size_t allocation) const {
+        return trace_->name(allocations_[allocation].op);
+    }
 
     // Allocations alive at `timeUs` (every event at or before it applied),
     // in the order they were made.
@@ -109,9 +114,7 @@ private:
     const MemoryTrace* trace_ = nullptr;
     std::vector<MemoryAllocation> allocations_;  // in the order they were made
     std::vector<uint32_t> startEvent_;
-    std::vector<uint32_t> endEvent_;  // UINT32_MAX: alive at the end
-    std::vector<int32_t> pathId_;
-    std::vector<int32_t> opId_;
+    std::vector<uint32_t> endEvent_;          // UINT32_MAX: alive at the end
     std::vector<int32_t> allocationOfEvent_;  // -1: a free of something made before tracing
     std::vector<int64_t> total_;              // running sum after each event
     std::vector<int64_t> blockMax_;

@@ -14,7 +14,7 @@ SavedBlocks savedBlocks(const RunResult& run, const MemoryIndex& index) {
     }
     blocks.members.resize(blocks.saved.blocks.size());
     for (size_t a = 0; a < index.size(); ++a) {
-        const int block = savedBlockOf(index.allocations()[a], blocks.saved.step);
+        const int block = savedBlockOf(index.allocations()[a], run.memory, blocks.saved.step);
         if (block >= 0 && size_t(block) < blocks.members.size()) {
             blocks.members[size_t(block)].push_back(uint32_t(a));
         }

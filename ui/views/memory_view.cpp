@@ -586,7 +586,7 @@ QColor MemoryView::bandColour(size_t allocation) const {
     if (colouring_ == Colouring::ByCategory) {
         base = memoryColor(a.category);
     } else {
-        const auto rank = moduleRank_.find(moduleKind(a.path));
+        const auto rank = moduleRank_.find(moduleKind(index_->path(allocation)));
         base = rank != moduleRank_.end() && rank->second < kModuleColours
                    ? moduleColor(rank->second)
                    : kOtherModules;
@@ -604,7 +604,7 @@ void MemoryView::drawAllocations() {
     // the distinct colours.
     std::map<std::string, int64_t> bytes;
     for (const uint32_t a : layout_.shown) {
-        bytes[moduleKind(index_->allocations()[a].path)] += index_->allocations()[a].bytes;
+        bytes[moduleKind(index_->path(a))] += index_->allocations()[a].bytes;
     }
     std::vector<std::pair<int64_t, std::string>> kinds;
     for (const auto& [kind, total] : bytes) {
@@ -1220,7 +1220,7 @@ QString MemoryView::describe(const MemoryAllocation& a) const {
                        .arg((end - a.startUs) / 1e3, 0, 'f', 3)
                        .arg(a.endUs >= 0 ? QString() : tr(", still alive at the end"));
     // The stack as memory_viz shows one: a frame a line, outermost first.
-    const QList<StackFrame> stack = allocationStack(a);
+    const QList<StackFrame> stack = allocationStack(trace_->name(a.path), trace_->name(a.op));
     if (stack.isEmpty()) {
         text += tr("\nwhere: (not recorded)");
     }
@@ -1238,7 +1238,8 @@ void MemoryView::updateDetails() {
     const auto line = [this](int64_t a, const QString& lead) {
         const MemoryAllocation& allocation = index_->allocations()[size_t(a)];
         const QString first = describe(allocation).section('\n', 0, 1).replace('\n', " · ");
-        return lead + first + "\n" + stackLine(allocationStack(allocation));
+        return lead + first + "\n" +
+               stackLine(allocationStack(index_->path(size_t(a)), index_->op(size_t(a))));
     };
     if (pinned_ >= 0 && index_) {
         details_->setText(line(pinned_, tr("Selected (click elsewhere to let go): ")));
@@ -1408,7 +1409,7 @@ QString MemoryView::describeSnapshot(const MemoryAllocation& a) const {
                        .arg(freed ? tr("freed at %1 ms,").arg(a.endUs / 1e3, 0, 'f', 3)
                                   : tr("still alive at the end,"))
                        .arg((end - a.startUs) / 1e3, 0, 'f', 3);
-    text += tr("\nsite %1").arg(QString::fromStdString(a.path));
+    text += tr("\nsite %1").arg(QString::fromStdString(trace_->name(a.path)));
     const uint32_t stack = snapshot_->stackOf(a);
     const size_t all = snapshot_->frameCount(stack);
     const size_t shown = snapshot_->shownFrameCount(stack);
@@ -1447,7 +1448,7 @@ void MemoryView::showPinnedStack() {
                            tr("%1 made at %2 ms at %3")
                                .arg(bytesText(allocation->bytes))
                                .arg(allocation->startUs / 1e3, 0, 'f', 3)
-                               .arg(QString::fromStdString(allocation->path)));
+                               .arg(QString::fromStdString(trace_->name(allocation->path))));
     lower_->setCurrentWidget(stackPanel_);
 }
 

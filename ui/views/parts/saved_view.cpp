@@ -188,9 +188,9 @@ void SavedView::fillTensors() {
         const double lifeMs = (index_->endOf(a) - allocation.startUs) / 1e3;
         tensors_->appendRow(
             {bytesItem(allocation.bytes),
-             new QStandardItem(allocation.op.empty() ? tr("(not recorded)")
-                                                     : QString::fromStdString(allocation.op)),
-             new QStandardItem(QString::fromStdString(allocation.path)),
+             new QStandardItem(index_->op(a).empty() ? tr("(not recorded)")
+                                                     : QString::fromStdString(index_->op(a))),
+             new QStandardItem(QString::fromStdString(index_->path(a))),
              numberItem(allocation.startUs / 1e3,
                         QString::number(allocation.startUs / 1e3, 'f', 3)),
              numberItem(lifeMs, QString::number(lifeMs, 'f', 3))});
