@@ -236,6 +236,10 @@ private:
     static constexpr int kMaxSkipDepth = 64;
     static constexpr size_t kMaxTupleItems = 8;  // values on the stack before TUPLE1-3 take them
     static constexpr size_t kLookAhead = 64 << 10;
+    static constexpr size_t kEventsBeforeReserving = 4096;
+    static constexpr double kReserveMargin = 1.5;  // later events may take fewer bytes
+    static constexpr size_t kLeastEventBytes = 8;  // EMPTY_DICT, MEMOIZE, an action, …
+    static constexpr size_t kLeastMemoBytes = 8;   // reserved no further: a hint, not a bound
 
     // -- Bytes and opcodes.
 
@@ -893,13 +897,46 @@ private:
         });
     }
     void events(Next after, SnapshotDeviceTrace& trace) {
+        const size_t start = pos_;
+        const size_t memoAtStart = memo_.size();
         listOf(after, isEmptyDict, Next::Dict, [&](Next) {
             if (events_ >= limits_.maxEvents) {
                 leave();
             }
             ++events_;
             event(trace);
+            if (trace.size() == kEventsBeforeReserving ||
+                (trace.size() > kEventsBeforeReserving &&
+                 trace.size() == trace.action.capacity())) {
+                reserveAhead(trace, pos_ - start, memo_.size() - memoAtStart);
+            }
         });
+    }
+    // Room for the rest of a device's events and their memo entries at the
+    // rate its events so far took the file (after its first ones, and again
+    // should that room run out): grown by doubling instead, ten million
+    // events' columns and memo are copied and faulted in twice over (0.4 s
+    // of a 2 s parse). Bounded by the events the limits still allow.
+    void reserveAhead(SnapshotDeviceTrace& trace, size_t bytesSoFar, size_t memoSoFar) {
+        // No file makes it hold more than a few times its own size: an event
+        // and a memo entry each take some bytes of it.
+        const size_t left = size_ - pos_;
+        const double perByte = double(trace.size()) / double(std::max<size_t>(bytesSoFar, 1));
+        const size_t more = std::min({size_t(double(left) * perByte * kReserveMargin),
+                                      limits_.maxEvents - events_, left / kLeastEventBytes});
+        // Never by less than half again: an estimate short by one event at a
+        // time would copy the columns at each.
+        const size_t events =
+            std::max(trace.size() + more, trace.action.capacity() + trace.action.capacity() / 2);
+        trace.action.reserve(events);
+        trace.address.reserve(events);
+        trace.bytes.reserve(events);
+        trace.stream.reserve(events);
+        trace.timeUs.reserve(events);
+        trace.stack.reserve(events);
+        const double memoPerEvent = double(memoSoFar) / double(trace.size());
+        memo_.reserve(memo_.size() + std::min(size_t(double(more) * memoPerEvent * kReserveMargin),
+                                              left / kLeastMemoBytes));
     }
     // One event's fields as the file gives them; event() checks and keeps them.
     struct EventFields {
