@@ -389,33 +389,18 @@ private Q_SLOTS:
     // Sites against a grouping done here from the core's own pairing: each
     // (path, op, category, phase) once, its sizes, steps, largest, total and
     // mean lifetime, over a trace whose allocations come back to the same
-    // places in many steps, in sizes that repeat and change.
+    // places in many steps.
     void sitesAreAllocationsGroupedByWhereTheyWereMade() {
-        MemoryTrace trace;
-        trace.device = "cpu";
+        MemoryTrace trace = randomTrace(20000);
         trace.paths = {"layers.0.attn", "layers.1.attn", "lm_head", "aten::mm", "aten::add"};
         std::mt19937 random(11);
-        std::vector<std::pair<uint64_t, int64_t>> live;
-        uint64_t next = 1;
-        for (int i = 0; i < 20000; ++i) {
-            const bool free = !live.empty() && (random() % 2 == 0 || live.size() > 500);
-            trace.timeUs.push_back(double(i));
-            if (free) {
-                const size_t k = random() % live.size();
-                trace.address.push_back(live[k].first);
-                trace.bytes.push_back(-live[k].second);
-                live.erase(live.begin() + long(k));
-            } else {
-                const int64_t bytes = 512 * (1 + int64_t(random() % 4));
-                trace.address.push_back(next);
-                trace.bytes.push_back(bytes);
-                live.emplace_back(next++, bytes);
-            }
-            trace.category.push_back(uint8_t(random() % 3));
-            trace.phase.push_back(1 + int(random() % 2));
-            trace.step.push_back(i / 1000 - 1);               // -1: set-up
-            trace.path.push_back(int32_t(random() % 4) - 1);  // -1: outside modules
-            trace.op.push_back(random() % 3 == 0 ? -1 : 3 + int32_t(random() % 2));
+        trace.op.resize(trace.size());
+        for (size_t i = 0; i < trace.size(); ++i) {
+            trace.category[i] = uint8_t(random() % 3);
+            trace.phase[i] = uint8_t(1 + random() % 2);
+            trace.step[i] = int32_t(i / 1000) - 1;      // -1: set-up
+            trace.path[i] = int32_t(random() % 4) - 1;  // -1: outside modules
+            trace.op[i] = random() % 3 == 0 ? -1 : 3 + int32_t(random() % 2);
         }
         using Key = std::tuple<std::string, std::string, int, int>;
         struct Expected {
