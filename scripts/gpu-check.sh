@@ -30,7 +30,7 @@ declare -A expected=(
   [first]="2.5 min from a bare machine (H200, 2026-11-26: 18 s configure, 58 s build, 125 s in all)"
   [suite]="4 min: the whole build, then every CTest suite"
   [flash]="4 min: ptxas use, float64 suite, four sanitizer tools, leaderboard, dQ modes, ncu"
-  [trace]="2 min: kernel and operator breakdowns, tracer overheads"
+  [trace]="4 min: kernel and operator breakdowns, the tracers' overheads at ctx 128 and 512, fp32 and bf16"
   [memory]="2 min: 2.7B forward peaks, the allocator's history beside ours, the recorder's --snapshot, tracker overhead"
   [estimate]="1 min (H200: 47 s): small to 2.7B, ctx 128 to 1024, fp32 and bf16, against the caching allocator"
   [levers]="2 min (H200: 113 s): checkpointing and the chunked loss, the three AdamW, graph vs eager"
@@ -308,6 +308,73 @@ PY
     || fail "collective $tag exit $status: $(tail -c 300 "${file%.json}.err") (logs/dist/collective-$tag.err)"
 }
 
+# The GPU's short name (h100, h200), as resources/examples and docs/perf name
+# files; "gpu" where nvidia-smi names none.
+gpu_slug() {
+  local gpu
+  gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 \
+    | grep -oiE 'h[0-9]+|a[0-9]+|l[0-9]+' | head -1 | tr 'A-Z' 'a-z')"
+  echo "${gpu:-gpu}"
+}
+
+# The headline figures as JSON beside the summary ($out/DATE-DEVICE-gpu.json,
+# for docs/perf): flash's speed ratios (sdpa-flash's time over ours, at the
+# leaderboard shape), the kernel tracer's overhead in percent per
+# configuration, the device and the commit (git's, else $STEPSCOPE_COMMIT,
+# for a copy of the tree without its history). A figure no section of any
+# call measured this time is null; a rehearsal writes rehearsal-gpu.json.
+headline_json() {
+  local device name
+  if [ "$rehearse" = 1 ]; then
+    device=rehearsal
+    name=rehearsal
+  else
+    device="$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)"
+    name="$(date -u +%F)-$(gpu_slug)"
+  fi
+  local commit
+  commit="$(git rev-parse HEAD 2> /dev/null || echo "${STEPSCOPE_COMMIT:-unknown}")"
+  "$python" - "$logs" "$device" "$commit" > "$out/$name-gpu.json" <<'PY'
+import glob, json, os, statistics, sys
+logs, device, commit = sys.argv[1:4]
+
+def times(path):
+    """backend -> (forward_ms, backward_ms) of an attention file's ok points."""
+    try:
+        points = json.load(open(path))["points"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    return {p["backend"]: (p.get("forward_ms"), p.get("backward_ms"))
+            for p in points if p.get("status") == "ok"}
+
+board = {**times(os.path.join(logs, "leaderboard-cuda.json")),
+         **times(os.path.join(logs, "leaderboard-python.json"))}
+
+def ratio(ours, phase):
+    base, mine = board.get("sdpa-flash", (None, None))[phase], board.get(ours, (None, None))[phase]
+    return round(base / mine, 3) if base and mine else None
+
+overhead = {}
+for path in sorted(glob.glob(os.path.join(logs, "tracer-*.txt"))):
+    runs = {}
+    for line in open(path):
+        variant, ms = line.rstrip("\n").split("\t")
+        runs.setdefault(variant, []).append(float(ms))
+    if "(none)" in runs and "--kernels" in runs:
+        none = statistics.median(runs["(none)"])
+        kernels = statistics.median(runs["--kernels"])
+        overhead[os.path.basename(path)[len("tracer-"):-len(".txt")]] = round(
+            100 * (kernels - none) / none, 1)
+json.dump({"flash": {"fwd_vs_sdpa_flash": ratio("cuda-flash", 0),
+                     "bwd_vs_sdpa_flash": ratio("cuda-flash", 1),
+                     "triton_bwd_vs_sdpa_flash": ratio("flash-triton", 1)},
+           "tracer_overhead_pct": overhead or None, "device": device, "commit": commit},
+          sys.stdout, indent=2)
+print()
+PY
+  log "headline figures: $out/$name-gpu.json ($(tr -d ' \n' < "$out/$name-gpu.json" | head -c 300))"
+}
+
 # --- the machine, the dependencies, the build ---------------------------------
 {
   date -u +"%Y-%m-%dT%H:%M:%SZ"
@@ -410,11 +477,12 @@ if want first; then
   log "the leaderboard shape: batch 1, 16 heads, seq 16384, d 64, causal, bf16, forward and backward"
   cuda_cli attention --device cuda --backends sdpa-flash,sdpa-cudnn,cuda-flash --d 64 \
     --seq 16384 --batch 1 --heads 16 --precision bf16 --causal --warmup 3 --repeats 10 \
-    2> "$logs/leaderboard-first.log" | stamp
+    --out-file "$logs/leaderboard-cuda.json" 2> "$logs/leaderboard-first.log" | stamp
   log "the same shape, our FlashAttention-2 in PyTorch and in Triton (Python worker, gated first)"
   cuda_cli attention --device cuda --engine pytorch --backends flash-triton,flash-pytorch \
     --python "$python" --d 64 --seq 16384 --batch 1 --heads 16 --precision bf16 --causal \
-    --warmup 3 --repeats 10 2>> "$logs/leaderboard-first.log" | stamp
+    --warmup 3 --repeats 10 --out-file "$logs/leaderboard-python.json" \
+    2>> "$logs/leaderboard-first.log" | stamp
   log "graph vs eager: small ctx 128 fp32 train step, adamw-fused (goal: graph <= 0.5x eager)"
   alternate "graph vs eager" ";--cuda-graph" --model small --ctx 128 --mode train-step \
     --precision fp32 --optimizer adamw-fused --device cuda --warmup 5 --steps 30
@@ -514,9 +582,14 @@ if want trace; then
     done
     "$cli" export "$runs/small-128-train-step-fp32.json" --chrome-trace "$runs/small-128-train-step-fp32.trace.json"
   fi
-  log "tracer overhead: small ctx 128 train-step fp32, none / --ops / --kernels"
-  alternate "tracer overhead" ";--ops;--kernels" --model small --ctx 128 --mode train-step \
-    --device cuda --warmup 5 --steps 30
+  for precision in fp32 bf16; do
+    for ctx in 128 512; do
+      log "tracer overhead: small ctx $ctx train-step $precision, none / --ops / --kernels (goal: --kernels < 10%)"
+      alternate "tracer overhead" ";--ops;--kernels" --model small --ctx "$ctx" --mode train-step \
+        --precision "$precision" --device cuda --warmup 5 --steps 30
+      [ "$rehearse" = 1 ] || cp "$logs/alternate-medians.txt" "$logs/tracer-small-$ctx-$precision.txt"
+    done
+  done
 fi
 
 if want memory; then
@@ -627,10 +700,7 @@ if want examples; then
   examples="$examples_dir"  # comes back as examples.tar.gz
   [ "$rehearse" = 1 ] && examples="$logs/examples"
   mkdir -p "$examples"
-  # Named after the GPU (h100, h200), as resources/examples lists them.
-  gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 \
-    | grep -oiE 'h[0-9]+|a[0-9]+|l[0-9]+' | head -1 | tr 'A-Z' 'a-z')"
-  gpu="${gpu:-gpu}"
+  gpu="$(gpu_slug)"
   log "resources/examples on this GPU (the commands of resources/examples/README.md)"
   cuda_cli run --model small --ctx 256 --batch 4 --mode train-step --warmup 1 --steps 3 \
     --ops --kernels --memory --device cuda --out "$examples/train-step-small-$gpu.json" | tail -3 | stamp
@@ -679,6 +749,7 @@ fi
 
 section=end
 section_start=$SECONDS
+headline_json
 echo >> "$summary"
 log "$(failures) failed step(s) in: $sections$([ "$rehearse" = 1 ] && echo " (rehearsal)")"
 exit "$(failures)"
