@@ -585,13 +585,7 @@ private:
             Field at(*this, device);
             needList(trace);
             SnapshotDeviceTrace& out = out_.deviceTraces[device];
-            const size_t n = tree_.length(trace);
-            out.action.reserve(n);
-            out.address.reserve(n);
-            out.bytes.reserve(n);
-            out.stream.reserve(n);
-            out.timeUs.reserve(n);
-            out.stack.reserve(n);
+            out.reserve(tree_.length(trace));
             tree_.forEachItem(trace, [&](size_t index, Node event) {
                 Field field(*this, index);
                 readEvent(event, out);

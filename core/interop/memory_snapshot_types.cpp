@@ -30,4 +30,13 @@ const char* toString(SnapshotAction action) {
     return "other";
 }
 
+void SnapshotDeviceTrace::reserve(size_t events) {
+    action.reserve(events);
+    address.reserve(events);
+    bytes.reserve(events);
+    stream.reserve(events);
+    timeUs.reserve(events);
+    stack.reserve(events);
+}
+
 }  // namespace stepscope

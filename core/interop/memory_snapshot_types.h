@@ -63,6 +63,9 @@ struct SnapshotDeviceTrace {
     size_t missingTimes = 0;  // events without time_us
 
     size_t size() const { return action.size(); }
+    // Room for `events` in every column an event always fills (category is
+    // filled only once an event has one).
+    void reserve(size_t events);
 };
 
 struct SnapshotBlock {

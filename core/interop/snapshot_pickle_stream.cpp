@@ -928,12 +928,7 @@ private:
         // time would copy the columns at each.
         const size_t events =
             std::max(trace.size() + more, trace.action.capacity() + trace.action.capacity() / 2);
-        trace.action.reserve(events);
-        trace.address.reserve(events);
-        trace.bytes.reserve(events);
-        trace.stream.reserve(events);
-        trace.timeUs.reserve(events);
-        trace.stack.reserve(events);
+        trace.reserve(events);
         const double memoPerEvent = double(memoSoFar) / double(trace.size());
         memo_.reserve(memo_.size() + std::min(size_t(double(more) * memoPerEvent * kReserveMargin),
                                               left / kLeastMemoBytes));
