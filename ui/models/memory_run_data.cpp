@@ -23,8 +23,8 @@ SavedBlocks savedBlocks(const RunResult& run, const MemoryIndex& index) {
 }
 
 // Each stage's share of the whole, as a million events take them (index and
-// summary about 65 ms, sites 40, saved blocks well under 1).
-constexpr double kIndexShare = 0.6;
+// summary about 45 ms, sites 22, saved blocks well under 1).
+constexpr double kIndexShare = 0.67;
 constexpr double kSitesShare = 0.99;
 
 MemoryRunData::MemoryRunData(const RunResult& run, const std::function<void(double)>& told)
